@@ -1,0 +1,84 @@
+"""crew: orchestrate teams of LLM agents.
+
+The public API is re-exported here and loaded on first access, so ``import crew``
+stays cheap and nothing heavy (litellm, networkx, structlog) loads until used.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # tools
+    "BaseTool": "crew.tools.base",
+    "Tool": "crew.tools.base",
+    "tool": "crew.tools.decorator",
+    "ToolCall": "crew.tools.calls",
+    "ToolResult": "crew.tools.calls",
+    "RunContext": "crew.tools.calls",
+    "ToolExecutor": "crew.tools.executor",
+    # tasks and outputs
+    "Task": "crew.tasks.task",
+    "TaskOutput": "crew.tasks.output",
+    "CrewOutput": "crew.tasks.output",
+    "Usage": "crew.usage",
+    # agents and models
+    "Agent": "crew.agent",
+    "LLM": "crew.llm",
+    "LLMResponse": "crew.llm",
+    # crews
+    "Crew": "crew.crew",
+    "Process": "crew.crew",
+    # observability
+    "bus": "crew.events",
+    "Event": "crew.events",
+    # errors
+    "CrewError": "crew.errors",
+    "ConfigError": "crew.errors",
+    "LLMError": "crew.errors",
+    "ToolException": "crew.errors",
+    "CrewRunError": "crew.errors",
+    "MissingInputError": "crew.errors",
+    "GraphError": "crew.errors",
+}
+
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'crew' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from crew.agent import Agent
+    from crew.crew import Crew, Process
+    from crew.errors import (
+        ConfigError,
+        CrewError,
+        CrewRunError,
+        GraphError,
+        LLMError,
+        MissingInputError,
+        ToolException,
+    )
+    from crew.events import Event, bus
+    from crew.llm import LLM, LLMResponse
+    from crew.tasks.output import CrewOutput, TaskOutput
+    from crew.tasks.task import Task
+    from crew.tools.base import BaseTool, Tool
+    from crew.tools.calls import RunContext, ToolCall, ToolResult
+    from crew.tools.decorator import tool
+    from crew.tools.executor import ToolExecutor
+    from crew.usage import Usage

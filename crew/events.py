@@ -1,0 +1,113 @@
+"""Events: every step of a run is announced to subscribers and to the ``crew`` logger.
+
+Logging goes through structlog wrapped around the stdlib logger ``crew``, which has a
+``NullHandler``: a library stays silent until the application configures logging
+(``logging.basicConfig(level=logging.INFO)`` is enough to see the records). Values
+whose key looks like a secret are redacted before anything leaves this module.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+logging.getLogger("crew").addHandler(logging.NullHandler())
+
+_SECRET_MARKERS = ("api_key", "apikey", "authorization", "secret", "password", "token_value")
+
+
+class Event(BaseModel):
+    """One thing that happened: ``type`` is dotted (``tool.call``, ``task.done`` ...)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    type: str
+    time: float = Field(default_factory=time.time)
+    run_id: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+Subscriber = Callable[[Event], Any]
+
+
+def redact(data: dict[str, Any]) -> dict[str, Any]:
+    """Drop the value of any key that looks like a credential."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        lowered = key.lower()
+        if any(marker in lowered for marker in _SECRET_MARKERS):
+            out[key] = "***"
+        elif isinstance(value, dict):
+            out[key] = redact(value)
+        else:
+            out[key] = value
+    return out
+
+
+class EventBus:
+    """A thread-safe list of subscribers; a failing subscriber never breaks a run."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.Lock()
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers.append(fn)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                if fn in self._subscribers:
+                    self._subscribers.remove(fn)
+
+        return unsubscribe
+
+    def emit(self, type: str, run_id: str | None = None, **data: Any) -> Event:
+        event = Event(type=type, run_id=run_id, data=redact(data))
+        with self._lock:
+            subscribers = list(self._subscribers)
+        for fn in subscribers:
+            try:
+                fn(event)
+            except Exception:  # noqa: BLE001 - observers must not break the observed
+                logging.getLogger("crew").exception("event subscriber failed")
+        _log(event)
+        return event
+
+
+_logger: Any = None
+
+
+def get_logger() -> Any:
+    """The structlog logger for crew, built on first use (structlog loads lazily)."""
+    global _logger
+    if _logger is None:
+        import structlog
+
+        _logger = structlog.wrap_logger(
+            logging.getLogger("crew"),
+            processors=[
+                structlog.stdlib.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso"),
+                structlog.processors.JSONRenderer(),
+            ],
+            wrapper_class=structlog.stdlib.BoundLogger,
+        )
+    return _logger
+
+
+def _log(event: Event) -> None:
+    std = logging.getLogger("crew")
+    level = logging.WARNING if event.type.endswith((".error", ".failed")) else logging.DEBUG
+    if not std.isEnabledFor(level):
+        return  # skip structlog entirely when nobody listens: this is a hot path
+    get_logger().log(level, event.type, run_id=event.run_id, **event.data)
+
+
+bus = EventBus()
+"""The process-wide bus: subscribe here to see every run's events."""

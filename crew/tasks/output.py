@@ -1,0 +1,118 @@
+"""What a task and a crew produce: outputs, statuses, usage and timings."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from crew.usage import Usage
+
+TaskStatus = Literal["done", "failed", "skipped"]
+
+
+class ToolCallRecord(BaseModel):
+    """One tool call made while a task ran, as kept in its output."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    status: Literal["success", "error"] = "success"
+    cached: bool = False
+    refused: bool = False
+    duration: float = 0.0
+
+
+class TaskOutput(BaseModel):
+    """The result of one task. ``raw`` is empty unless ``status`` is "done"."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str
+    description: str = ""
+    expected_output: str = ""
+    raw: str = ""
+    pydantic: Any = None
+    json_dict: dict[str, Any] | None = None
+    agent: str | None = None
+    model: str | None = None
+    status: TaskStatus = "done"
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    started_at: float | None = None
+    finished_at: float | None = None
+    attempts: int = 1
+
+    @property
+    def duration(self) -> float:
+        if self.started_at is None or self.finished_at is None:
+            return 0.0
+        return self.finished_at - self.started_at
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.json_dict is not None:
+            return self.json_dict
+        if self.pydantic is not None:
+            return self.pydantic.model_dump(mode="json")
+        return {}
+
+    def __str__(self) -> str:
+        if self.pydantic is not None:
+            return self.pydantic.model_dump_json()
+        if self.json_dict is not None:
+            return json.dumps(self.json_dict, ensure_ascii=False)
+        return self.raw
+
+
+class ToolStatsRecord(BaseModel):
+    calls: int = 0
+    cache_hits: int = 0
+    runs: int = 0
+    errors: int = 0
+    refused: int = 0
+    run_seconds: float = 0.0
+
+
+class CrewOutput(BaseModel):
+    """The result of a kickoff: the final task's output plus every task's, in declared order."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    run_id: str | None = None
+    raw: str = ""
+    pydantic: Any = None
+    json_dict: dict[str, Any] | None = None
+    tasks_output: list[TaskOutput] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    usage_by_task: dict[str, Usage] = Field(default_factory=dict)
+    usage_by_agent: dict[str, Usage] = Field(default_factory=dict)
+    usage_by_model: dict[str, Usage] = Field(default_factory=dict)
+    tool_stats: dict[str, ToolStatsRecord] = Field(default_factory=dict)
+    started_at: float | None = None
+    finished_at: float | None = None
+
+    @property
+    def token_usage(self) -> Usage:
+        """CrewAI's name for ``usage``."""
+        return self.usage
+
+    def task(self, name: str) -> TaskOutput:
+        for out in self.tasks_output:
+            if out.name == name:
+                return out
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.json_dict is not None:
+            return self.json_dict
+        if self.pydantic is not None:
+            return self.pydantic.model_dump(mode="json")
+        return {}
+
+    def __str__(self) -> str:
+        if self.pydantic is not None:
+            return self.pydantic.model_dump_json()
+        if self.json_dict is not None:
+            return json.dumps(self.json_dict, ensure_ascii=False)
+        return self.raw

@@ -1,0 +1,20 @@
+"""Tool definition and execution. Nothing here knows about agents or tasks."""
+
+from crew.errors import ToolException
+from crew.tools.base import BaseTool, Tool
+from crew.tools.calls import RunContext, ToolCall, ToolResult
+from crew.tools.decorator import tool
+from crew.tools.executor import ToolExecutor
+from crew.tools.schema import sanitize_tool_name
+
+__all__ = [
+    "BaseTool",
+    "RunContext",
+    "Tool",
+    "ToolCall",
+    "ToolException",
+    "ToolExecutor",
+    "ToolResult",
+    "sanitize_tool_name",
+    "tool",
+]

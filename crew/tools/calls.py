@@ -1,0 +1,87 @@
+"""The messages that cross the boundary between a model and the tools.
+
+A ``ToolCall`` is what a model asks for; a ``ToolResult`` is what goes back to it.
+``RunContext`` is what the runtime injects into tools that ask for it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def new_call_id() -> str:
+    return "call_" + uuid.uuid4().hex[:24]
+
+
+class ToolCall(BaseModel):
+    """A model's request to run one tool (LangChain's ``ToolCall`` shape)."""
+
+    name: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    id: str = Field(default_factory=new_call_id)
+    type: Literal["tool_call"] = "tool_call"
+
+
+class ToolResult(BaseModel):
+    """What a tool call produced, ready to go back to the model as a tool message.
+
+    ``content`` is always text (what the model reads); ``raw`` keeps the Python
+    value for callers that want it, and ``artifact`` is the second element of a
+    ``content_and_artifact`` tool's return value (never shown to the model).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    content: str
+    tool_call_id: str
+    name: str
+    status: Literal["success", "error"] = "success"
+    artifact: Any = None
+    raw: Any = Field(default=None, exclude=True, repr=False)
+    result_as_answer: bool = False
+    cached: bool = False
+    refused: bool = False
+    duration: float = 0.0
+
+
+class RunContext(BaseModel):
+    """Runtime facts injected into a tool parameter annotated with this type.
+
+    The parameter never appears in the model-visible schema and never enters the
+    cache key; the executor fills it for every call.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    run_id: str | None = None
+    task: str | None = None
+    agent: str | None = None
+    tool_call_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+def to_text(value: Any) -> str:
+    """Render a tool's return value as the text a model reads.
+
+    Strings go as they are; models, dicts and lists as JSON; anything else via str().
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    if value is None:
+        return ""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return str(value)
