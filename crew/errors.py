@@ -69,3 +69,16 @@ class CrewRunError(CrewError):
         super().__init__(message)
         self.task = task
         self.output = output
+
+
+class AgentError(CrewError):
+    """An agent could not produce a usable final answer (e.g. an empty reply at max_iter)."""
+
+    def __init__(self, message: str, *, agent: str | None = None, task: str | None = None):
+        super().__init__(message)
+        self.agent = agent
+        self.task = task
+
+
+class OutputValidationError(AgentError, ValueError):
+    """A final answer still did not match ``output_pydantic``/``output_json`` after the re-asks."""

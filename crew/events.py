@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-logging.getLogger("crew").addHandler(logging.NullHandler())
+_crew_logger = logging.getLogger("crew")
+_crew_logger.addHandler(logging.NullHandler())
 
 _SECRET_MARKERS = ("api_key", "apikey", "authorization", "secret", "password", "token_value")
 
@@ -67,6 +68,14 @@ class EventBus:
 
         return unsubscribe
 
+    def enabled(self, type: str) -> bool:
+        """Whether an event of ``type`` would reach anyone (a subscriber or the log).
+
+        Building an event costs microseconds; hot paths (every tool call) check this
+        first and skip building the payload when nobody listens.
+        """
+        return bool(self._subscribers) or _crew_logger.isEnabledFor(_level(type))
+
     def emit(self, type: str, run_id: str | None = None, **data: Any) -> Event:
         event = Event(type=type, run_id=run_id, data=redact(data))
         with self._lock:
@@ -101,9 +110,13 @@ def get_logger() -> Any:
     return _logger
 
 
+def _level(type: str) -> int:
+    return logging.WARNING if type.endswith((".error", ".failed")) else logging.DEBUG
+
+
 def _log(event: Event) -> None:
     std = logging.getLogger("crew")
-    level = logging.WARNING if event.type.endswith((".error", ".failed")) else logging.DEBUG
+    level = _level(event.type)
     if not std.isEnabledFor(level):
         return  # skip structlog entirely when nobody listens: this is a hot path
     get_logger().log(level, event.type, run_id=event.run_id, **event.data)

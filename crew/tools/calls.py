@@ -71,12 +71,14 @@ def to_text(value: Any) -> str:
     """
     if isinstance(value, str):
         return value
+    if type(value) is int:  # the common case of tiny tools; bool is not int here and stays "true"
+        return repr(value)
     if isinstance(value, BaseModel):
         return value.model_dump_json()
     if value is None:
         return ""
     try:
-        return json.dumps(value, ensure_ascii=False, default=_json_default)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError):
         return str(value)
 
@@ -85,3 +87,7 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     return str(value)
+
+
+# Built once: json.dumps with any non-default option builds a new encoder per call (~2 µs).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)

@@ -1,7 +1,441 @@
-"""The shared tool executor (skeleton; being built out by the EXECUTOR helper)."""
+"""The one place a tool call is executed, shared by every agent of a run.
+
+Every call goes through the same pipeline: resolve the tool by name, validate the
+arguments, serve it from the cache, else join an identical call already in flight,
+else claim a usage slot and run the tool once. Whatever goes wrong on the model's
+side (an unknown name, bad arguments, a tool exception, an exhausted limit) comes
+back as an error ``ToolResult`` the model can read and act on; nothing is retried.
+
+The sync entry point runs sync tools inline in the calling thread: a cache hit or a
+cheap tool costs a few microseconds instead of the tens of microseconds an event
+loop or a thread hop would add. ``aexecute`` never blocks its loop (sync tools go to a
+worker thread). Shared state (usage counts, statistics, calls in flight) sits behind
+one lock, so limits stay exact when threads and tasks race.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from inspect import isawaitable
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
+
+from crew.errors import ToolArgumentsError
+from crew.events import bus
+from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
+from crew.tools.calls import RunContext, ToolCall, ToolResult, new_call_id
+from crew.tools.invocation import run_coroutine_sync
+
+if TYPE_CHECKING:
+    from crew.tools.base import BaseTool
+
+__all__ = ["ToolExecutor", "ToolStats"]
+
+Call = ToolCall | Mapping[str, Any]
+
+_running_loop = asyncio.events._get_running_loop  # C function: a cheap "am I inside a loop?"
+_NOT_SHARED = object()  # what a leader hands its waiters when it stored nothing: they run themselves
+
+
+@dataclass
+class ToolStats:
+    """Per-tool counters of one executor (one run).
+
+    ``calls`` counts every call that named the tool. A call served from the cache
+    counts in ``cache_hits``, one stopped by the usage limit in ``refused``, one that
+    ran the tool in ``runs`` (timed in ``run_seconds``). ``errors`` counts the
+    error results other than refusals: invalid arguments and failed runs.
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    runs: int = 0
+    errors: int = 0
+    refused: int = 0
+    run_seconds: float = 0.0
+
+
+class _Pending:
+    """One resolved, validated call on its way through the pipeline."""
+
+    __slots__ = ("args", "call_id", "context", "key", "leading", "name", "shared", "start", "tool", "waiters")
+
+    def __init__(self, tool: BaseTool, name: str, call_id: str, args: dict[str, Any],
+                 context: RunContext | None, start: float) -> None:
+        self.tool = tool
+        self.name = name
+        self.call_id = call_id
+        self.args = args
+        self.context = context
+        self.start = start
+        self.key: str | None = None
+        self.leading = False  # True while identical calls may wait for this one
+        self.waiters: Future[Any] | None = None  # created by the first identical call that waits
+        self.shared: Any = _NOT_SHARED  # the stored cache value, once there is one
+
 
 class ToolExecutor:
-    """One executor per crew run, shared by every agent."""
+    """Validates, caches, limits and runs tool calls for every agent of one run.
+
+    ``cache`` is True (in-memory, lives with this executor), False (every call runs),
+    or any ``CacheBackend`` such as ``SQLiteCache`` to share results across runs.
+    """
+
+    def __init__(self, tools: Iterable[BaseTool] = (), *, cache: bool | CacheBackend = True,
+                 run_id: str | None = None) -> None:
+        self.run_id = run_id
+        self.cache: CacheBackend | None = InMemoryCache() if cache is True else (cache or None)
+        self._lock = threading.Lock()
+        self._tools: dict[str, BaseTool] = {}  # tool_name -> first tool registered under it
+        self._lookup: dict[str, tuple[BaseTool, str]] = {}  # accepted spelling -> (tool, tool_name)
+        self._stats: dict[str, ToolStats] = {}
+        self._usage: dict[str, int] = {}
+        self._inflight: dict[str, _Pending] = {}  # cache key -> the call computing it
+        self.register(tools)
+
+    # -- registry -----------------------------------------------------------------
+
+    def register(self, tools: Iterable[BaseTool]) -> None:
+        """Make tools callable by name; registering a name again keeps the first tool.
+
+        Agents may hold distinct instances of one tool: they share the name's
+        statistics, usage count and cache entries, and a call made with ``tools=``
+        runs the caller's own instance.
+        """
+        with self._lock:
+            for tool in tools:
+                name = tool.tool_name
+                if name in self._tools:
+                    continue
+                self._tools[name] = tool
+                self._stats.setdefault(name, ToolStats())
+                for spelling in (name, tool.name, name.lower(), tool.name.lower()):
+                    self._lookup.setdefault(spelling, (tool, name))
+
+    @property
+    def tools(self) -> list[BaseTool]:
+        return list(self._tools.values())
+
+    @property
+    def stats(self) -> dict[str, ToolStats]:
+        """A consistent snapshot of every tool's counters, keyed by tool name."""
+        with self._lock:
+            return {name: ToolStats(**vars(s)) for name, s in self._stats.items()}
+
+    def usage(self, tool_name: str) -> int:
+        """How many usage slots the tool has consumed in this executor (its runs, not its cache hits)."""
+        found = self._lookup.get(tool_name) or self._lookup.get(tool_name.lower())
+        return self._usage.get(found[1] if found is not None else tool_name, 0)
+
+    # -- entry points -------------------------------------------------------------
+
+    def execute(self, call: Call, *, tools: Sequence[BaseTool] | None = None,
+                context: RunContext | None = None) -> ToolResult:
+        """Run one call from sync code; a sync tool runs inline in this thread."""
+        pending = self._prepare(call, tools, context)
+        if type(pending) is ToolResult:
+            return pending
+        if pending.key is not None:
+            waiting = self._join(pending)
+            # Blocking on a leader that may be a task of the loop running in this very
+            # thread would deadlock; such a caller runs the tool itself instead.
+            if waiting is not None and (waiting.done() or _running_loop() is None):
+                shared = waiting.result()
+                if shared is not _NOT_SHARED:
+                    return self._hit(pending, shared)
+        try:
+            refusal = self._claim(pending)
+            if refusal is not None:
+                return refusal
+            started = perf_counter()
+            try:
+                raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
+                if isawaitable(raw):  # an async tool: finish it on a loop of its own
+                    raw = run_coroutine_sync(raw)
+            except Exception as exc:
+                return self._failed(pending, exc, perf_counter() - started)
+            return self._succeeded(pending, raw, perf_counter() - started)
+        finally:
+            if pending.leading:
+                self._release(pending)
+
+    async def aexecute(self, call: Call, *, tools: Sequence[BaseTool] | None = None,
+                       context: RunContext | None = None) -> ToolResult:
+        """Run one call from async code; a sync tool runs in a worker thread."""
+        pending = self._prepare(call, tools, context)
+        if type(pending) is ToolResult:
+            return pending
+        if pending.key is not None:
+            waiting = self._join(pending)
+            if waiting is not None:
+                shared = await asyncio.wrap_future(waiting)
+                if shared is not _NOT_SHARED:
+                    return self._hit(pending, shared)
+        try:
+            refusal = self._claim(pending)
+            if refusal is not None:
+                return refusal
+            started = perf_counter()
+            try:
+                raw = await pending.tool._execute(pending.args, self._tool_context(pending))
+            except Exception as exc:
+                return self._failed(pending, exc, perf_counter() - started)
+            return self._succeeded(pending, raw, perf_counter() - started)
+        finally:
+            if pending.leading:
+                self._release(pending)
+
+    def execute_many(self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None,
+                     context: RunContext | None = None) -> list[ToolResult]:
+        """Run one model turn's calls concurrently from sync code; results in the calls' order.
+
+        Works from any thread, with or without a running event loop.
+        """
+        calls = list(calls)
+        if len(calls) <= 1:
+            return [self.execute(call, tools=tools, context=context) for call in calls]
+        return run_coroutine_sync(self.aexecute_many(calls, tools=tools, context=context))
+
+    async def aexecute_many(self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None,
+                            context: RunContext | None = None) -> list[ToolResult]:
+        """Run one model turn's calls concurrently; results in the calls' order.
+
+        When a tool asks to re-raise, its exception propagates and the turn's other
+        calls are cancelled.
+        """
+        tasks = [asyncio.ensure_future(self.aexecute(call, tools=tools, context=context)) for call in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            raise
+
+    # -- pipeline steps shared by the sync and async paths ------------------------
+
+    def _prepare(self, call: Call, tools: Sequence[BaseTool] | None,
+                 context: RunContext | None) -> ToolResult | _Pending:
+        """Resolve, validate and look up the cache: a finished result, or a call to run."""
+        start = perf_counter()
+        if type(call) is ToolCall:
+            requested, args, call_id = call.name, call.args, call.id
+        else:
+            requested, args, call_id = _unpack(call)
+        found = self._resolve(requested, tools)
+        if found is None:
+            return self._unknown(requested, args, call_id, tools, context, start)
+        tool, name = found
+        if isinstance(args, str):  # some models send the arguments as JSON text
+            args = _parse_json_object(args)
+        pending = _Pending(tool, name, call_id, args, context, start)
+        try:
+            pending.args = tool.validate_args(args)
+        except ToolArgumentsError as exc:
+            return self._invalid(pending, exc)
+        dropped = tool.dropped_args(args) if isinstance(args, dict) else None
+        if dropped and bus.enabled("tool.args_dropped"):
+            bus.emit("tool.args_dropped", run_id=self._run_id(context), tool=name, dropped=dropped,
+                     task=context and context.task, agent=context and context.agent)
+        if self.cache is not None:
+            pending.key = cache_key(name, pending.args, tool.injected_params)
+            if pending.key is not None:
+                hit, value = self.cache.get(pending.key)
+                if hit:
+                    return self._hit(pending, value)
+        return pending
+
+    def _resolve(self, requested: str, tools: Sequence[BaseTool] | None) -> tuple[BaseTool, str] | None:
+        """The tool called ``requested`` (exact, then case-insensitive), among ``tools`` when given."""
+        found = self._lookup.get(requested) or self._lookup.get(requested.lower())
+        if tools is None:
+            return found
+        if found is not None:
+            for allowed in tools:
+                if allowed is found[0]:
+                    return found
+        lowered = requested.lower()
+        for allowed in tools:
+            name = allowed.tool_name
+            if lowered in (name.lower(), allowed.name.lower()):
+                return allowed, name
+        return None
+
+    def _join(self, pending: _Pending) -> Future[Any] | None:
+        """Lead the identical calls in flight (returns None) or get a future of the leader's outcome.
+
+        The future is only built when a second identical call actually shows up, so an
+        uncontended call pays for a dict entry, not for a Future and its condition lock.
+        """
+        key: str = pending.key  # type: ignore[assignment]
+        with self._lock:
+            leader = self._inflight.get(key)
+            if leader is not None:
+                if leader.waiters is None:
+                    leader.waiters = Future()
+                    leader.waiters.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
+                return leader.waiters
+            self._inflight[key] = pending
+            pending.leading = True
+        # The previous leader may have stored its result between our cache lookup and
+        # our taking the lead: look again so that result is never computed twice.
+        hit, value = self.cache.get(key)  # type: ignore[union-attr]
+        if not hit:
+            return None
+        pending.shared = value
+        self._release(pending)
+        done: Future[Any] = Future()
+        done.set_result(value)
+        return done
+
+    def _release(self, pending: _Pending) -> None:
+        """Hand the stored value (or the news that nothing was stored) to the waiters."""
+        pending.leading = False
+        with self._lock:
+            del self._inflight[pending.key]  # type: ignore[arg-type]
+            waiters = pending.waiters
+        if waiters is not None:
+            waiters.set_result(pending.shared)
+
+    def _claim(self, pending: _Pending) -> ToolResult | None:
+        """Take a usage slot atomically, or return the refusal when none is left."""
+        limit = pending.tool.max_usage_count
+        with self._lock:
+            used = self._usage.get(pending.name, 0)
+            if limit is None or used < limit:
+                self._usage[pending.name] = used + 1
+                return None
+        return self._finish(pending, pending.tool.usage_limit_message, "error", refused=True)
+
+    def _succeeded(self, pending: _Pending, raw: Any, seconds: float) -> ToolResult:
+        try:
+            content, artifact = pending.tool.format_result(raw)
+        except Exception as exc:  # e.g. a content_and_artifact tool that returned no pair
+            return self._failed(pending, exc, seconds)
+        if pending.key is not None and self._worth_storing(pending, raw):
+            value = {"content": content, "artifact": artifact, "raw": raw}
+            self.cache.set(pending.key, value)  # type: ignore[union-attr]
+            pending.shared = value
+        return self._finish(pending, content, "success", artifact=artifact, raw=raw, seconds=seconds)
+
+    def _worth_storing(self, pending: _Pending, raw: Any) -> bool:
+        try:
+            return bool(pending.tool.cache_function(pending.args, raw))
+        except Exception as exc:  # noqa: BLE001 - a broken predicate must not lose the result
+            bus.emit("tool.cache_function.error", run_id=self._run_id(pending.context), tool=pending.name,
+                     error=f"{type(exc).__name__}: {exc}")
+            return False
+
+    def _failed(self, pending: _Pending, exc: Exception, seconds: float) -> ToolResult:
+        text = pending.tool.format_error(exc)
+        result = self._finish(pending, text or f"{type(exc).__name__}: {exc}", "error", raw=exc, seconds=seconds)
+        if text is None:  # the tool asked for its exceptions to reach the caller
+            raise exc
+        return result
+
+    def _hit(self, pending: _Pending, value: Mapping[str, Any]) -> ToolResult:
+        return self._finish(pending, value["content"], "success", artifact=value.get("artifact"),
+                            raw=value.get("raw"), cached=True)
+
+    def _invalid(self, pending: _Pending, exc: ToolArgumentsError) -> ToolResult:
+        text = pending.tool.format_validation_error(exc)
+        if text is None:  # handle_validation_error=False: the caller wants the exception
+            raise exc
+        return self._finish(pending, text, "error")
+
+    def _unknown(self, requested: str, args: Any, call_id: str, tools: Sequence[BaseTool] | None,
+                 context: RunContext | None, start: float) -> ToolResult:
+        names = sorted({t.tool_name for t in (self._tools.values() if tools is None else tools)})
+        if not names:
+            message = f"Unknown tool '{requested}'. No tools are available."
+        else:
+            message = f"Unknown tool '{requested}'. Available tools: {', '.join(names)}."
+            import difflib  # only a model that misspells a tool pays for it
+
+            by_lower = {name.lower(): name for name in names}
+            close = difflib.get_close_matches(requested.lower(), list(by_lower), n=1, cutoff=0.5)
+            if close:
+                message += f" Did you mean '{by_lower[close[0]]}'?"
+        duration = perf_counter() - start
+        if bus.enabled("tool.call"):
+            self._emit(requested, args, "error", False, False, duration, context)
+        return ToolResult(content=message, tool_call_id=call_id, name=requested, status="error", duration=duration)
+
+    def _finish(self, pending: _Pending, content: str, status: str, *, artifact: Any = None, raw: Any = None,
+                cached: bool = False, refused: bool = False, seconds: float | None = None) -> ToolResult:
+        """Count the outcome, announce it and build the result the model reads."""
+        with self._lock:
+            stats = self._stats.get(pending.name)
+            if stats is None:
+                stats = self._stats[pending.name] = ToolStats()
+            stats.calls += 1
+            if cached:
+                stats.cache_hits += 1
+            elif refused:
+                stats.refused += 1
+            else:
+                if seconds is not None:
+                    stats.runs += 1
+                    stats.run_seconds += seconds
+                if status == "error":
+                    stats.errors += 1
+        duration = perf_counter() - pending.start
+        if bus.enabled("tool.call"):
+            self._emit(pending.name, pending.args, status, cached, refused, duration, pending.context)
+        # Only the fields that differ from their defaults: validation is much of a hit's cost.
+        fields = {"content": content, "tool_call_id": pending.call_id, "name": pending.name, "duration": duration}
+        if status != "success":
+            fields["status"] = status
+        elif pending.tool.result_as_answer:
+            fields["result_as_answer"] = True
+        if raw is not None:
+            fields["raw"] = raw
+        if artifact is not None:
+            fields["artifact"] = artifact
+        if cached:
+            fields["cached"] = True
+        if refused:
+            fields["refused"] = True
+        return ToolResult.model_validate(fields)
+
+    def _emit(self, tool: str, args: Any, status: str, cached: bool, refused: bool, duration: float,
+              context: RunContext | None) -> None:
+        bus.emit("tool.call", run_id=self._run_id(context), tool=tool, args=args, status=status,
+                 cached=cached, refused=refused, duration=duration,
+                 task=context and context.task, agent=context and context.agent)
+
+    def _run_id(self, context: RunContext | None) -> str | None:
+        return (context.run_id if context is not None else None) or self.run_id
+
+    def _tool_context(self, pending: _Pending) -> RunContext | None:
+        """The RunContext the tool receives: built only for tools that ask for one."""
+        if not pending.tool.injected_params:
+            return pending.context
+        update = {"run_id": self._run_id(pending.context), "tool_call_id": pending.call_id}
+        if pending.context is None:
+            return RunContext(**update)
+        return pending.context.model_copy(update=update)
+
+
+def _unpack(call: Mapping[str, Any]) -> tuple[str, Any, str]:
+    """Read a tool-call dict: ``{"name", "args", "id"}`` (``arguments`` accepted for ``args``)."""
+    try:
+        name = call["name"]
+    except (KeyError, TypeError):
+        raise ValueError(f"a tool call needs a 'name' key, got {call!r}") from None
+    args = call.get("args", call.get("arguments"))
+    return name, {} if args is None else args, call.get("id") or new_call_id()
+
+
+def _parse_json_object(text: str) -> Any:
+    """Arguments sent as JSON text; text that is no JSON object is left for validation to report."""
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text

@@ -1,0 +1,493 @@
+"""BaseTool and Tool: one object that is both the model's manual and the runtime's callable.
+
+Every expensive step (reading signatures and docstrings, building the argument
+model, rendering JSON schema) happens when the tool is built or once per argument
+model, so a call is a pydantic validation, a lock and the function itself.
+
+Two families of entry points:
+
+- ``run`` / ``arun`` (and ``invoke`` / ``ainvoke`` from ``Invocation``) are for people
+  calling a tool directly: they validate, claim a usage slot on the tool and run it.
+- ``validate_args`` / ``dropped_args`` / ``_execute`` / ``_execute_sync`` /
+  ``format_result`` / ``format_error`` are the pieces the shared ``ToolExecutor``
+  assembles itself (it keeps its own per-run usage counts, cache and statistics).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+from abc import ABC
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from crew.errors import ToolArgumentsError, ToolDefinitionError
+from crew.tools.calls import RunContext, to_text
+from crew.tools.definition import (
+    EnvVar,
+    always_cache,
+    declared_default,
+    definition_error,
+    is_async_callable,
+    known_keys,
+    pick_description,
+)
+from crew.tools.invocation import Invocation, run_coroutine_sync
+from crew.tools.json_schema import model_from_json_schema
+from crew.tools.schema import (
+    args_hint,
+    build_args_model,
+    model_name_for,
+    parameters_schema,
+    sanitize_tool_name,
+    signature_params,
+    strict_schema,
+)
+
+ErrorHandler = bool | str | Callable[[Exception], str]
+
+
+class _UsageLock:
+    """The lock guarding a tool's usage count; a copied tool gets a lock of its own."""
+
+    __slots__ = ("lock",)
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def __copy__(self) -> _UsageLock:
+        return _UsageLock()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _UsageLock:
+        return _UsageLock()
+
+    def __reduce__(self) -> tuple[type[_UsageLock], tuple[()]]:
+        return _UsageLock, ()
+
+
+class _Runtime:
+    """Facts derived once at build time, read on every call (one attribute lookup)."""
+
+    __slots__ = ("async_only", "injected", "native_async", "usage")
+
+    def __init__(self, native_async: bool, async_only: bool, injected: frozenset[str]) -> None:
+        self.native_async = native_async
+        self.async_only = async_only
+        self.injected = injected
+        self.usage = _UsageLock()
+
+
+class BaseTool(Invocation, BaseModel, ABC):
+    """Subclass and implement ``_run`` and/or ``_arun``; the argument schema comes from their signature.
+
+    ``name`` keeps what you wrote; ``tool_name`` is the provider-safe spelling that
+    models see and call. A parameter annotated ``RunContext`` is filled by the runtime
+    with the current run id, task and agent, and never shown to the model.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid", protected_namespaces=())
+
+    name: str
+    description: str
+    args_schema: type[BaseModel] = None  # type: ignore[assignment]  # inferred when not given
+    result_schema: type[BaseModel] | None = None
+    env_vars: list[EnvVar] = Field(default_factory=list)
+    cache_function: Callable[[dict[str, Any], Any], bool] = always_cache
+    result_as_answer: bool = False
+    max_usage_count: int | None = None
+    current_usage_count: int = 0
+    handle_tool_error: ErrorHandler = True
+    handle_validation_error: ErrorHandler = True
+    response_format: Literal["content", "content_and_artifact"] = "content"
+    tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    extras: dict[str, Any] = Field(default_factory=dict)
+
+    # Read as self.__pydantic_private__["_rt"]: pydantic's private-attribute lookup costs ~2 µs
+    # (it goes through a failed normal lookup first), more than the whole call budget allows.
+    _rt: _Runtime = PrivateAttr()
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise definition_error(type(self), data, exc) from None
+
+    # -- building ------------------------------------------------------------------
+
+    @model_validator(mode="before")
+    @classmethod
+    def _complete_definition(cls, data: Any) -> Any:
+        """Fill in what was not given: result_as_answer from return_direct, schema, description."""
+        if not isinstance(data, dict):
+            return data
+        data = cls._normalize_implementation(dict(data))
+        if "return_direct" in data:
+            direct = data.pop("return_direct")
+            given = data.get("result_as_answer")
+            if given is not None and bool(given) != bool(direct):
+                raise ToolDefinitionError("result_as_answer and its alias return_direct disagree")
+            data["result_as_answer"] = bool(direct)
+        name = data.get("name", declared_default(cls, "name"))
+        if not isinstance(name, str) or not name.strip():
+            raise ToolDefinitionError(f"{cls.__name__} needs a non-empty name")
+        source = cls._signature_source(data)
+        schema = data.get("args_schema", declared_default(cls, "args_schema"))
+        if schema is None:
+            params, _ = signature_params(source, name) if source is not None else ([], frozenset())
+            schema = build_args_model(model_name_for(name), params, tool_name=name)
+        elif isinstance(schema, dict):
+            schema = model_from_json_schema(schema, model_name_for(name), tool_name=name)
+        elif not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            raise ToolDefinitionError(
+                f"Tool '{name}': args_schema must be a pydantic model class or a JSON-schema dict, "
+                f"got {type(schema).__name__}"
+            )
+        data["args_schema"] = schema
+        if not data.get("description", declared_default(cls, "description")):
+            description = pick_description(None, cls._docstring(data), schema)
+            if description is None:
+                raise ToolDefinitionError(
+                    f"Tool '{name}' has no description: give it a docstring or pass description=... "
+                    "(the model reads it to decide when to call the tool)"
+                )
+            data["description"] = description
+        return data
+
+    @classmethod
+    def _normalize_implementation(cls, data: dict[str, Any]) -> dict[str, Any]:
+        if cls._run is BaseTool._run and cls._arun is BaseTool._arun:
+            raise ToolDefinitionError(
+                f"{cls.__name__} must implement _run and/or _arun (or use Tool / @tool for a function)"
+            )
+        return data
+
+    @classmethod
+    def _signature_source(cls, data: dict[str, Any]) -> Callable[..., Any] | None:
+        """The callable whose signature defines the arguments: ``_run``, or ``_arun`` when ``_run`` takes none."""
+        run = cls._run if cls._run is not BaseTool._run else None
+        arun = cls._arun if cls._arun is not BaseTool._arun else None
+        if run is not None and (arun is None or signature_params(run, cls.__name__)[0]):
+            return run
+        return arun
+
+    @classmethod
+    def _docstring(cls, data: dict[str, Any]) -> str | None:
+        return cls.__dict__.get("__doc__")
+
+    @field_validator("max_usage_count")
+    @classmethod
+    def _positive_limit(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and value <= 0:
+            raise ToolDefinitionError(
+                f"Tool '{info.data.get('name', '?')}': max_usage_count must be a positive integer or None, "
+                f"got {value}"
+            )
+        return value
+
+    @field_validator("env_vars", mode="before")
+    @classmethod
+    def _env_var_names(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [EnvVar(name=item) if isinstance(item, str) else item for item in value]
+        return value
+
+    def model_post_init(self, context: Any, /) -> None:
+        source = type(self)._signature_source(self.__dict__)
+        injected = signature_params(source, self.name)[1] if source is not None else frozenset()
+        self._rt = _Runtime(self._has_native_async(), self._is_async_only(), injected)
+
+    def _has_native_async(self) -> bool:
+        return type(self)._arun is not BaseTool._arun
+
+    def _is_async_only(self) -> bool:
+        return type(self)._run is BaseTool._run
+
+    # -- implementation hooks ---------------------------------------------------------
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        """The synchronous work. Default: run ``_arun`` to completion."""
+        return run_coroutine_sync(self._arun(*args, **kwargs))
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
+        """The asynchronous work. Default: ``_run`` in a worker thread, never blocking the loop."""
+        return await asyncio.to_thread(self._run, *args, **kwargs)
+
+    # -- facts ----------------------------------------------------------------------
+
+    @property
+    def tool_name(self) -> str:
+        """The provider-safe name models see and call (``sanitize_tool_name(self.name)``)."""
+        return sanitize_tool_name(self.name)
+
+    @property
+    def injected_params(self) -> frozenset[str]:
+        """Parameters the runtime fills with a ``RunContext`` (hidden from the model)."""
+        return self.__pydantic_private__["_rt"].injected
+
+    @property
+    def is_async(self) -> bool:
+        """True when the tool only has an async implementation."""
+        return self.__pydantic_private__["_rt"].async_only
+
+    @property
+    def return_direct(self) -> bool:
+        """LangChain's name for ``result_as_answer``."""
+        return self.result_as_answer
+
+    @property
+    def args(self) -> dict[str, Any]:
+        """The JSON-schema properties of the arguments (LangChain's ``tool.args``)."""
+        return parameters_schema(self.args_schema)["properties"]
+
+    @property
+    def usage_limit_message(self) -> str:
+        return (
+            f"Tool '{self.name}' has reached its usage limit of {self.max_usage_count} times "
+            "and cannot be used anymore."
+        )
+
+    # -- the executor-facing surface (no usage counting, no error handling) ---------------
+
+    def validate_args(self, args: Any) -> dict[str, Any]:
+        """Validated, coerced arguments keyed by parameter name; unknown extras are dropped.
+
+        Nested models stay model instances (a parameter typed ``Address`` gets an
+        ``Address``). Raises ``ToolArgumentsError`` naming each bad argument.
+        """
+        try:
+            validated = self.args_schema.__pydantic_validator__.validate_python(args)
+        except ValidationError as exc:
+            raise self._arguments_error(exc) from None
+        extra = validated.__pydantic_extra__
+        return {**validated.__dict__, **extra} if extra else dict(validated.__dict__)
+
+    def dropped_args(self, args: dict[str, Any]) -> list[str]:
+        """The argument names ``validate_args`` ignores (invented by the model)."""
+        known = known_keys(self.args_schema)
+        return [] if known is None else [key for key in args if key not in known]
+
+    def args_hint(self) -> str:
+        """``a (integer, required), b (string, default "x")``: what the tool expects."""
+        return args_hint(self.args_schema)
+
+    def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
+        """Run in this thread. An async-only tool returns its coroutine for the caller to await."""
+        rt = self.__pydantic_private__["_rt"]
+        if rt.injected:
+            validated = _with_context(validated, rt.injected, context)
+        if rt.async_only:
+            return self._arun(**validated)
+        return self._run(**validated)
+
+    async def _execute(self, validated: dict[str, Any], context: RunContext | None) -> Any:
+        """Run from async code: native ``_arun``, or ``_run`` in a worker thread; results awaited."""
+        rt = self.__pydantic_private__["_rt"]
+        if rt.injected:
+            validated = _with_context(validated, rt.injected, context)
+        if rt.native_async:
+            result = await self._arun(**validated)
+        else:
+            result = await asyncio.to_thread(self._run, **validated)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    def format_result(self, raw: Any) -> tuple[str, Any]:
+        """``(content text, artifact)``; a ``content_and_artifact`` tool returns a 2-tuple."""
+        if self.response_format == "content_and_artifact":
+            if not (isinstance(raw, tuple | list) and len(raw) == 2):
+                raise ValueError(
+                    f"Tool '{self.name}' has response_format='content_and_artifact' and must return "
+                    f"a (content, artifact) tuple, got {type(raw).__name__}"
+                )
+            return to_text(raw[0]), raw[1]
+        return to_text(raw), None
+
+    def format_error(self, exc: Exception) -> str | None:
+        """The observation for a failed run per ``handle_tool_error``; None means re-raise."""
+        default = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return _handle(self.handle_tool_error, exc, default)
+
+    def format_validation_error(self, exc: ToolArgumentsError) -> str | None:
+        """The observation for invalid arguments per ``handle_validation_error``; None means re-raise."""
+        return _handle(self.handle_validation_error, exc, str(exc))
+
+    # -- direct use ---------------------------------------------------------------------
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Validate, claim a usage slot, run, and return the raw result (a coroutine is awaited).
+
+        Invalid arguments raise ``ToolArgumentsError`` (a ``ValueError``); past the
+        usage limit the limit message is returned and the tool does not run; errors
+        raised by the tool propagate.
+        """
+        validated, context = self._bind(args, kwargs)
+        refusal = self._claim_usage()
+        if refusal is not None:
+            return refusal
+        result = self._execute_sync(validated, context)
+        if inspect.isawaitable(result):
+            result = run_coroutine_sync(result)
+        return result
+
+    async def arun(self, *args: Any, **kwargs: Any) -> Any:
+        """The async twin of ``run``; sync work runs in a worker thread."""
+        validated, context = self._bind(args, kwargs)
+        refusal = self._claim_usage()
+        if refusal is not None:
+            return refusal
+        return await self._execute(validated, context)
+
+    def reset_usage_count(self) -> None:
+        with self.__pydantic_private__["_rt"].usage.lock:
+            self.__dict__["current_usage_count"] = 0
+
+    # -- model-facing renderings --------------------------------------------------------
+
+    def describe(self) -> str:
+        """The text block injected into prompts: name, arguments' JSON schema, description."""
+        lines = [
+            f"Tool Name: {self.tool_name}",
+            f"Tool Arguments: {json.dumps(parameters_schema(self.args_schema), ensure_ascii=False)}",
+            f"Tool Description: {self.description}",
+        ]
+        if self.result_schema is not None:
+            lines.append(f"Tool Result: {json.dumps(parameters_schema(self.result_schema), ensure_ascii=False)}")
+        return "\n".join(lines)
+
+    def to_openai_tool(self, strict: bool = False) -> dict[str, Any]:
+        """The OpenAI function-tool dict (litellm translates it for other providers)."""
+        parameters = parameters_schema(self.args_schema)
+        function: dict[str, Any] = {"name": self.tool_name, "description": self.description}
+        if strict:
+            function["parameters"] = strict_schema(parameters)
+            function["strict"] = True
+        else:
+            function["parameters"] = parameters
+        return {"type": "function", "function": function, **self.extras}
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], RunContext | None]:
+        """Positional arguments map onto the schema's fields in order; a passed RunContext is kept."""
+        context = None
+        injected = self.__pydantic_private__["_rt"].injected
+        if injected:
+            for key in injected & kwargs.keys():
+                value = kwargs.pop(key)
+                context = context or value
+        if args:
+            names = [n for n in self.args_schema.model_fields if n not in kwargs]
+            if len(args) > len(names):
+                raise TypeError(f"Tool '{self.name}' takes {len(names)} positional arguments, got {len(args)}")
+            kwargs = {**dict(zip(names, args, strict=False)), **kwargs}
+        return self.validate_args(kwargs), context
+
+    def _claim_usage(self) -> str | None:
+        """Check the limit and count this use in one atomic step."""
+        with self.__pydantic_private__["_rt"].usage.lock:
+            limit = self.max_usage_count
+            count = self.current_usage_count
+            if limit is not None and count >= limit:
+                return self.usage_limit_message
+            self.__dict__["current_usage_count"] = count + 1
+        return None
+
+    def _arguments_error(self, exc: ValidationError) -> ToolArgumentsError:
+        problems: dict[str, str] = {}
+        for error in exc.errors(include_url=False):
+            where = ".".join(str(part) for part in error["loc"]) or "arguments"
+            text = error["msg"] if error["type"] == "missing" else f"{error['msg']} (got {error['input']!r})"
+            problems[where] = f"{problems[where]}; {text}" if where in problems else text
+        lines = [f"Tool '{self.name}' received invalid arguments:"]
+        lines += [f"  - {where}: {text}" for where, text in problems.items()]
+        lines.append(f"Expected arguments: {self.args_hint()}.")
+        return ToolArgumentsError("\n".join(lines), tool=self.name, problems=problems)
+
+class Tool(BaseTool):
+    """A tool backed by a function and/or a coroutine function (LangChain's StructuredTool).
+
+    ``run``/``invoke`` call ``func`` in this thread; ``arun``/``ainvoke`` await
+    ``coroutine`` or, without one, run ``func`` in a worker thread.
+    """
+
+    func: Callable[..., Any] | None = None
+    coroutine: Callable[..., Awaitable[Any]] | None = None
+
+    @classmethod
+    def _normalize_implementation(cls, data: dict[str, Any]) -> dict[str, Any]:
+        func, coroutine = data.get("func"), data.get("coroutine")
+        if func is None and coroutine is None:
+            raise ToolDefinitionError(f"Tool '{data.get('name', '?')}' needs a func and/or a coroutine")
+        if coroutine is None and is_async_callable(func):
+            data["func"], data["coroutine"] = None, func
+        return data
+
+    @classmethod
+    def _signature_source(cls, data: dict[str, Any]) -> Callable[..., Any] | None:
+        return data.get("func") or data.get("coroutine")
+
+    @classmethod
+    def _docstring(cls, data: dict[str, Any]) -> str | None:
+        source = cls._signature_source(data)
+        return getattr(source, "__doc__", None) if source is not None else None
+
+    def _has_native_async(self) -> bool:
+        return self.coroutine is not None
+
+    def _is_async_only(self) -> bool:
+        return self.func is None
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:
+        if self.func is None:
+            return run_coroutine_sync(self.coroutine(*args, **kwargs))  # type: ignore[misc]
+        return self.func(*args, **kwargs)
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
+        if self.coroutine is None:
+            return await asyncio.to_thread(self.func, *args, **kwargs)  # type: ignore[arg-type]
+        return await self.coroutine(*args, **kwargs)
+
+    @classmethod
+    def from_function(
+        cls,
+        func: Callable[..., Any] | None = None,
+        coroutine: Callable[..., Awaitable[Any]] | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        **options: Any,
+    ) -> Tool:
+        """Build a tool from a function (see ``crew.tools.tool`` for the options)."""
+        from crew.tools.decorator import build_tool
+
+        return build_tool(func, coroutine, name=name, description=description, **options)
+
+
+def _with_context(validated: dict[str, Any], injected: frozenset[str],
+                  context: RunContext | None) -> dict[str, Any]:
+    ctx = context if context is not None else RunContext()
+    return {**validated, **dict.fromkeys(injected, ctx)}
+
+
+def _handle(handler: ErrorHandler, exc: Exception, default: str) -> str | None:
+    if handler is False:
+        return None
+    if handler is True:
+        return default
+    if isinstance(handler, str):
+        return handler
+    return to_text(handler(exc))

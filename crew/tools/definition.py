@@ -1,0 +1,87 @@
+"""Build-time helpers of BaseTool: defaults, descriptions and readable definition errors.
+
+Nothing here runs per call except ``known_keys``, which is a dict lookup once warm.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from crew.errors import ToolDefinitionError
+
+
+class EnvVar(BaseModel):
+    """An environment variable a tool needs (declared so UIs and docs can list it)."""
+
+    name: str
+    description: str = ""
+    required: bool = True
+    default: str | None = None
+
+
+def always_cache(arguments: dict[str, Any], result: Any) -> bool:
+    """The default ``cache_function``: every successful result may be stored."""
+    return True
+
+
+def pick_description(explicit: str | None, docstring: str | None, schema: Any) -> str | None:
+    """Explicit > docstring (dedented, stripped) > the argument schema's own description."""
+    if explicit:
+        return explicit
+    if docstring and inspect.cleandoc(docstring):
+        return inspect.cleandoc(docstring)
+    if isinstance(schema, dict):
+        return schema.get("description") or None
+    own = schema.__dict__.get("__doc__") if isinstance(schema, type) else None
+    return inspect.cleandoc(own) if own and inspect.cleandoc(own) else None
+
+
+def is_async_callable(fn: Any) -> bool:
+    """An ``async def`` function, a partial of one, or an object whose ``__call__`` is one."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+def declared_default(cls: type[BaseModel], field: str) -> Any:
+    """The default a subclass declared for ``field`` (``name: str = "search"``), else None."""
+    info = cls.model_fields.get(field)
+    if info is None or info.is_required():
+        return None
+    return info.get_default(call_default_factory=True)
+
+
+_KNOWN_KEYS: dict[type[BaseModel], frozenset[str] | None] = {}
+
+
+def known_keys(model: type[BaseModel]) -> frozenset[str] | None:
+    """Field names and aliases of ``model``; None when it keeps extras (nothing is dropped)."""
+    try:
+        return _KNOWN_KEYS[model]
+    except KeyError:
+        pass
+    if model.model_config.get("extra") == "allow":
+        keys = None
+    else:
+        keys = frozenset(model.model_fields) | frozenset(
+            f.alias for f in model.model_fields.values() if f.alias
+        )
+    if len(_KNOWN_KEYS) > 4096:
+        _KNOWN_KEYS.clear()
+    _KNOWN_KEYS[model] = keys
+    return keys
+
+
+def definition_error(cls: type[BaseModel], data: dict[str, Any], exc: ValidationError) -> ToolDefinitionError:
+    """Turn pydantic's report into one readable ToolDefinitionError (or surface ours)."""
+    for error in exc.errors(include_url=False):
+        original = (error.get("ctx") or {}).get("error")
+        if isinstance(original, ToolDefinitionError):
+            return original
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in error['loc']) or 'tool'}: {error['msg']}"
+        for error in exc.errors(include_url=False)
+    )
+    label = data.get("name") or declared_default(cls, "name") or cls.__name__
+    return ToolDefinitionError(f"Invalid tool '{label}': {problems}")

@@ -1,0 +1,393 @@
+"""ToolExecutor: resolution, validation, errors, result_as_answer, context injection, events, stats."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel
+
+from crew.errors import ToolArgumentsError
+from crew.events import bus
+from crew.tools import RunContext, ToolCall, ToolException, ToolExecutor, tool
+from crew.tools.calls import ToolResult
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool
+def search(query: str, limit: int = 3) -> list[str]:
+    """Search the notes."""
+    return [f"{query}-{i}" for i in range(limit)]
+
+
+@tool("Weather Report")
+def weather(city: str, unit: Literal["c", "f"] = "c") -> str:
+    """Report the weather of a city."""
+    return f"sunny in {city} ({unit})"
+
+
+@pytest.fixture
+def events():
+    seen = []
+    unsubscribe = bus.subscribe(seen.append)
+    yield seen
+    unsubscribe()
+
+
+def test_execute_accepts_a_dict_or_a_tool_call():
+    executor = ToolExecutor([add])
+    from_dict = executor.execute({"name": "add", "args": {"a": 2, "b": 3}, "id": "call_1", "type": "tool_call"})
+    from_call = executor.execute(ToolCall(name="add", args={"a": 4, "b": 5}, id="call_2"))
+    assert (from_dict.content, from_dict.tool_call_id, from_dict.name, from_dict.status) == ("5", "call_1", "add", "success")
+    assert (from_call.content, from_call.raw, from_call.tool_call_id) == ("9", 9, "call_2")
+    assert not from_dict.cached and not from_dict.refused and not from_dict.result_as_answer
+
+
+def test_missing_call_id_gets_one_and_args_may_be_json_text():
+    executor = ToolExecutor([add])
+    result = executor.execute({"name": "add", "arguments": '{"a": 1, "b": "2"}'})
+    assert result.content == "3"
+    assert result.tool_call_id.startswith("call_")
+
+
+def test_lookup_accepts_written_name_sanitised_name_and_any_case():
+    executor = ToolExecutor([weather])
+    assert weather.tool_name != weather.name
+    for spelling in ("Weather Report", weather.tool_name, "weather report", weather.tool_name.upper()):
+        result = executor.execute({"name": spelling, "args": {"city": "Oslo"}})
+        assert result.status == "success", spelling
+        assert result.name == weather.tool_name
+        assert result.content == "sunny in Oslo (c)"
+
+
+def test_call_without_a_name_is_a_programming_error():
+    with pytest.raises(ValueError, match="needs a 'name'"):
+        ToolExecutor([add]).execute({"args": {"a": 1}})
+
+
+def test_unknown_tool_names_the_available_tools_and_the_closest_match():
+    executor = ToolExecutor([add, search])
+    result = executor.execute({"name": "serch", "args": {"query": "x"}, "id": "c9"})
+    assert result.status == "error"
+    assert result.tool_call_id == "c9"
+    assert result.content == "Unknown tool 'serch'. Available tools: add, search. Did you mean 'search'?"
+
+
+def test_unknown_tool_without_any_close_match_or_any_tool():
+    assert ToolExecutor([add]).execute({"name": "zzzzzz"}).content == "Unknown tool 'zzzzzz'. Available tools: add."
+    assert ToolExecutor().execute({"name": "add"}).content == "Unknown tool 'add'. No tools are available."
+
+
+def test_tools_argument_restricts_resolution_to_the_callers_tools():
+    executor = ToolExecutor([add, search])
+    refused = executor.execute({"name": "add", "args": {"a": 1, "b": 1}}, tools=[search])
+    assert refused.status == "error"
+    assert refused.content == "Unknown tool 'add'. Available tools: search."
+    allowed = executor.execute({"name": "search", "args": {"query": "q", "limit": 1}}, tools=[search])
+    assert allowed.content == '["q-0"]'
+
+
+def test_a_callers_tool_unknown_to_the_executor_still_runs_and_is_counted():
+    executor = ToolExecutor([add])
+    result = executor.execute({"name": "search", "args": {"query": "z", "limit": 2}}, tools=[search])
+    assert result.content == '["z-0", "z-1"]'
+    assert executor.stats["search"].runs == 1
+
+
+def test_invalid_arguments_name_each_problem_and_the_expected_arguments():
+    calls = []
+
+    @tool
+    def divide(a: int, b: int) -> float:
+        """Divide a by b."""
+        calls.append((a, b))
+        return a / b
+
+    executor = ToolExecutor([divide])
+    result = executor.execute({"name": "divide", "args": {"a": "ten"}})
+    assert result.status == "error"
+    assert "- a: Input should be a valid integer" in result.content
+    assert "'ten'" in result.content
+    assert "- b: Field required" in result.content
+    assert "Expected arguments: a (integer, required), b (integer, required)." in result.content
+    assert calls == []  # validation comes before anything else
+    stats = executor.stats["divide"]
+    assert (stats.calls, stats.errors, stats.runs) == (1, 1, 0)
+
+
+def test_arguments_that_are_not_a_json_object_are_reported():
+    result = ToolExecutor([add]).execute({"name": "add", "args": "a=1, b=2"})
+    assert result.status == "error"
+    assert "arguments:" in result.content
+    assert "Expected arguments: a (integer, required), b (integer, required)." in result.content
+
+
+def test_validation_error_handler_false_reraises():
+    @tool(handle_validation_error=False)
+    def strict(n: int) -> int:
+        """Echo n."""
+        return n
+
+    with pytest.raises(ToolArgumentsError) as info:
+        ToolExecutor([strict]).execute({"name": "strict", "args": {}})
+    assert info.value.problems == {"n": "Field required"}
+
+
+def test_invented_extra_arguments_are_dropped_and_announced(events):
+    executor = ToolExecutor([add], run_id="run-7")
+    result = executor.execute({"name": "add", "args": {"a": 1, "b": 2, "verbose": True, "c": 0}})
+    assert result.content == "3"
+    dropped = [e for e in events if e.type == "tool.args_dropped"]
+    assert len(dropped) == 1
+    assert dropped[0].data["tool"] == "add"
+    assert dropped[0].data["dropped"] == ["verbose", "c"]
+    assert dropped[0].run_id == "run-7"
+
+
+def test_a_raising_tool_becomes_an_error_result_and_runs_once_per_call():
+    runs = []
+
+    @tool
+    def flaky(x: int) -> int:
+        """Fail on purpose."""
+        runs.append(x)
+        raise ValueError(f"cannot handle {x}")
+
+    executor = ToolExecutor([flaky])
+    first = executor.execute({"name": "flaky", "args": {"x": 4}})
+    second = executor.execute({"name": "flaky", "args": {"x": 4}})
+    assert first.status == second.status == "error"
+    assert first.content == "ValueError: cannot handle 4"
+    assert isinstance(first.raw, ValueError)
+    assert not second.cached  # errors are never cached
+    assert runs == [4, 4]  # no implicit retries, and the second identical call ran again
+    stats = executor.stats["flaky"]
+    assert (stats.calls, stats.runs, stats.errors, stats.cache_hits) == (2, 2, 2, 0)
+
+
+def test_tool_exception_message_reaches_the_model():
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        raise ToolException(f"no entry named {key!r}")
+
+    result = ToolExecutor([lookup]).execute({"name": "lookup", "args": {"key": "k"}})
+    assert result.status == "error"
+    assert result.content == "ToolException: no entry named 'k'"
+
+
+def test_custom_error_text_and_reraise_on_request():
+    @tool(handle_tool_error="The service is down, try later.")
+    def down(x: int) -> int:
+        """Always down."""
+        raise ConnectionError("refused")
+
+    @tool(handle_tool_error=False)
+    def loud(x: int) -> int:
+        """Raise to the caller."""
+        raise KeyError("missing")
+
+    executor = ToolExecutor([down, loud])
+    assert executor.execute({"name": "down", "args": {"x": 1}}).content == "The service is down, try later."
+    with pytest.raises(KeyError, match="missing"):
+        executor.execute({"name": "loud", "args": {"x": 1}})
+    assert executor.stats["loud"].errors == 1
+
+
+async def test_reraise_from_the_async_path():
+    @tool(handle_tool_error=False)
+    async def loud(x: int) -> int:
+        """Raise to the caller."""
+        raise KeyError("missing")
+
+    with pytest.raises(KeyError):
+        await ToolExecutor([loud]).aexecute({"name": "loud", "args": {"x": 1}})
+
+
+def test_result_as_answer_flag_only_on_success_and_kept_on_cache_hits():
+    @tool(result_as_answer=True)
+    def final(text: str) -> str:
+        """Give the final answer."""
+        if text == "bad":
+            raise RuntimeError("no")
+        return text.upper()
+
+    executor = ToolExecutor([final])
+    ok = executor.execute({"name": "final", "args": {"text": "done"}})
+    again = executor.execute({"name": "final", "args": {"text": "done"}})
+    failed = executor.execute({"name": "final", "args": {"text": "bad"}})
+    invalid = executor.execute({"name": "final", "args": {}})
+    assert ok.result_as_answer and ok.content == "DONE"
+    assert again.cached and again.result_as_answer
+    assert not failed.result_as_answer and failed.status == "error"
+    assert not invalid.result_as_answer
+    assert not ToolExecutor([add]).execute({"name": "add", "args": {"a": 1, "b": 1}}).result_as_answer
+
+
+def test_content_and_artifact_keeps_the_artifact_out_of_the_content():
+    @tool(response_format="content_and_artifact")
+    def chart(n: int) -> tuple[str, list[int]]:
+        """Draw a chart."""
+        return f"chart of {n} points", list(range(n))
+
+    executor = ToolExecutor([chart])
+    result = executor.execute({"name": "chart", "args": {"n": 3}})
+    assert (result.content, result.artifact) == ("chart of 3 points", [0, 1, 2])
+    hit = executor.execute({"name": "chart", "args": {"n": 3}})
+    assert hit.cached and hit.artifact == [0, 1, 2]
+
+
+def test_content_and_artifact_tool_that_returns_no_pair_is_an_error():
+    @tool(response_format="content_and_artifact")
+    def broken(n: int) -> str:
+        """Forget the artifact."""
+        return "only text"
+
+    result = ToolExecutor([broken]).execute({"name": "broken", "args": {"n": 1}})
+    assert result.status == "error"
+    assert "content_and_artifact" in result.content
+
+
+def test_run_context_is_filled_injected_and_never_part_of_the_cache_key():
+    seen: list[RunContext] = []
+
+    @tool
+    def whoami(prefix: str, ctx: RunContext) -> str:
+        """Say who runs this."""
+        seen.append(ctx)
+        return f"{prefix}:{ctx.task}:{ctx.agent}:{ctx.run_id}"
+
+    assert "ctx" not in whoami.to_openai_tool()["function"]["parameters"]["properties"]
+    executor = ToolExecutor([whoami], run_id="run-1")
+    first = executor.execute({"name": "whoami", "args": {"prefix": "p"}, "id": "c1"},
+                             context=RunContext(task="write", agent="writer", metadata={"k": 1}))
+    assert first.content == "p:write:writer:run-1"
+    assert (seen[0].tool_call_id, seen[0].metadata) == ("c1", {"k": 1})
+    # a model that sends the injected name gets no say over it
+    second = executor.execute({"name": "whoami", "args": {"prefix": "p", "ctx": "forged"}, "id": "c2"},
+                              context=RunContext(task="edit", agent="editor"))
+    assert second.cached and second.content == first.content
+    assert len(seen) == 1
+    third = executor.execute({"name": "whoami", "args": {"prefix": "q"}, "id": "c3"})
+    assert third.content == "q:None:None:run-1"
+    assert seen[1].tool_call_id == "c3"
+
+
+async def test_run_context_reaches_async_tools_through_aexecute():
+    @tool
+    async def where(ctx: RunContext) -> str:
+        """Report the task."""
+        return f"{ctx.task}/{ctx.tool_call_id}"
+
+    result = await ToolExecutor([where]).aexecute({"name": "where", "args": {}, "id": "c5"},
+                                                  context=RunContext(task="t1"))
+    assert result.content == "t1/c5"
+
+
+def test_async_tools_run_from_sync_execute_with_and_without_a_running_loop():
+    @tool
+    async def slow_double(x: int) -> int:
+        """Double x after a pause."""
+        await asyncio.sleep(0.001)
+        return 2 * x
+
+    executor = ToolExecutor([slow_double], cache=False)
+    assert executor.execute({"name": "slow_double", "args": {"x": 4}}).content == "8"
+
+    async def inside_a_loop() -> ToolResult:
+        return executor.execute({"name": "slow_double", "args": {"x": 5}})
+
+    assert asyncio.run(inside_a_loop()).content == "10"
+
+
+async def test_aexecute_runs_sync_and_async_tools():
+    @tool
+    async def shout(text: str) -> str:
+        """Shout."""
+        return text.upper() + "!"
+
+    executor = ToolExecutor([add, shout])
+    assert (await executor.aexecute({"name": "add", "args": {"a": 1, "b": 2}})).content == "3"
+    assert (await executor.aexecute({"name": "shout", "args": {"text": "hi"}})).content == "HI!"
+    assert (await executor.aexecute({"name": "nope"})).status == "error"
+
+
+def test_tool_call_events_carry_the_outcome(events):
+    executor = ToolExecutor([add], run_id="run-42")
+    context = RunContext(task="sum", agent="math")
+    executor.execute({"name": "add", "args": {"a": 1, "b": 2}}, context=context)
+    executor.execute({"name": "add", "args": {"a": 1, "b": 2}}, context=context)
+    executor.execute({"name": "mul", "args": {}}, context=context)
+    calls = [e for e in events if e.type == "tool.call"]
+    assert [(e.data["tool"], e.data["status"], e.data["cached"]) for e in calls] == [
+        ("add", "success", False), ("add", "success", True), ("mul", "error", False)]
+    first = calls[0]
+    assert first.run_id == "run-42"
+    assert (first.data["task"], first.data["agent"], first.data["refused"]) == ("sum", "math", False)
+    assert first.data["args"] == {"a": 1, "b": 2}
+    assert first.data["duration"] > 0
+
+
+def test_stats_count_every_outcome_and_are_a_snapshot():
+    @tool(max_usage_count=1)
+    def once(x: int) -> int:
+        """Usable once."""
+        return x
+
+    executor = ToolExecutor([add, once])
+    assert executor.stats["add"].calls == 0  # registered tools start at zero
+    executor.execute({"name": "add", "args": {"a": 1, "b": 2}})
+    executor.execute({"name": "add", "args": {"a": 1, "b": 2}})
+    executor.execute({"name": "add", "args": {"a": "x", "b": 2}})
+    executor.execute({"name": "once", "args": {"x": 1}})
+    executor.execute({"name": "once", "args": {"x": 2}})
+    snapshot = executor.stats
+    add_stats, once_stats = snapshot["add"], snapshot["once"]
+    assert (add_stats.calls, add_stats.cache_hits, add_stats.runs, add_stats.errors) == (3, 1, 1, 1)
+    assert (once_stats.calls, once_stats.runs, once_stats.refused, once_stats.errors) == (2, 1, 1, 0)
+    assert add_stats.run_seconds > 0
+    executor.execute({"name": "add", "args": {"a": 5, "b": 5}})
+    assert snapshot["add"].calls == 3 and executor.stats["add"].calls == 4
+    assert executor.usage("add") == 2 and executor.usage("once") == 1 and executor.usage("nothing") == 0
+
+
+def test_register_is_idempotent_and_keeps_the_first_tool_of_a_name():
+    executor = ToolExecutor([add])
+    executor.register([add, add])
+
+    @tool("add")
+    def other_add(a: int, b: int) -> int:
+        """Another add."""
+        return 0
+
+    executor.register([other_add])
+    assert executor.tools == [add]
+    assert executor.execute({"name": "add", "args": {"a": 1, "b": 1}}).content == "2"
+    # a caller holding its own instance of the name runs that instance
+    assert executor.execute({"name": "add", "args": {"a": 2, "b": 2}}, tools=[other_add]).content == "0"
+
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+
+def test_nested_model_arguments_work_and_cache():
+    runs = []
+
+    @tool
+    def norm(p: Point) -> int:
+        """Manhattan norm of a point."""
+        runs.append(p)
+        return abs(p.x) + abs(p.y)
+
+    executor = ToolExecutor([norm])
+    assert executor.execute({"name": "norm", "args": {"p": {"x": 3, "y": -4}}}).content == "7"
+    assert executor.execute({"name": "norm", "args": {"p": {"y": "-4", "x": 3}}}).cached
+    assert len(runs) == 1 and isinstance(runs[0], Point)
