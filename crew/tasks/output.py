@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -116,3 +117,14 @@ class CrewOutput(BaseModel):
         if self.json_dict is not None:
             return json.dumps(self.json_dict, ensure_ascii=False)
         return self.raw
+
+    def __repr__(self) -> str:
+        """A summary, not every task's output: a 1000-task run would print pages (and asyncio
+        reprs the result of the task it ran on, so a full repr costs every kickoff time)."""
+        counts = Counter(o.status for o in self.tasks_output)
+        statuses = ", ".join(f"{status} {counts[status]}" for status in ("done", "failed", "skipped") if counts[status])
+        raw = self.raw if len(self.raw) <= 60 else self.raw[:57] + "..."
+        return (
+            f"CrewOutput(run_id={self.run_id!r}, raw={raw!r}, tasks={len(self.tasks_output)}"
+            f"{f' ({statuses})' if statuses else ''}, total_tokens={self.usage.total_tokens})"
+        )

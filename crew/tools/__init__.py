@@ -4,11 +4,13 @@ from crew.errors import ToolException
 from crew.tools.base import BaseTool, Tool
 from crew.tools.calls import RunContext, ToolCall, ToolResult
 from crew.tools.decorator import tool
+from crew.tools.definition import EnvVar
 from crew.tools.executor import ToolExecutor
 from crew.tools.schema import sanitize_tool_name
 
 __all__ = [
     "BaseTool",
+    "EnvVar",
     "RunContext",
     "Tool",
     "ToolCall",

@@ -146,7 +146,8 @@ class BaseTool(Invocation, BaseModel, ABC):
             raise ToolDefinitionError(f"{cls.__name__} needs a non-empty name")
         source = cls._signature_source(data)
         schema = data.get("args_schema", declared_default(cls, "args_schema"))
-        if schema is None:
+        inferred = schema is None
+        if inferred:
             params, _ = signature_params(source, name) if source is not None else ([], frozenset())
             schema = build_args_model(model_name_for(name), params, tool_name=name)
         elif isinstance(schema, dict):
@@ -154,10 +155,11 @@ class BaseTool(Invocation, BaseModel, ABC):
         elif not (isinstance(schema, type) and issubclass(schema, BaseModel)):
             raise ToolDefinitionError(
                 f"Tool '{name}': args_schema must be a pydantic model class or a JSON-schema dict, "
-                f"got {type(schema).__name__}"
+                f"got {schema!r}"
             )
         data["args_schema"] = schema
-        if not data.get("description", declared_default(cls, "description")):
+        description = data.get("description", declared_default(cls, "description"))
+        if not description:
             description = pick_description(None, cls._docstring(data), schema)
             if description is None:
                 raise ToolDefinitionError(
@@ -165,6 +167,8 @@ class BaseTool(Invocation, BaseModel, ABC):
                     "(the model reads it to decide when to call the tool)"
                 )
             data["description"] = description
+        if inferred:  # LangChain's args_schema.model_json_schema() carries the tool's description
+            schema.__doc__ = description
         return data
 
     @classmethod
@@ -263,7 +267,8 @@ class BaseTool(Invocation, BaseModel, ABC):
     # -- the executor-facing surface (no usage counting, no error handling) ---------------
 
     def validate_args(self, args: Any) -> dict[str, Any]:
-        """Validated, coerced arguments keyed by parameter name; unknown extras are dropped.
+        """Validated, coerced arguments keyed by parameter name; unknown extras are dropped,
+        even when the schema forbids them.
 
         Nested models stay model instances (a parameter typed ``Address`` gets an
         ``Address``). Raises ``ToolArgumentsError`` naming each bad argument.
@@ -271,6 +276,9 @@ class BaseTool(Invocation, BaseModel, ABC):
         try:
             validated = self.args_schema.__pydantic_validator__.validate_python(args)
         except ValidationError as exc:
+            known = known_keys(self.args_schema) if isinstance(args, dict) else None
+            if known is not None and not known.issuperset(args):  # a schema with extra="forbid"
+                return self.validate_args({key: value for key, value in args.items() if key in known})
             raise self._arguments_error(exc) from None
         extra = validated.__pydantic_extra__
         return {**validated.__dict__, **extra} if extra else dict(validated.__dict__)

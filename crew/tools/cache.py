@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import threading
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 import time
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
+
+from crew.tools.calls import jsonable
 
 if TYPE_CHECKING:
     import sqlite3
@@ -85,8 +87,8 @@ class SQLiteCache:
     """A persistent cache in one SQLite file, shared by runs and processes.
 
     Values are stored as JSON text: pydantic models, dates and the like in their
-    JSON form, anything JSON cannot hold as its ``str()`` text, and tuples come back
-    as lists.
+    JSON form, bytes as UTF-8 text, anything JSON cannot hold as its ``str()`` text,
+    and tuples come back as lists.
     ``ttl`` is in seconds; expired rows read as misses and are purged on write.
     WAL mode lets readers in other processes proceed while one process writes.
     """
@@ -94,20 +96,24 @@ class SQLiteCache:
     def __init__(self, path: str | PathLike[str], ttl: float | None = None) -> None:
         if ttl is not None and ttl <= 0:
             raise ValueError(f"SQLiteCache ttl must be positive seconds or None, got {ttl!r}")
-        self.path = Path(path)
-        self.ttl = ttl
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         import sqlite3  # only users of the persistent cache pay for loading it
 
+        self.path = Path(path)
+        self.ttl = ttl
         self._lock = threading.Lock()
-        self._conn: sqlite3.Connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False, isolation_level=None)
-        with self._lock:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn: sqlite3.Connection = sqlite3.connect(
+                self.path, timeout=30, check_same_thread=False, isolation_level=None
+            )
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS tool_cache "
                 "(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL)"
             )
             self._conn.execute("CREATE INDEX IF NOT EXISTS tool_cache_expiry ON tool_cache (expires_at)")
+        except (OSError, sqlite3.Error) as exc:
+            raise OSError(f"cannot open the SQLite tool cache at {self.path}: {exc}") from exc
 
     def get(self, key: str) -> tuple[bool, Any]:
         with self._lock:
@@ -120,7 +126,7 @@ class SQLiteCache:
         return True, json.loads(row[0])
 
     def set(self, key: str, value: Any) -> None:
-        text = json.dumps(value, ensure_ascii=False, default=_as_json)
+        text = json.dumps(value, ensure_ascii=False, default=jsonable)
         now = time.time()
         expires_at = None if self.ttl is None else now + self.ttl
         with self._lock:
@@ -144,6 +150,3 @@ class SQLiteCache:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-
-def _as_json(value: Any) -> Any:
-    return to_jsonable_python(value, fallback=str)

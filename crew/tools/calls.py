@@ -11,6 +11,7 @@ import uuid
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_jsonable_python
 
 
 def new_call_id() -> str:
@@ -67,7 +68,9 @@ class RunContext(BaseModel):
 def to_text(value: Any) -> str:
     """Render a tool's return value as the text a model reads.
 
-    Strings go as they are; models, dicts and lists as JSON; anything else via str().
+    Strings go as they are, bytes decoded as UTF-8; models, dicts, lists, numbers and
+    booleans as JSON (nested sets, dates, enums and models in their JSON form); anything
+    else via str(), never as a quoted JSON string.
     """
     if isinstance(value, str):
         return value
@@ -77,17 +80,22 @@ def to_text(value: Any) -> str:
         return value.model_dump_json()
     if value is None:
         return ""
-    try:
-        return _ENCODER.encode(value)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace")
+    if isinstance(value, dict | list | tuple | int | float):
+        try:
+            return _ENCODER.encode(value)
+        except (TypeError, ValueError):  # e.g. a circular reference
+            return str(value)
     return str(value)
 
 
+def jsonable(value: Any) -> Any:
+    """The JSON form of a value json cannot encode: bytes as UTF-8 text, else pydantic's, else str()."""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace")
+    return to_jsonable_python(value, fallback=str)
+
+
 # Built once: json.dumps with any non-default option builds a new encoder per call (~2 µs).
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=jsonable)

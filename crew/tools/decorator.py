@@ -22,8 +22,8 @@ from crew.tools.base import BaseTool, Tool, is_async_callable, pick_description
 from crew.tools.docstrings import parse_google_docstring
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.schema import (
-    ARGS_CONFIG,
     annotation_description,
+    args_config,
     build_args_model,
     model_name_for,
     signature_params,
@@ -124,14 +124,26 @@ def build_tool(
     source = func if func is not None else coroutine
     if source is None:
         raise ToolDefinitionError("a tool needs a function and/or a coroutine function")
-    name = name or _callable_name(source)
+    if name is None:
+        name = _callable_name(source)
+        if name == "<lambda>":
+            raise ToolDefinitionError(
+                "a tool made from a lambda needs a name, since models call tools by name: "
+                "tool('double', lambda x: 2 * x, description='Double x.')"
+            )
+    if _takes_self(source):
+        raise ToolDefinitionError(
+            f"Tool '{name}': the function's first parameter is 'self', so nothing would fill it; "
+            f"build the tool from a bound method instead: tool(instance.{name})"
+        )
     doc = getattr(source, "__doc__", None) if not isinstance(source, functools.partial) else source.func.__doc__
     summary = doc
+    inferred = args_schema is None
     if isinstance(args_schema, dict):
         args_schema = model_from_json_schema(args_schema, model_name_for(name), tool_name=name)
     if args_schema is None and not infer_schema:
         func, coroutine = _single_input(func), _single_input(coroutine)
-        args_schema = create_model(model_name_for(name), __config__=ARGS_CONFIG, tool_input=(str, ...))
+        args_schema = create_model(model_name_for(name), __config__=args_config(name), tool_input=(str, ...))
     elif args_schema is None:
         params, injected = signature_params(source, name)
         parsed = parse_google_docstring(doc) if parse_docstring else None
@@ -150,6 +162,8 @@ def build_tool(
             f"Tool '{name}' has no description: give the function a docstring or pass description=... "
             "(the model reads it to decide when to call the tool)"
         )
+    if inferred:  # LangChain's args_schema.model_json_schema() carries the tool's description
+        args_schema.__doc__ = chosen
     if result_as_answer is not None and return_direct is not None and result_as_answer != return_direct:
         raise ToolDefinitionError(f"Tool '{name}': result_as_answer and its alias return_direct disagree")
     flag = result_as_answer if result_as_answer is not None else bool(return_direct)
@@ -163,6 +177,15 @@ def _callable_name(fn: Any) -> str:
     if isinstance(fn, functools.partial):
         return _callable_name(fn.func)
     return getattr(fn, "__name__", None) or type(fn).__name__
+
+
+def _takes_self(fn: Any) -> bool:
+    """A method taken from its class (``@tool`` in a class body): calls would miss ``self``."""
+    try:
+        first = next(iter(inspect.signature(fn).parameters), None)
+    except (TypeError, ValueError):  # no signature to read (some builtins)
+        return False
+    return first == "self"
 
 
 def _single_input(fn: Callable[..., Any] | None) -> Callable[..., Any] | None:

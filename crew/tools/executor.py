@@ -23,16 +23,14 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from inspect import isawaitable
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from crew.errors import ToolArgumentsError
 from crew.events import bus
+from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, new_call_id
 from crew.tools.invocation import run_coroutine_sync
-
-if TYPE_CHECKING:
-    from crew.tools.base import BaseTool
 
 __all__ = ["ToolExecutor", "ToolStats"]
 
@@ -89,7 +87,17 @@ class ToolExecutor:
     def __init__(self, tools: Iterable[BaseTool] = (), *, cache: bool | CacheBackend = True,
                  run_id: str | None = None) -> None:
         self.run_id = run_id
-        self.cache: CacheBackend | None = InMemoryCache() if cache is True else (cache or None)
+        if cache is True:
+            self.cache: CacheBackend | None = InMemoryCache()
+        elif cache is False or cache is None:
+            self.cache = None
+        elif isinstance(cache, CacheBackend):
+            self.cache = cache
+        else:
+            raise TypeError(
+                "ToolExecutor(cache=...) takes True (in memory), False, or a backend with get/set/clear "
+                f"such as SQLiteCache, got {type(cache).__name__}"
+            )
         self._lock = threading.Lock()
         self._tools: dict[str, BaseTool] = {}  # tool_name -> first tool registered under it
         self._lookup: dict[str, tuple[BaseTool, str]] = {}  # accepted spelling -> (tool, tool_name)
@@ -107,6 +115,13 @@ class ToolExecutor:
         statistics, usage count and cache entries, and a call made with ``tools=``
         runs the caller's own instance.
         """
+        if isinstance(tools, BaseTool):
+            raise TypeError(f"register a list of tools, got the single tool '{tools.name}': wrap it in a list")
+        tools = list(tools)
+        for tool in tools:
+            if not isinstance(tool, BaseTool):
+                what = getattr(tool, "__name__", None) or type(tool).__name__
+                raise TypeError(f"{what!r} is not a tool: decorate the function with @tool, or subclass BaseTool")
         with self._lock:
             for tool in tools:
                 name = tool.tool_name
@@ -244,7 +259,7 @@ class ToolExecutor:
         if self.cache is not None:
             pending.key = cache_key(name, pending.args, tool.injected_params)
             if pending.key is not None:
-                hit, value = self.cache.get(pending.key)
+                hit, value = self._cache_get(pending)
                 if hit:
                     return self._hit(pending, value)
         return pending
@@ -283,7 +298,7 @@ class ToolExecutor:
             pending.leading = True
         # The previous leader may have stored its result between our cache lookup and
         # our taking the lead: look again so that result is never computed twice.
-        hit, value = self.cache.get(key)  # type: ignore[union-attr]
+        hit, value = self._cache_get(pending)
         if not hit:
             return None
         pending.shared = value
@@ -318,9 +333,23 @@ class ToolExecutor:
             return self._failed(pending, exc, seconds)
         if pending.key is not None and self._worth_storing(pending, raw):
             value = {"content": content, "artifact": artifact, "raw": raw}
-            self.cache.set(pending.key, value)  # type: ignore[union-attr]
+            try:
+                self.cache.set(pending.key, value)  # type: ignore[union-attr]
+            except Exception as exc:  # noqa: BLE001 - a failing backend (disk full, locked) must not lose the result
+                self._cache_error(pending, "set", exc)
             pending.shared = value
         return self._finish(pending, content, "success", artifact=artifact, raw=raw, seconds=seconds)
+
+    def _cache_get(self, pending: _Pending) -> tuple[bool, Any]:
+        try:
+            return self.cache.get(pending.key)  # type: ignore[union-attr,arg-type]
+        except Exception as exc:  # noqa: BLE001 - an unreadable cache is a miss, not a crash
+            self._cache_error(pending, "get", exc)
+            return False, None
+
+    def _cache_error(self, pending: _Pending, operation: str, exc: Exception) -> None:
+        bus.emit("tool.cache.error", run_id=self._run_id(pending.context), tool=pending.name,
+                 operation=operation, error=f"{type(exc).__name__}: {exc}")
 
     def _worth_storing(self, pending: _Pending, raw: Any) -> bool:
         try:
@@ -423,10 +452,9 @@ class ToolExecutor:
 
 def _unpack(call: Mapping[str, Any]) -> tuple[str, Any, str]:
     """Read a tool-call dict: ``{"name", "args", "id"}`` (``arguments`` accepted for ``args``)."""
-    try:
-        name = call["name"]
-    except (KeyError, TypeError):
-        raise ValueError(f"a tool call needs a 'name' key, got {call!r}") from None
+    name = call.get("name") if isinstance(call, Mapping) else None
+    if not isinstance(name, str):
+        raise ValueError(f"a tool call needs a 'name' key holding the tool's name, got {call!r}")
     args = call.get("args", call.get("arguments"))
     return name, {} if args is None else args, call.get("id") or new_call_id()
 

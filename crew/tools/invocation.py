@@ -44,7 +44,7 @@ class Invocation(_Base):
         if refusal is not None:
             return self._deliver(call_id, started, _Outcome("error", refusal, refused=True))
         try:
-            raw = self._execute_sync(validated, context)
+            raw = self._execute_sync(validated, self._call_context(context, call_id))
             if inspect.isawaitable(raw):
                 raw = run_coroutine_sync(raw)
         except Exception as exc:
@@ -63,7 +63,7 @@ class Invocation(_Base):
         if refusal is not None:
             return self._deliver(call_id, started, _Outcome("error", refusal, refused=True))
         try:
-            raw = await self._execute(validated, context)
+            raw = await self._execute(validated, self._call_context(context, call_id))
         except Exception as exc:
             return self._deliver(call_id, started, self._failed(exc))
         return self._deliver(call_id, started, self._succeeded(raw))
@@ -90,11 +90,15 @@ class Invocation(_Base):
             return input.args, input.id
         if isinstance(input, dict) and input.get("type") == "tool_call":
             return input.get("args") or {}, input.get("id") or new_call_id()
-        if isinstance(input, str):
-            names = list(self.args_schema.model_fields)
-            if len(names) == 1:
-                return {names[0]: input}, None
+        if isinstance(input, str) and self.args_schema.model_fields:  # LangChain: text is the first argument
+            return {next(iter(self.args_schema.model_fields)): input}, None
         return input, None
+
+    def _call_context(self, context: RunContext | None, call_id: str | None) -> RunContext | None:
+        """A tool-call invocation tells injected parameters its call id, as the executor does."""
+        if call_id is None or not self.injected_params:
+            return context
+        return (context or RunContext()).model_copy(update={"tool_call_id": call_id})
 
     def _refused_arguments(self, exc: ToolArgumentsError) -> _Outcome:
         text = self.format_validation_error(exc)

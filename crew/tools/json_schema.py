@@ -14,7 +14,7 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, Field, create_model
 
 from crew.errors import ToolDefinitionError
-from crew.tools.schema import ARGS_CONFIG
+from crew.tools.schema import args_config
 
 _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
 _BOUNDS = {
@@ -68,7 +68,8 @@ class _Builder:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                model = create_model(_class_name(name), __config__=ARGS_CONFIG, **fields)
+                model = create_model(_class_name(name), __config__=args_config(schema.get("title") or name),
+                                     **fields)
         except Exception as exc:
             raise self.fail(path, str(exc)) from exc
         if schema.get("description"):

@@ -31,6 +31,11 @@ _INVALID_RUN = re.compile(r"[^a-zA-Z0-9_-]+")
 ARGS_CONFIG = ConfigDict(extra="ignore", arbitrary_types_allowed=True, protected_namespaces=())
 
 
+def args_config(title: str) -> ConfigDict:
+    """An argument model's config; its JSON schema's title is the tool's name, as in LangChain."""
+    return ConfigDict(**ARGS_CONFIG, title=title)
+
+
 @lru_cache(maxsize=4096)  # read on every executor call via ``tool.tool_name``
 def sanitize_tool_name(name: str) -> str:
     """The provider-safe spelling of a tool name (``^[a-zA-Z0-9_-]{1,64}$``).
@@ -83,6 +88,11 @@ def signature_params(fn: Callable[..., Any], tool_name: str) -> tuple[list[inspe
             continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
+        if param.kind is param.POSITIONAL_ONLY:  # tools are always called with keyword arguments
+            raise ToolDefinitionError(
+                f"Tool '{tool_name}': argument '{param.name}' is positional-only, but tools are called "
+                f"with keyword arguments; wrap it, e.g. lambda {param.name}: fn({param.name})"
+            )
         annotation = param.annotation
         if isinstance(annotation, str):
             annotation = _resolve(annotation, fn, param.name, tool_name)
@@ -153,7 +163,7 @@ def build_args_model(
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an argument called `schema` or `json` is fine here
-            return create_model(model_name, __config__=ARGS_CONFIG, **fields)
+            return create_model(model_name, __config__=args_config(tool_name), **fields)
     except Exception as exc:
         raise ToolDefinitionError(f"Tool '{tool_name}': cannot build its argument schema: {exc}") from exc
 
@@ -185,19 +195,33 @@ def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
     return json.loads(_parameters_json(model))
 
 
-def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """OpenAI strict mode: every object lists all its properties as required, no extras."""
+def strict_schema(schema: dict[str, Any], root: dict[str, Any] | None = None,
+                  expanding: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """OpenAI strict mode: every object lists all its properties as required, no extras.
+
+    Like the openai SDK's own helper, it also drops ``None`` defaults and inlines a
+    ``$ref`` that has sibling keywords (``{"$ref": ..., "description": ...}``), both of
+    which strict mode rejects.
+    """
     if not isinstance(schema, dict):
         return schema
+    root = schema if root is None else root
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and len(schema) > 1 and ref.startswith("#/") and ref not in expanding:
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        siblings = {key: value for key, value in schema.items() if key != "$ref"}
+        return strict_schema({**target, **siblings}, root, expanding | {ref})
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: strict_schema(sub) for name, sub in value.items()}
+            out[key] = {name: strict_schema(sub, root, expanding) for name, sub in value.items()}
         elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
-            out[key] = strict_schema(value)
+            out[key] = strict_schema(value, root, expanding)
         elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
-            out[key] = [strict_schema(sub) for sub in value]
-        else:
+            out[key] = [strict_schema(sub, root, expanding) for sub in value]
+        elif not (key == "default" and value is None):
             out[key] = value
     if "properties" in out or (out.get("type") == "object" and "additionalProperties" not in out):
         out["required"] = list(out.get("properties", {}))

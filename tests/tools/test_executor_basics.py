@@ -69,6 +69,21 @@ def test_lookup_accepts_written_name_sanitised_name_and_any_case():
 def test_call_without_a_name_is_a_programming_error():
     with pytest.raises(ValueError, match="needs a 'name'"):
         ToolExecutor([add]).execute({"args": {"a": 1}})
+    with pytest.raises(ValueError, match="needs a 'name' key holding the tool's name"):
+        ToolExecutor([add]).execute({"name": None, "args": {"a": 1}})
+
+
+def test_what_is_not_a_tool_or_a_cache_is_refused_when_the_executor_is_built():
+    def plain(a: int) -> int:
+        """Plain."""
+        return a
+
+    with pytest.raises(TypeError, match="'plain' is not a tool: decorate the function with @tool"):
+        ToolExecutor([add, plain])
+    with pytest.raises(TypeError, match="got the single tool 'add': wrap it in a list"):
+        ToolExecutor(add)
+    with pytest.raises(TypeError, match="takes True .*, False, or a backend with get/set/clear .*got str"):
+        ToolExecutor([add], cache="memory")
 
 
 def test_unknown_tool_names_the_available_tools_and_the_closest_match():

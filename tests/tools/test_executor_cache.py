@@ -11,8 +11,10 @@ import textwrap
 import threading
 import time
 
+import pytest
 from pydantic import BaseModel
 
+from crew.events import bus
 from crew.tools import RunContext, ToolExecutor, tool
 from crew.tools.cache import CacheBackend, InMemoryCache, SQLiteCache, cache_key
 
@@ -327,6 +329,46 @@ def test_sqlite_cache_survives_a_new_process(tmp_path):
     assert outputs[0]["content"] == outputs[1]["content"] == '{"word": "crew", "length": 4}'
     assert outputs[1]["raw"] == {"word": "crew", "length": 4}
     assert log.read_text() == "crew\n"  # the second process never ran the tool
+
+
+def test_sqlite_cache_stores_bytes_results_as_text(tmp_path):
+    @tool
+    def blob() -> bytes:
+        """Raw bytes, not all of them UTF-8."""
+        return b"caf\xc3\xa9 \xff"
+
+    with SQLiteCache(tmp_path / "missing" / "dir" / "c.db") as cache:  # parent folders are created
+        executor = ToolExecutor([blob], cache=cache)
+        first = executor.execute({"name": "blob", "args": {}})
+        again = executor.execute({"name": "blob", "args": {}})
+    assert (first.status, first.content, first.raw) == ("success", "café \ufffd", b"caf\xc3\xa9 \xff")
+    assert (again.cached, again.content, again.raw) == (True, "café \ufffd", "café \ufffd")
+
+
+def test_a_failing_cache_backend_never_fails_the_call(tmp_path):
+    add, runs = counting_add()
+    cache = SQLiteCache(tmp_path / "c.db")
+    executor = ToolExecutor([add], cache=cache)
+    cache.close()  # every get and set now raises sqlite3.ProgrammingError
+    seen = []
+    unsubscribe = bus.subscribe(seen.append)
+    try:
+        results = [executor.execute({"name": "add", "args": {"a": 1, "b": 2}}) for _ in range(2)]
+    finally:
+        unsubscribe()
+    assert [(r.status, r.content, r.cached) for r in results] == [("success", "3", False)] * 2
+    assert len(runs) == 2
+    errors = [e.data for e in seen if e.type == "tool.cache.error"]
+    assert [e["operation"] for e in errors] == ["get", "get", "set"] * 2
+    assert "closed database" in errors[0]["error"]
+
+
+def test_unusable_sqlite_cache_paths_are_named(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OSError, match="cannot open the SQLite tool cache at .*file"):
+        SQLiteCache(tmp_path / "file" / "c.db")
+    with pytest.raises(OSError, match=f"cannot open the SQLite tool cache at {tmp_path}"):
+        SQLiteCache(tmp_path)  # a directory
 
 
 class ListCache:

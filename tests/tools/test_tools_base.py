@@ -4,6 +4,7 @@ import asyncio
 import copy
 import threading
 import time
+from datetime import date
 
 import pytest
 from pydantic import BaseModel
@@ -439,14 +440,14 @@ def test_invoke_usage_limit_is_a_refused_error_result():
     assert runs == [1]
 
 
-def test_invoke_with_a_string_for_a_single_argument_tool():
+def test_invoke_with_a_string_fills_the_first_argument():
     @tool
-    def shout(text: str) -> str:
+    def shout(text: str, times: int = 1) -> str:
         """Shout."""
-        return text.upper()
+        return text.upper() * times
 
     assert shout.invoke("hey") == "HEY"
-    assert add.invoke("1 2").startswith("Tool 'add' received invalid arguments:")
+    assert add.invoke("1").startswith("Tool 'add' received invalid arguments:\n  - b: Field required")
 
 
 def test_invoke_passes_the_context_to_injected_parameters():
@@ -454,6 +455,18 @@ def test_invoke_passes_the_context_to_injected_parameters():
     result = search.invoke({"name": "web_search", "args": {"query": "q"}, "id": "c", "type": "tool_call"},
                            context=RunContext(task="research"))
     assert result.content == "q|3|research"
+
+
+def test_a_tool_call_invocation_gives_injected_parameters_its_call_id():
+    @tool
+    def whoami(ctx: RunContext) -> str:
+        """Report the call id."""
+        return f"{ctx.tool_call_id}|{ctx.task}"
+
+    call = {"name": "whoami", "args": {}, "id": "call_7", "type": "tool_call"}
+    assert whoami.invoke(call, context=RunContext(task="t")).content == "call_7|t"
+    assert asyncio.run(whoami.ainvoke(call)).content == "call_7|None"
+    assert whoami.invoke({}) == "None|None"  # plain arguments: there is no call id
 
 
 @pytest.mark.parametrize(
@@ -530,6 +543,21 @@ def test_validate_and_dropped_args():
     assert add.dropped_args({"a": 1}) == []
 
 
+def test_extras_dropped_even_when_the_schema_forbids_them():
+    class Closed(BaseModel, extra="forbid"):  # the usual way to get additionalProperties: false
+        q: str
+
+    @tool(args_schema=Closed)
+    def look(q: str) -> str:
+        """Look."""
+        return q
+
+    assert look.validate_args({"q": "x", "invented": 1}) == {"q": "x"}
+    with pytest.raises(ToolArgumentsError) as caught:
+        look.run(invented=1)
+    assert caught.value.problems == {"q": "Field required"}
+
+
 def test_extras_kept_when_the_schema_allows_them():
     class Open(BaseModel, extra="allow"):
         q: str
@@ -561,10 +589,22 @@ async def test_execute_sync_of_an_async_tool_returns_its_coroutine():
     assert await coro == 4
 
 
+class Opaque:
+    def __str__(self) -> str:
+        return "<opaque>"
+
+
 def test_format_result_and_format_error():
     assert add.format_result(3) == ("3", None)
     assert add.format_result({"k": [1, "é"]}) == ('{"k": [1, "é"]}', None)
     assert add.format_result(None) == ("", None)
+    # the model reads text: bytes decoded, nested sets/enums/dates in JSON form, other objects via str()
+    assert add.format_result(b"caf\xc3\xa9 \xff") == ("café \ufffd", None)
+    nested = {"s": {3}, "b": b"x", "d": date(2024, 1, 2)}
+    assert add.format_result(nested) == ('{"s": [3], "b": "x", "d": "2024-01-02"}', None)
+    assert add.format_result(date(2024, 1, 2)) == ("2024-01-02", None)
+    assert add.format_result(Opaque()) == ("<opaque>", None)
+    assert add.format_result((1.5, True)) == ("[1.5, true]", None)
     assert add.format_error(ValueError("boom")) == "ValueError: boom"
     assert add.format_error(RuntimeError()) == "RuntimeError"
 

@@ -33,6 +33,26 @@ def test_bare_decorator_builds_a_tool_named_after_the_function():
     assert search_attractions.func("a", "b") == "a attractions for b"
 
 
+def test_inferred_args_schema_is_titled_and_described_like_langchains():
+    @tool(parse_docstring=True)
+    def search_attractions(city: str, limit: int = 5) -> str:
+        """Search attractions in a city.
+
+        Args:
+            city: Destination city.
+            limit: Maximum number of results.
+        """
+        return city
+
+    schema = search_attractions.args_schema.model_json_schema()
+    assert schema["title"] == "search_attractions"
+    assert schema["description"] == "Search attractions in a city."
+    assert schema["properties"]["limit"] == {
+        "default": 5, "description": "Maximum number of results.", "title": "Limit", "type": "integer",
+    }
+    assert "title" not in search_attractions.to_openai_tool()["function"]["parameters"]  # tokens saved
+
+
 def test_custom_name_forms():
     def search(q: str) -> str:
         """Search."""
@@ -53,6 +73,11 @@ def test_name_given_twice_differently_is_an_error():
 
     with pytest.raises(ToolDefinitionError, match="tool name given twice: 'a' and name='b'"):
         tool("a", name="b")(search)
+    with pytest.raises(ToolDefinitionError, match="needs a non-empty name"):
+        tool(name="")(search)
+    with pytest.raises(ToolDefinitionError, match="a tool made from a lambda needs a name"):
+        tool(lambda x: 2 * x, description="Double x.")
+    assert tool("double", lambda x: 2 * x, description="Double x.").run(x=2) == 4
 
 
 def test_invalid_decorator_arguments_are_clear_errors():
@@ -141,6 +166,7 @@ def test_args_schema_as_json_schema_dict():
 
     built = tool("search_attractions", search, args_schema=schema)
     assert issubclass(built.args_schema, BaseModel)
+    assert built.args_schema.model_json_schema()["title"] == "search_attractions"
     assert built.description == "Search attractions matching traveler interests."
     assert built.args["city"] == {"type": "string", "description": "Destination city"}
     assert built.run(city="Osaka", preference="food") == "Osaka/food"
@@ -257,7 +283,7 @@ def test_annotated_and_field_descriptions_count_as_documented():
 
 def test_parse_docstring_without_docstring_is_an_error():
     with pytest.raises(ToolDefinitionError, match="parse_docstring=True but the function has no docstring"):
-        tool(parse_docstring=True, description="x")(lambda q: q)
+        tool("echo", parse_docstring=True, description="x")(lambda q: q)
 
 
 def test_infer_schema_false_takes_one_string_input():

@@ -8,12 +8,24 @@ import crew.tools
 
 
 def test_public_names():
-    from crew.tools import BaseTool, RunContext, Tool, ToolCall, ToolException, ToolExecutor, ToolResult, tool
+    from crew.tools import (
+        BaseTool,
+        EnvVar,
+        RunContext,
+        Tool,
+        ToolCall,
+        ToolException,
+        ToolExecutor,
+        ToolResult,
+        tool,
+    )
 
     assert crew.tool is tool and crew.BaseTool is BaseTool and crew.ToolResult is ToolResult
     assert crew.tools.sanitize_tool_name("a b") == "a_b"
     assert issubclass(Tool, BaseTool)
     assert {ToolCall, RunContext, ToolExecutor, ToolException}
+    needs_key = tool("t", lambda: 1, env_vars=[EnvVar(name="API_KEY", required=False)], description="d")
+    assert needs_key.env_vars == [EnvVar(name="API_KEY", required=False)]
 
 
 def test_importing_crew_tools_loads_no_heavy_module():

@@ -1,6 +1,7 @@
 """Schema inference, JSON-schema dicts, docstring parsing, provider names and renderings."""
 
 import json
+import math
 import re
 from typing import Annotated, Literal, Optional
 
@@ -82,10 +83,28 @@ def test_self_args_kwargs_and_run_context_are_skipped():
             """Look something up."""
             return query
 
-    looked = tool("lookup", Holder.method)
+    looked = tool("lookup", Holder().method)
     assert list(looked.args) == ["query"]
     assert looked.injected_params == frozenset({"ctx", "maybe"})
     assert looked.args_schema.model_json_schema()["required"] == ["query"]
+
+
+def test_bound_methods_and_positional_only_arguments():
+    class Counter:
+        def __init__(self) -> None:
+            self.base = 10
+
+        def add(self, x: int) -> int:
+            """Add to the base."""
+            return self.base + x
+
+    bound = tool(Counter().add)
+    assert (bound.name, list(bound.args), bound.run(x=1)) == ("add", ["x"], 11)
+    with pytest.raises(ToolDefinitionError, match=r"first parameter is 'self'.*tool\(instance.add\)"):
+        tool(Counter.add)  # also what @tool inside a class body sees
+    with pytest.raises(ToolDefinitionError, match="Tool 'sqrt': argument 'x' is positional-only"):
+        tool(math.sqrt)  # builtins often are: the call would fail on every use, so building fails
+    assert tool("sqrt", lambda x: math.sqrt(x), description="Square root.").run(x=9) == 3.0
 
 
 def test_required_versus_optional_from_defaults():
@@ -201,8 +220,10 @@ def test_bad_json_schema_dicts_name_the_place(schema, message):
 def test_args_schema_of_wrong_type_is_rejected():
     from crew.tools import Tool
 
-    with pytest.raises(ToolDefinitionError, match="must be a pydantic model class or a JSON-schema dict, got int"):
+    with pytest.raises(ToolDefinitionError, match="must be a pydantic model class or a JSON-schema dict, got 42"):
         Tool(name="w", description="d", func=lambda: 1, args_schema=42)
+    with pytest.raises(ToolDefinitionError, match="got <class 'int'>"):
+        tool("w", args_schema=int, description="d")(lambda: 1)
 
 
 # -- docstrings -----------------------------------------------------------------------
@@ -312,6 +333,37 @@ def test_to_openai_tool_plain_and_strict():
         assert model["additionalProperties"] is False
     assert plain["function"]["parameters"]["required"] == ["trip"]  # strict never alters the plain form
     json.dumps(strict)
+
+
+class Tree(BaseModel):
+    label: str
+    parent: "Tree" = Field(default=None, description="Up one level")  # a $ref beside other keywords
+
+
+def test_strict_mode_inlines_refs_with_siblings_and_drops_none_defaults_like_openais_sdk():
+    @tool
+    def route(
+        start: Address = Field(description="Where to start"),
+        unit: Literal["km", "mi"] = "km",
+        via: Address | None = None,
+        tree: Tree | None = None,
+    ) -> str:
+        """Route between places."""
+        return ""
+
+    params = route.to_openai_tool(strict=True)["function"]["parameters"]
+    address = {
+        "properties": {"street": {"type": "string"}, "city": {"default": "Osaka", "type": "string"}},
+        "required": ["street", "city"], "type": "object", "additionalProperties": False,
+    }
+    assert params["properties"]["start"] == {**address, "description": "Where to start"}
+    assert params["properties"]["via"] == {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]}
+    parent = params["$defs"]["Tree"]["properties"]["parent"]  # inlined once, then the cycle stops
+    assert parent["description"] == "Up one level" and "default" not in parent
+    assert parent["properties"]["parent"] == {"$ref": "#/$defs/Tree", "description": "Up one level"}
+    assert route.to_openai_tool()["function"]["parameters"]["properties"]["start"] == {
+        "$ref": "#/$defs/Address", "description": "Where to start",
+    }
 
 
 def test_to_openai_tool_without_arguments_and_with_extras():

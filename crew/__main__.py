@@ -1,0 +1,7 @@
+"""``python -m crew``: the ``crew`` command."""
+
+import sys
+
+from crew.cli import main
+
+sys.exit(main())

@@ -1,0 +1,194 @@
+"""Agent: who does the work (role, goal, backstory, model, tools) and how long it may try.
+
+An ``Agent`` is configuration only. Each ``aexecute_task`` call builds its own
+``crew.agent_loop.TaskRun`` for the messages and usage of that task, so one agent can
+work on many tasks at once and the same object serves many crews and kickoffs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from crew.agent_loop import AgentStep, StepCallback, TaskRun
+from crew.errors import MissingInputError, TaskTimeoutError
+from crew.tasks.interpolate import fill
+from crew.tasks.output import TaskOutput
+from crew.tools.base import BaseTool
+from crew.tools.executor import ToolExecutor
+
+if TYPE_CHECKING:
+    from crew.tasks.task import Task
+
+__all__ = ["Agent", "AgentStep"]
+
+
+class Agent(BaseModel):
+    """An LLM agent, with CrewAI's fields.
+
+    ``llm`` is a litellm model string, an ``LLM``, or any ``ChatModel`` (``"test"`` is the
+    offline ``TestModel``); ``None`` lets the crew supply its default. ``name`` keys the
+    agent in a crew and defaults to ``role``. ``function_calling_llm`` helps models
+    without native tool calling: when the text protocol's action cannot be read, it is
+    asked to turn the reply into a proper tool call (CrewAI asks it on every action; we
+    only pay for it when the parser fails). ``step_callback(step: AgentStep)`` runs after
+    every model turn and may be async. ``system_template`` / ``prompt_template`` replace
+    the prompts; see ``crew.prompts`` for the fields they may use.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    role: str
+    goal: str
+    backstory: str = ""
+    name: str | None = None
+    llm: Any = Field(default=None, description="model string, LLM or ChatModel; None = the crew's default")
+    tools: list[BaseTool] = Field(default_factory=list, repr=False)
+    max_iter: int = Field(default=15, ge=1)
+    max_execution_time: float | None = Field(default=None, gt=0)
+    allow_delegation: bool = False
+    verbose: bool = False
+    system_template: str | None = None
+    prompt_template: str | None = None
+    function_calling_llm: Any = None
+    step_callback: StepCallback | None = None
+
+    _models: dict[str, tuple[Any, Any]] = PrivateAttr(default_factory=dict)
+
+    @field_validator("llm", "function_calling_llm")
+    @classmethod
+    def _model_like(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        from crew.llm import ChatModel
+
+        if not isinstance(value, ChatModel):
+            raise ValueError(f"must be a model string, an LLM or a ChatModel, not {type(value).__name__}")
+        return value
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _wrap_functions(cls, value: Any) -> Any:
+        """Plain functions become tools (``@tool`` applied), so ``tools=[search]`` just works."""
+        if not isinstance(value, (list, tuple)):
+            return value
+        from crew.tools.decorator import tool
+
+        return [item if isinstance(item, BaseTool) or not callable(item) else tool(item) for item in value]
+
+    @model_validator(mode="after")
+    def _default_name(self) -> Agent:
+        if not self.name:
+            self.name = self.role
+        return self
+
+    # -- models ---------------------------------------------------------------------
+
+    def chat_model(self, default: Any = None) -> Any:
+        """The ChatModel this agent talks to: its own ``llm``, else ``default`` (the crew's)."""
+        if self.llm is None:
+            from crew.llm import as_chat_model
+
+            return as_chat_model(None, default)
+        return self._resolved("llm")
+
+    def _resolved(self, field: str) -> Any:
+        """Resolve a model field once (a string becomes one LLM, shared by every task).
+
+        The cache remembers what it resolved, so a copy with another ``llm`` resolves anew.
+        """
+        value = getattr(self, field)
+        cached = self._models.get(field)
+        if cached is None or cached[0] is not value:
+            from crew.llm import as_chat_model
+
+            cached = self._models[field] = (value, as_chat_model(value))
+        return cached[1]
+
+    # -- running a task -------------------------------------------------------------
+
+    async def aexecute_task(
+        self,
+        task: Task,
+        *,
+        context: Sequence[TaskOutput] = (),
+        executor: ToolExecutor | None = None,
+        tools: Sequence[BaseTool] | None = None,
+        run_id: str | None = None,
+        feedback: str | None = None,
+        llm: Any = None,
+        step_callback: StepCallback | None = None,
+    ) -> TaskOutput:
+        """Work on ``task`` until a final answer and return its output.
+
+        ``tools`` replaces the agent's tools for this call (default: ``task.tools``, else
+        the agent's); ``executor`` is the run's shared one (a private one is made when
+        None); ``feedback`` is a guardrail's or a person's rejection of an earlier answer;
+        ``llm`` is the model to use when the agent has none; ``step_callback`` runs after
+        each turn in addition to the agent's own. Raises ``TaskTimeoutError`` past
+        ``max_execution_time``, ``LLMError`` when the model fails, ``OutputValidationError``
+        when a structured answer still does not fit after the re-asks.
+        """
+        if tools is None:
+            tools = task.tools if task.tools is not None else self.tools
+        callbacks = [cb for cb in (self.step_callback, step_callback) if cb is not None]
+        run = TaskRun(
+            self,
+            task,
+            model=self.chat_model(llm),
+            tools=tools,
+            executor=executor if executor is not None else ToolExecutor(tools),
+            context=context,
+            run_id=run_id,
+            feedback=feedback,
+            callbacks=callbacks,
+            extraction_model=self._resolved("function_calling_llm") if self.function_calling_llm else None,
+        )
+        if self.max_execution_time is None:
+            return await run.run()
+        scope = asyncio.timeout(self.max_execution_time)
+        try:
+            async with scope:
+                return await run.run()
+        except TimeoutError:
+            if not scope.expired():
+                raise  # a timeout from inside (a tool's, a model's) is not ours to rename
+            raise TaskTimeoutError(
+                f"agent '{self.role}' ran past its max_execution_time of {self.max_execution_time:g} s "
+                f"on task '{run.task_name}'"
+            ) from None
+
+    def execute_task(self, task: Task, **kwargs: Any) -> TaskOutput:
+        """Blocking twin of :meth:`aexecute_task` (same arguments).
+
+        Inside a running event loop (a notebook, an async app) the task runs on its own
+        loop in a worker thread, so this never raises "event loop is already running".
+        """
+        coro = self.aexecute_task(task, **kwargs)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(coro)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="crew-agent") as pool:
+            return pool.submit(asyncio.run, coro).result()
+
+    # -- kickoff inputs -------------------------------------------------------------
+
+    def interpolate(self, inputs: Mapping[str, Any]) -> Agent:
+        """A copy with ``{placeholders}`` in role, goal and backstory filled from ``inputs``.
+
+        ``name`` keeps its value, so the agent's key is the same in every kickoff. Raises
+        ``MissingInputError`` naming each missing placeholder and the field it is in.
+        """
+        errors: list[str] = []
+        filled = {
+            field: fill(getattr(self, field), inputs, where=f"agent '{self.name}' {field}", errors=errors)
+            for field in ("role", "goal", "backstory")
+        }
+        if errors:
+            raise MissingInputError("; ".join(errors), errors=errors)
+        return self.model_copy(update=filled)

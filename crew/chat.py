@@ -1,0 +1,132 @@
+"""What flows between an agent and any model: the ChatModel interface and its replies.
+
+Kept apart from :mod:`crew.llm` (the litellm implementation) so the offline doubles
+in :mod:`crew.testing` and the agent loop depend only on this small contract, and a
+tool call's arguments are parsed by the same rules whatever model produced them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field, model_validator
+
+from crew.events import bus
+from crew.tools.calls import ToolCall, new_call_id
+from crew.usage import Usage
+
+
+class InvalidToolCall(BaseModel):
+    """A tool call whose arguments were not a JSON object (LangChain's ``invalid_tool_calls``).
+
+    It is kept apart from ``tool_calls`` so nothing runs a tool with guessed
+    arguments; it stays in ``raw_message``, so the agent must answer its ``id``
+    with an error tool message (``error`` says what was wrong) and the model can retry.
+    """
+
+    id: str
+    name: str
+    arguments: str
+    error: str
+
+
+class LLMResponse(BaseModel):
+    """One assistant turn: text and/or tool calls, with usage and timing.
+
+    ``raw_message`` is the assistant message in OpenAI format, ready to append to
+    the history; it is derived from the other fields when not given, so it always
+    carries the ids the tool messages must answer.
+    """
+
+    content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    invalid_tool_calls: list[InvalidToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+    latency: float = 0.0
+    finish_reason: str | None = None
+    raw_message: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _fill_raw_message(self) -> LLMResponse:
+        if not self.raw_message:
+            self.raw_message = assistant_message(self.content, self.tool_calls, self.invalid_tool_calls)
+        return self
+
+
+def assistant_message(content: str | None, tool_calls: Sequence[ToolCall] = (),
+                      invalid_tool_calls: Sequence[InvalidToolCall] = ()) -> dict[str, Any]:
+    """The OpenAI-format assistant message for a turn (tool calls in the order given)."""
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    wire = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args, default=str)}}
+            for c in tool_calls]
+    wire += [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+             for c in invalid_tool_calls]
+    if wire:
+        message["tool_calls"] = wire
+    return message
+
+
+def parse_arguments(text: str | dict[str, Any] | None) -> dict[str, Any]:
+    """A tool call's arguments as a dict; raises ValueError unless they are a JSON object.
+
+    Empty arguments mean "no arguments"; a JSON string holding JSON (double encoding,
+    which some models produce) is decoded once more.
+    """
+    if isinstance(text, dict):
+        return text
+    if text is None or not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+        if isinstance(value, str):
+            value = json.loads(value)
+    except ValueError as exc:
+        raise ValueError(f"arguments are not valid JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def split_tool_calls(raw_calls: Sequence[Any]) -> tuple[list[ToolCall], list[InvalidToolCall]]:
+    """Provider tool calls (objects or dicts) -> valid ToolCalls and invalid ones, ids filled."""
+    valid: list[ToolCall] = []
+    invalid: list[InvalidToolCall] = []
+    for raw in raw_calls:
+        call = raw if isinstance(raw, dict) else raw.model_dump()
+        function = call.get("function") or {}
+        call_id = call.get("id") or new_call_id()
+        name = function.get("name") or ""
+        arguments = function.get("arguments")
+        try:
+            valid.append(ToolCall(name=name, args=parse_arguments(arguments), id=call_id))
+        except ValueError as exc:
+            invalid.append(InvalidToolCall(id=call_id, name=name, arguments=str(arguments), error=str(exc)))
+    return valid, invalid
+
+
+def emit_call(response: LLMResponse, *, attempts: int = 1, stream: bool = False) -> None:
+    """Announce a finished model call (every ChatModel reports through here)."""
+    bus.emit("llm.call", model=response.model, prompt_tokens=response.usage.prompt_tokens,
+             completion_tokens=response.usage.completion_tokens, total_tokens=response.usage.total_tokens,
+             cost=response.usage.cost, latency=round(response.latency, 6), attempts=attempts, stream=stream,
+             tool_calls=len(response.tool_calls) + len(response.invalid_tool_calls),
+             finish_reason=response.finish_reason)
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """What an agent needs from a model. ``LLM``, ``TestModel`` and ``FunctionModel`` implement it."""
+
+    model: str
+
+    @property
+    def supports_function_calling(self) -> bool: ...
+
+    async def acomplete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+                        output_schema: dict[str, Any] | None = None) -> LLMResponse: ...
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+                 output_schema: dict[str, Any] | None = None) -> LLMResponse: ...

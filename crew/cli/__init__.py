@@ -1,0 +1,142 @@
+"""The ``crew`` command.
+
+argparse, not click or typer: ``crew --help`` must answer in well under 0.3 s, and
+each subcommand imports what it needs only when it runs. Exit codes: 0 success, 1 the
+run failed (a task failed, or something unexpected broke), 2 a usage or configuration
+error, printed as one clear message without a traceback (``--debug`` shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(Exception):
+    """The command line itself is wrong (bad -i syntax, unknown -o suffix ...): exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from crew import __version__
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of errors")
+    parser = argparse.ArgumentParser(
+        prog="crew",
+        description="Run and inspect crews of LLM agents declared in YAML.",
+        epilog="Try it offline: crew kickoff examples/trip_planner --llm test",
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"crew {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help, parents=[common])
+
+    path_help = "crew folder (crew.yaml, or agents.yaml + tasks.yaml); default: the current folder"
+    p = command("kickoff", "run a crew and show its progress")
+    p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
+    p.add_argument("-i", "--input", dest="inputs", action="append", default=[], metavar="KEY=VALUE",
+                   help="an input for {placeholders} (repeatable); VALUE is read as JSON when it parses, else text")
+    p.add_argument("--inputs-file", metavar="FILE", help="inputs from a .json, .yaml or .yml file")
+    p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (e.g. test, openai/gpt-4o-mini)")
+    p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
+    p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: current folder)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    p.set_defaults(handler="crew.cli.kickoff:run")
+
+    p = command("validate", "check a crew without running it (no model or key needed)")
+    p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
+    p.set_defaults(handler="crew.cli.inspect:validate")
+
+    p = command("plot", "draw the task graph (Mermaid on stdout by default)")
+    p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write to FILE: .mmd/.mermaid/.md (Mermaid), .dot/.gv (Graphviz), .html (a page)")
+    p.set_defaults(handler="crew.cli.plot:run")
+
+    p = command("tools", "list each tool with its description and arguments")
+    p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
+    p.add_argument("--json", action="store_true", help="print the tools as JSON (OpenAI function format)")
+    p.set_defaults(handler="crew.cli.inspect:tools")
+
+    p = command("create", "make a new crew folder that runs at once (offline with the test model)")
+    p.add_argument("name", metavar="NAME", help="name of the folder to create")
+    p.set_defaults(handler="crew.cli.scaffold:run")
+
+    p = command("schema", "print the JSON Schema of crew.yaml (for editors)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(handler="crew.cli.inspect:schema")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    debug = getattr(args, "debug", False)
+    try:
+        module, _, name = args.handler.partition(":")
+        from importlib import import_module
+
+        return int(getattr(import_module(module), name)(args))
+    except KeyboardInterrupt:
+        _say("crew: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `crew plot | head`: the reader left; that is not an error
+        _silence_stdout()
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the one place errors become messages and exit codes
+        return _report(exc, debug)
+
+
+def _report(exc: Exception, debug: bool) -> int:
+    from crew.errors import ConfigError, CrewError
+
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    if isinstance(exc, ConfigError):
+        for line in [*exc.errors, *getattr(exc, "warnings", ())]:
+            _say(line if _located(line) else f"crew: {line}")
+        if len(exc.errors) > 1:
+            _say(f"crew: {len(exc.errors)} errors; nothing was run")
+        return EXIT_USAGE
+    if isinstance(exc, UsageError):
+        _say(f"crew: {exc}")
+        return EXIT_USAGE
+    if isinstance(exc, CrewError):
+        _say(f"crew: {exc}")
+        return EXIT_FAILED
+    _say(f"crew: unexpected error: {type(exc).__name__}: {exc}" + ("" if debug else " (--debug shows the traceback)"))
+    return EXIT_FAILED
+
+
+def _located(line: str) -> bool:
+    head = line.split(": ", 1)[0]
+    return head.count(":") >= 1 and head.rsplit(":", 1)[-1].isdigit()
+
+
+def _say(text: str) -> None:
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
+def _silence_stdout() -> None:
+    """Point stdout at devnull so the interpreter's final flush does not raise again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,97 @@
+"""``crew validate``, ``crew tools`` and ``crew schema``: look at a crew without running it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from crew.cli import EXIT_OK
+
+
+def validate(args: argparse.Namespace) -> int:
+    """Everything kickoff checks, minus the model and the inputs that may come at kickoff."""
+    from crew.config import load_project
+
+    project = load_project(args.path)
+    for problem in project.warnings:
+        print(problem, file=sys.stderr)
+    crew = project.crew
+    process = getattr(crew.process, "value", crew.process)
+    print(f"ok: {', '.join(project.files)}")
+    print(f"  crew {crew.name}: process {process}, {len(crew.agents)} agents, {len(crew.tasks)} tasks, "
+          f"{len(project.tools)} tools")
+    if project.inputs:
+        print(f"  inputs with defaults: {', '.join(sorted(project.inputs))}")
+    for note in project.missing_inputs(project.inputs, level="note") + project.problems.of("note"):
+        print(f"  {note}")
+    return EXIT_OK
+
+
+def tools(args: argparse.Namespace) -> int:
+    """Each tool's name, description and argument schema, as the model will see them."""
+    from crew.config import load_project
+
+    project = load_project(args.path)
+    if args.json:
+        json.dump([t.to_openai_tool() for t in project.tools.values()], sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    if not project.tools:
+        print("no tools (declare them under `tools:` in crew.yaml)")
+    for name, tool in project.tools.items():
+        print(_describe(name, tool))
+    return EXIT_OK
+
+
+def _describe(name: str, tool: Any) -> str:
+    schema = tool.to_openai_tool()["function"]["parameters"]
+    required = set(schema.get("required", ()))
+    lines = [name, *(f"  {line}" for line in tool.description.strip().splitlines())]
+    properties = schema.get("properties", {})
+    lines.append("  arguments:" if properties else "  arguments: none")
+    for arg, spec in properties.items():
+        kind = _type_of(spec)
+        extra = "required" if arg in required else f"default {json.dumps(spec['default'])}" if "default" in spec else "optional"
+        description = f": {spec['description']}" if spec.get("description") else ""
+        lines.append(f"    {arg} ({kind}, {extra}){description}")
+    flags = []
+    if tool.result_as_answer:
+        flags.append("result_as_answer")
+    if tool.max_usage_count is not None:
+        flags.append(f"max_usage_count={tool.max_usage_count}")
+    cache_function = getattr(tool, "cache_function", None)
+    if cache_function is not type(tool).model_fields["cache_function"].default:
+        flags.append(f"cache_function={getattr(cache_function, '__qualname__', cache_function)}")
+    if flags:
+        lines.append(f"  {' · '.join(flags)}")
+    return "\n".join(lines)
+
+
+def _type_of(spec: dict[str, Any]) -> str:
+    if "enum" in spec:
+        return " | ".join(json.dumps(v) for v in spec["enum"])
+    if "type" in spec:
+        kind = spec["type"]
+        if kind == "array" and isinstance(spec.get("items"), dict):
+            return f"list of {_type_of(spec['items'])}"
+        return kind if isinstance(kind, str) else " or ".join(kind)
+    for key in ("anyOf", "oneOf"):
+        if key in spec:
+            return " or ".join(_type_of(s) for s in spec[key])
+    return "any"
+
+
+def schema(args: argparse.Namespace) -> int:
+    """The JSON Schema of crew.yaml, generated from the models."""
+    from crew.config import crew_json_schema
+
+    text = json.dumps(crew_json_schema(), indent=2, ensure_ascii=False) + "\n"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK

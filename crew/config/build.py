@@ -1,0 +1,344 @@
+"""From YAML trees to ``Agent``, ``Task`` and ``Crew`` objects, with every problem located.
+
+The builder checks what the models cannot know (names referring to each other, import
+paths, which key sits on which line), then hands each entry to the model itself, so a
+YAML crew is exactly the crew the same arguments would give in Python. Problems are
+collected, not raised one by one: a user fixes a file in one pass.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from crew.config.fields import CREWAI_KEYS, FieldSpec, Section, fields_of
+from crew.config.imports import ImportProblem, as_tool, import_object
+from crew.config.loader import YamlList, YamlMap
+from crew.config.problems import Problems, did_you_mean
+
+# Which texts take {placeholders}: the fields the models fill at kickoff.
+TEMPLATED: dict[Section, tuple[str, ...]] = {
+    "agent": ("role", "goal", "backstory"),
+    "task": ("description", "expected_output", "output_file"),
+}
+_SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
+
+
+@dataclass
+class Entry:
+    """One named agent, task or tool, with where it was written."""
+
+    name: str
+    data: Any
+    file: str
+    line: int
+    path: str  # dotted key path, e.g. "agents.writer"
+
+    def line_of(self, key: str) -> int:
+        return self.data.line_of(key) if isinstance(self.data, YamlMap) and key in self.data else self.line
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A ``{name}`` in a templated text, and where it appears."""
+
+    name: str
+    file: str
+    line: int
+    path: str
+
+
+def plain(value: Any) -> Any:
+    """The value with YAML containers turned back into plain dicts and lists."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def key_path(*parts: Any) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part not in ("", None):
+            out = f"{out}.{part}" if out else str(part)
+    return out
+
+
+class Builder:
+    """Builds one crew; every check appends to ``problems`` instead of raising."""
+
+    def __init__(
+        self,
+        folder: Path,
+        problems: Problems,
+        *,
+        llm: str | None,
+        out_dir: Path | None,
+        require_model: bool,
+    ) -> None:
+        self.folder = folder
+        self.problems = problems
+        self.llm_override = llm
+        self.out_dir = out_dir
+        self.require_model = require_model
+        self.crew_llm: Any = None
+        self.tools: dict[str, Any] = {}
+        self.tool_names: set[str] = set()
+        self.placeholders: list[Placeholder] = []
+        self.unmodelled: list[Entry] = []
+
+    # -- generic pieces ----------------------------------------------------------------
+
+    def error(self, entry: Entry, key: Any, message: str, *, line: int | None = None) -> None:
+        path = key_path(entry.path, key)
+        self.problems.add(entry.file, line or entry.line_of(key), path, message)
+
+    def check_keys(self, entry: Entry, section: Section) -> dict[str, FieldSpec] | None:
+        """Report unknown keys (with a suggestion) and CrewAI-only keys (a warning).
+
+        Returns the accepted fields, or None when the entry is not a mapping at all.
+        """
+        if not isinstance(entry.data, YamlMap):
+            what = {"crew": "crew settings", "agent": "agent", "task": "task", "tool": "tool"}[section]
+            self.problems.add(
+                entry.file, entry.line, entry.path,
+                f"expected a mapping of {what} keys, got {type_name(entry.data)}",
+            )
+            return None
+        fields = fields_of(section)
+        accepted: dict[str, FieldSpec] = {}
+        for key in entry.data:
+            if isinstance(key, str) and key in fields:
+                accepted[key] = fields[key]
+            elif isinstance(key, str) and key in CREWAI_KEYS[section]:
+                self.problems.add(
+                    entry.file, entry.line_of(key), key_path(entry.path, key),
+                    f"CrewAI key '{key}' is not supported here and is ignored", "warning",
+                )
+            else:
+                self.error(entry, key, f"unknown key '{key}'{did_you_mean(key, _visible(fields))}")
+        return accepted
+
+    def value_of(self, entry: Entry, key: str, spec: FieldSpec, value: Any) -> tuple[bool, Any]:
+        """Resolve a ``value``, ``model`` or ``import`` key; (False, None) after an error."""
+        if spec.kind == "import":
+            if value is None:
+                return True, None
+            try:
+                return True, import_object(value, self.folder)
+            except ImportProblem as exc:
+                self.error(entry, key, str(exc))
+                return False, None
+        if spec.kind == "model":
+            return self.model_value(entry, key, value)
+        return True, plain(value)
+
+    def model_value(self, entry: Entry, key: str, value: Any) -> tuple[bool, Any]:
+        """A model name stays a string (the agent resolves it lazily); a mapping becomes an LLM."""
+        if value is None or isinstance(value, str):
+            return True, value or None
+        if isinstance(value, YamlMap):
+            from crew.llm import LLM
+
+            try:
+                return True, LLM(**plain(value))
+            except Exception as exc:  # noqa: BLE001 - any settings error is the user's to fix
+                self.error(entry, key, f"invalid LLM settings: {_exc_text(exc)}")
+                return False, None
+        self.error(entry, key, f"expected a model name such as 'openai/gpt-4o-mini', got {type_name(value)}")
+        return False, None
+
+    def crew_model(self, value: Any) -> Any:
+        """The crew's default model: --llm, else crew.yaml's ``llm:``, else $CREW_LLM."""
+        return self.llm_override or value or os.environ.get("CREW_LLM") or None
+
+    def construct(
+        self, entry: Entry, cls: type, kwargs: dict[str, Any], *, passthrough: tuple[type[Exception], ...] = ()
+    ) -> Any:
+        """``cls(**kwargs)`` with validation errors mapped back to lines; None after an error.
+
+        Exceptions in ``passthrough`` propagate, for callers that can locate them better.
+        """
+        from pydantic import ValidationError
+
+        try:
+            return cls(**kwargs)
+        except passthrough:
+            raise
+        except ValidationError as exc:
+            for err in exc.errors():
+                self.validation_error(entry, err)
+        except Exception as exc:  # noqa: BLE001 - model rules raise plain errors; report them all alike
+            self.problems.add(entry.file, entry.line, entry.path, _exc_text(exc))
+        return None
+
+    def validation_error(self, entry: Entry, err: Any) -> None:
+        loc = list(err.get("loc", ()))
+        node, line = entry.data, entry.line
+        for part in loc:
+            if isinstance(node, YamlMap) and part in node:
+                line, node = node.line_of(part), node[part]
+            elif isinstance(node, YamlList) and isinstance(part, int) and part < len(node):
+                line, node = node.line_of(part), node[part]
+            else:
+                break
+        if err.get("type") == "missing":
+            message = "required key is missing"
+        else:
+            message = str(err.get("msg", "invalid value")).removeprefix("Value error, ")
+            value = err.get("input")
+            secret = any(_SECRET.search(str(part)) for part in loc)
+            if isinstance(value, (int, float, str)) and not secret and len(repr(value)) <= 60:
+                message += f" (got {value!r})"
+        self.problems.add(entry.file, line, key_path(entry.path, *loc), message)
+
+    def collect_placeholders(self, entry: Entry, section: Section) -> None:
+        from crew.tasks.interpolate import placeholders
+
+        for key in TEMPLATED.get(section, ()):
+            text = entry.data.get(key)
+            if isinstance(text, str):
+                for name in placeholders(text):
+                    self.placeholders.append(
+                        Placeholder(name, entry.file, entry.line_of(key), key_path(entry.path, key))
+                    )
+
+    # -- sections ----------------------------------------------------------------------
+
+    def build_tools(self, entries: list[Entry]) -> None:
+        self.tool_names = {e.name for e in entries}
+        for entry in entries:
+            settings: dict[str, Any] = {}
+            spec_value: Any = entry.data
+            if isinstance(entry.data, YamlMap):
+                fields = self.check_keys(entry, "tool") or {}
+                spec_value = entry.data.get("import")
+                if "import" not in entry.data:
+                    self.error(entry, "", "a tool given as a mapping needs `import: module:attr`")
+                    continue
+                ok = True
+                for key, spec in fields.items():
+                    if key == "import":
+                        continue
+                    good, settings[key] = self.value_of(entry, key, spec, entry.data[key])
+                    ok = ok and good
+                if not ok:
+                    continue
+            try:
+                obj = import_object(spec_value, self.folder)
+                built = self._as_tool(entry, obj, settings)
+            except ImportProblem as exc:
+                self.error(entry, "import" if settings or isinstance(entry.data, YamlMap) else "", str(exc))
+                continue
+            if built is not None:
+                self.tools[entry.name] = built
+
+    def _as_tool(self, entry: Entry, obj: Any, settings: dict[str, Any]) -> Any:
+        from pydantic import ValidationError
+
+        try:
+            return as_tool(obj, entry.name, settings)
+        except ImportProblem:
+            raise
+        except ValidationError as exc:
+            for err in exc.errors():
+                self.validation_error(entry, err)
+        except Exception as exc:  # noqa: BLE001 - ToolDefinitionError and friends, reported with the line
+            text = _exc_text(exc)
+            self.error(entry, next((key for key in settings if key in text), ""), text)
+        return None
+
+    def tool_list(self, entry: Entry, key: str, value: Any) -> tuple[bool, list[Any] | None]:
+        if value is None:
+            return True, None
+        if not isinstance(value, list):
+            self.error(entry, key, f"expected a list of tool names, got {type_name(value)}")
+            return False, None
+        out, ok = [], True
+        for i, name in enumerate(value):
+            line = value.line_of(i) if isinstance(value, YamlList) else None
+            if not isinstance(name, str):
+                self.error(entry, key, f"expected a tool name, got {type_name(name)}", line=line)
+                ok = False
+            elif name not in self.tool_names:
+                hint = did_you_mean(name, self.tool_names) or (
+                    " (declare it under `tools:` in crew.yaml as name: 'module:attr')" if not self.tool_names else ""
+                )
+                self.problems.add(entry.file, line or entry.line_of(key), key_path(entry.path, key, i),
+                                  f"unknown tool '{name}'{hint}")
+                ok = False
+            elif name in self.tools:
+                out.append(self.tools[name])
+            else:
+                ok = False  # the tool itself failed to load; already reported
+        return ok, out
+
+    def build_agents(self, entries: list[Entry]) -> dict[str, Any]:
+        from crew.agent import Agent
+
+        agents: dict[str, Any] = {}
+        for entry in entries:
+            fields = self.check_keys(entry, "agent")
+            if fields is None:
+                continue
+            self.collect_placeholders(entry, "agent")
+            kwargs, ok = self.kwargs_for(entry, fields)
+            if self.llm_override:  # --llm replaces every model the agent would talk to
+                kwargs["llm"] = self.llm_override
+                kwargs.update({k: self.llm_override for k, spec in fields.items() if spec.kind == "model"})
+            if kwargs.get("llm") is None and self.crew_llm is None:
+                self.unmodelled.append(entry)
+            if "name" in fields_of("agent") and "name" not in kwargs:
+                kwargs["name"] = entry.name
+            agent = self.construct(entry, Agent, kwargs)  # even after an error: it reports the rest
+            if agent is not None and ok:
+                agents[entry.name] = agent
+        return agents
+
+    def kwargs_for(self, entry: Entry, fields: dict[str, FieldSpec]) -> tuple[dict[str, Any], bool]:
+        """Resolve the plain, model, import and tool keys of an entry (not agent/task refs).
+
+        Keys that fail are left out, so the model can still report on all the others.
+        """
+        kwargs: dict[str, Any] = {}
+        ok = True
+        for key, spec in fields.items():
+            value = entry.data[key]
+            if spec.kind == "tools":
+                good, resolved = self.tool_list(entry, key, value)
+            elif spec.kind in ("agent", "tasks", "section"):
+                continue
+            else:
+                good, resolved = self.value_of(entry, key, spec, value)
+            if good:
+                kwargs[key] = resolved
+            ok = ok and good
+        return kwargs, ok
+
+
+def _visible(fields: dict[str, FieldSpec]) -> list[str]:
+    return [k for k in fields if not k.startswith("_")]
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    for kind, label in ((bool, "true/false"), (dict, "a mapping"), (list, "a list"), (str, "a string"),
+                        (int, "a number"), (float, "a number")):
+        if isinstance(value, kind):
+            return label
+    return type(value).__name__
+
+
+def _exc_text(exc: BaseException) -> str:
+    from crew.errors import ConfigError
+
+    if isinstance(exc, ConfigError) and len(exc.errors) > 1:
+        return "; ".join(exc.errors)
+    return str(exc) or type(exc).__name__

@@ -1,0 +1,155 @@
+"""Which YAML keys exist, read from the pydantic models themselves.
+
+A crew file may set every field of ``Crew``, ``Agent``, ``Task`` and ``BaseTool``; this
+module decides how each field is written in YAML, so the loader, ``crew schema`` and
+docs/yaml.md all follow the models and cannot drift from them:
+
+- ``value``  written as is and validated by the model (strings, numbers, lists ...);
+- ``model``  a model name (``llm``, ``*_llm``): a string, or a mapping of ``LLM`` settings;
+- ``import`` a callable or a class (callbacks, guardrails, output models): ``"module:attr"``;
+- ``agent`` / ``tasks`` / ``tools``: names of things declared elsewhere in the crew.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import types
+import typing
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+Kind = Literal["value", "model", "import", "agent", "tasks", "tools", "section"]
+Section = Literal["crew", "agent", "task", "tool"]
+
+# Keys whose YAML value names something declared in the same crew.
+_REFS: dict[str, dict[str, Kind]] = {
+    "crew": {"manager_agent": "agent"},
+    "agent": {"tools": "tools"},
+    "task": {"agent": "agent", "context": "tasks", "tools": "tools"},
+    "tool": {},
+}
+# Fields that are runtime state or are given by the surrounding YAML structure.
+_HIDDEN: dict[str, frozenset[str]] = {
+    "crew": frozenset({"agents", "tasks"}),
+    "agent": frozenset(),
+    "task": frozenset(),
+    "tool": frozenset({"name", "current_usage_count", "func", "coroutine"}),
+}
+# Keys that exist only in YAML (no model field behind them).
+_YAML_ONLY: dict[str, dict[str, tuple[Kind, str]]] = {
+    "crew": {
+        "llm": ("model", "default model of every agent (and of the manager) that sets none"),
+        "agents": ("section", "agents by name"),
+        "tasks": ("section", "tasks by name, in the order they are declared"),
+        "tools": ("section", "tool name -> 'module:attr' import path (or a mapping with `import:` and settings)"),
+        "inputs": ("section", "default values for {placeholders}; kickoff -i/--inputs-file override them"),
+    },
+    "agent": {},
+    "task": {},
+    "tool": {"import": ("import", "'module:attr' of a @tool object, BaseTool subclass or instance, or a documented function")},
+}
+
+# Keys CrewAI accepts. Those that are not fields here draw a warning naming them, not an
+# error, so a CrewAI project loads as it is.
+CREWAI_KEYS: dict[Section, frozenset[str]] = {
+    "crew": frozenset({
+        "memory", "embedder", "share_crew", "planning", "planning_llm", "output_log_file", "prompt_file",
+        "full_output", "language", "language_file", "knowledge_sources", "chat_llm", "before_kickoff_callbacks",
+        "after_kickoff_callbacks", "stream", "tracing", "config", "id", "usage_metrics", "security_config",
+        "function_calling_llm", "cache_handler", "i18n",
+    }),
+    "agent": frozenset({
+        "memory", "cache", "max_rpm", "response_template", "allow_code_execution", "max_retry_limit",
+        "respect_context_window", "code_execution_mode", "multimodal", "inject_date", "date_format",
+        "reasoning", "max_reasoning_attempts", "embedder", "knowledge_sources", "knowledge", "knowledge_config",
+        "use_system_prompt", "security_config", "apps", "mcps", "guardrail", "guardrail_max_retries",
+        "callbacks", "config", "allow_feedback", "max_tokens", "i18n", "tools_handler", "cache_handler",
+        "step_callback", "function_calling_llm", "system_template", "prompt_template",
+    }),
+    "task": frozenset({
+        "create_directory", "markdown", "config", "converter_cls", "guardrails", "retry_count",
+        "security_config", "human_input", "async_execution", "callback", "output_json", "output_pydantic",
+        "guardrail", "guardrail_max_retries", "allow_crewai_trigger_context", "processed_by_agents",
+    }),
+    "tool": frozenset(),
+}
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """How one YAML key is written and what it means."""
+
+    name: str
+    kind: Kind
+    annotation: Any
+    required: bool
+    default: Any
+    description: str
+
+
+def model_class(section: Section) -> type:
+    """The pydantic model a section is loaded into (imported on first use)."""
+    if section == "crew":
+        from crew.crew import Crew
+
+        return Crew
+    if section == "agent":
+        from crew.agent import Agent
+
+        return Agent
+    if section == "task":
+        from crew.tasks.task import Task
+
+        return Task
+    from crew.tools.base import BaseTool
+
+    return BaseTool
+
+
+@cache
+def fields_of(section: Section) -> dict[str, FieldSpec]:
+    """Every key a section accepts, model fields first (their declared order), keyed by YAML name."""
+    out: dict[str, FieldSpec] = {}
+    for name, info in model_class(section).model_fields.items():
+        if name in _HIDDEN[section]:
+            continue
+        spec = FieldSpec(
+            name=name,
+            kind=_kind(section, name, info.annotation),
+            annotation=info.annotation,
+            required=info.is_required() and section != "tool",  # a tool's object supplies its fields
+            default=None if info.is_required() else info.get_default(call_default_factory=True),
+            description=info.description or "",
+        )
+        out[name] = spec
+        if isinstance(info.alias, str) and info.alias != name:
+            out[info.alias] = spec
+    for name, (kind, description) in _YAML_ONLY[section].items():
+        out.setdefault(name, FieldSpec(name, kind, Any, section == "tool", None, description))
+    return out
+
+
+def _kind(section: Section, name: str, annotation: Any) -> Kind:
+    if name in _REFS[section]:
+        return _REFS[section][name]
+    if name == "llm" or name.endswith("_llm"):
+        return "model"
+    return "import" if _only_callables(annotation) else "value"
+
+
+def _only_callables(annotation: Any) -> bool:
+    """True when every non-None alternative is a callable or a class: YAML can only name it."""
+    options = [a for a in _alternatives(annotation) if a is not type(None)]
+    return bool(options) and all(_is_callable_or_class(a) for a in options)
+
+
+def _alternatives(annotation: Any) -> tuple[Any, ...]:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return typing.get_args(annotation)
+    return (annotation,)
+
+
+def _is_callable_or_class(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation) or annotation
+    return origin in (collections.abc.Callable, typing.Callable, type)

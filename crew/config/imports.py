@@ -1,0 +1,96 @@
+"""Turning ``"module:attr"`` strings into Python objects, and objects into tools.
+
+Modules are looked up the way Python looks up a script's neighbours: the crew folder
+comes first on ``sys.path``, so a ``tools.py`` beside ``crew.yaml`` just works and may
+import its own siblings. When another crew folder already loaded a module of the same
+name (every example has a ``tools.py``), the stale one is evicted first.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from crew.config.problems import did_you_mean
+
+
+class ImportProblem(Exception):
+    """The import path is wrong; the message says how (already in user terms)."""
+
+
+def import_object(spec: Any, folder: Path) -> Any:
+    """Resolve ``"module:attr"`` (``attr`` may be dotted) relative to ``folder``."""
+    if not isinstance(spec, str) or spec.count(":") != 1:
+        raise ImportProblem(f"expected an import path 'module:attr' (e.g. 'tools:search'), got {spec!r}")
+    module_name, attr_path = (part.strip() for part in spec.split(":"))
+    if not module_name or not attr_path:
+        raise ImportProblem(f"expected an import path 'module:attr' (e.g. 'tools:search'), got {spec!r}")
+    module = _import_module(module_name, folder)
+    obj: Any = module
+    for attr in attr_path.split("."):
+        try:
+            obj = getattr(obj, attr)
+        except AttributeError:
+            public = [n for n in dir(obj) if not n.startswith("_")]
+            owner = f"module '{module_name}'" if obj is module else f"'{type(obj).__name__}'"
+            raise ImportProblem(f"{owner} has no attribute '{attr}'{did_you_mean(attr, public)}") from None
+    return obj
+
+
+def _import_module(name: str, folder: Path) -> Any:
+    folder = folder.resolve()
+    top = name.split(".")[0]
+    # A CrewAI project's own crew.py must never shadow this package.
+    local = top != "crew" and ((folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file())
+    if local:
+        folder_text = str(folder)
+        if folder_text not in sys.path:
+            sys.path.insert(0, folder_text)
+        loaded = sys.modules.get(top)
+        if loaded is not None and not _lives_in(loaded, folder):
+            for key in [k for k in sys.modules if k == top or k.startswith(top + ".")]:
+                del sys.modules[key]
+        importlib.invalidate_caches()
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name or (exc.name and name.startswith(exc.name + ".")):
+            raise ImportProblem(
+                f"no module '{name}' (looked in {folder} and on the Python path)"
+            ) from None
+        raise ImportProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
+    except SyntaxError as exc:
+        where = f"{Path(exc.filename or name).name}:{exc.lineno}" if exc.lineno else name
+        raise ImportProblem(f"importing '{name}' failed: {where}: {exc.msg}") from None
+    except Exception as exc:  # noqa: BLE001 - any error inside user code is reported, not raised
+        raise ImportProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
+
+
+def _lives_in(module: Any, folder: Path) -> bool:
+    location = getattr(module, "__file__", None)
+    return location is not None and Path(location).resolve().is_relative_to(folder)
+
+
+def as_tool(obj: Any, name: str, settings: dict[str, Any]) -> Any:
+    """The object an import path points to, as a tool named ``name`` with ``settings`` applied.
+
+    Accepts a ``BaseTool`` instance (``@tool`` objects included; copied, never changed
+    in place), a ``BaseTool`` subclass (instantiated), or a plain documented function
+    (wrapped like ``tool(name, func)``). The YAML key is the tool's name everywhere.
+    """
+    from crew.tools.base import BaseTool
+    from crew.tools.decorator import tool
+
+    values = {"name": name, **settings}
+    if isinstance(obj, BaseTool):
+        current = {key: getattr(obj, key) for key in type(obj).model_fields}
+        return type(obj)(**{**current, **values})
+    if isinstance(obj, type):
+        if issubclass(obj, BaseTool):
+            return obj(**values)
+        raise ImportProblem(f"'{obj.__name__}' is a class but not a BaseTool subclass")
+    if callable(obj):
+        return tool(name, obj, **settings) if settings else tool(name, obj)
+    raise ImportProblem(f"expected a tool, a BaseTool subclass or a function, got {type(obj).__name__}")

@@ -1,0 +1,138 @@
+"""YAML loading that remembers where every key came from.
+
+Error messages must point at ``file:line``, and plain ``yaml.safe_load`` forgets
+positions. The loader below is ``SafeLoader`` (libyaml when present) with two
+constructors replaced: mappings become ``YamlMap`` and sequences ``YamlList``,
+both carrying the line of each key or item. It also catches what PyYAML silently
+accepts: a key written twice in one mapping (the second would win unnoticed).
+
+String values may reference the environment as ``${VAR}`` or ``${VAR:-default}``
+(``$${`` keeps a literal ``${``), so a crew file can say ``llm: ${CREW_LLM:-test}``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_ENV = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
+
+
+class YamlMap(dict):
+    """A mapping plus the 1-based line of itself and of each of its keys."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+    duplicates: list[tuple[Any, int, int]]  # (key, line of the repeat, line of the first)
+
+    def line_of(self, key: Any) -> int:
+        return self.key_lines.get(key, self.line)
+
+
+class YamlList(list):
+    """A sequence plus the 1-based line of itself and of each item."""
+
+    line: int = 0
+    item_lines: list[int]
+
+    def line_of(self, index: int) -> int:
+        return self.item_lines[index] if 0 <= index < len(self.item_lines) else self.line
+
+
+class YamlSyntaxError(Exception):
+    """The text is not YAML; ``line`` says where the parser gave up."""
+
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line
+
+
+class _LineLoader(_Base):  # type: ignore[misc, valid-type]
+    env_problems: list[tuple[int, str]]
+
+
+def _mapping(loader: _LineLoader, node: yaml.MappingNode) -> YamlMap:
+    explicit = {id(key) for key, _ in node.value}
+    loader.flatten_mapping(node)  # `<<: *anchor` merges come first, explicit keys override them
+    out = YamlMap()
+    out.line = node.start_mark.line + 1
+    out.key_lines = {}
+    out.duplicates = []
+    first_seen: dict[Any, int] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        line = key_node.start_mark.line + 1
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping key must be a plain value", key_node.start_mark
+            ) from None
+        if id(key_node) in explicit:
+            if key in first_seen:
+                out.duplicates.append((key, line, first_seen[key]))
+            else:
+                first_seen[key] = line
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.key_lines[key] = line
+    return out
+
+
+def _sequence(loader: _LineLoader, node: yaml.SequenceNode) -> YamlList:
+    out = YamlList(loader.construct_object(child, deep=True) for child in node.value)
+    out.line = node.start_mark.line + 1
+    out.item_lines = [child.start_mark.line + 1 for child in node.value]
+    return out
+
+
+def _string(loader: _LineLoader, node: yaml.ScalarNode) -> str:
+    text = loader.construct_scalar(node)
+    if "${" not in text:
+        return text
+
+    def substitute(match: re.Match[str]) -> str:
+        escaped, name, default = match.groups()
+        if escaped:
+            return match.group(0)[1:]
+        value = os.environ.get(name)
+        if value is None and default is None:
+            loader.env_problems.append(
+                (node.start_mark.line + 1, f"environment variable {name} is not set (write ${{{name}:-default}} for a fallback)")
+            )
+            return ""
+        return value if value is not None else default
+
+    return _ENV.sub(substitute, text)
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _mapping)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _sequence)
+_LineLoader.add_constructor("tag:yaml.org,2002:str", _string)
+
+
+def load_yaml(path: Path) -> tuple[Any, list[tuple[int, str]]]:
+    """Parse one file safely; return the tree and (line, message) environment problems.
+
+    Raises ``YamlSyntaxError`` when the text is not valid YAML.
+    """
+    text = path.read_text(encoding="utf-8")
+    loader = _LineLoader(text)
+    loader.env_problems = []
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        message = exc.problem or "invalid YAML"
+        if exc.context:
+            message = f"{message} ({exc.context})"
+        raise YamlSyntaxError(message, (mark.line + 1) if mark else 1) from None
+    except yaml.YAMLError as exc:
+        raise YamlSyntaxError(str(exc).splitlines()[0], 1) from None
+    finally:
+        loader.dispose()
+    return data, loader.env_problems

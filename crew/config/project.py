@@ -1,0 +1,334 @@
+"""A crew folder: finding its files, reading them, and building the ``Crew`` they declare.
+
+Two layouts load the same way: one ``crew.yaml`` holding everything, or CrewAI's
+``agents.yaml`` + ``tasks.yaml`` (beside it or under ``config/``), optionally with a
+``crew.yaml`` for the crew settings and the tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crew.config.build import Builder, Entry, Placeholder, key_path, plain
+from crew.config.loader import YamlList, YamlMap, YamlSyntaxError, load_yaml
+from crew.config.problems import Problem, Problems, display_path, did_you_mean
+from crew.config.tasks import build_tasks
+from crew.errors import ConfigError
+
+_NAMES = {"crew": ("crew.yaml", "crew.yml"), "agents": ("agents.yaml", "agents.yml"), "tasks": ("tasks.yaml", "tasks.yml")}
+
+
+@dataclass
+class CrewProject:
+    """A loaded crew folder: the crew, its default inputs, and what the loader noticed."""
+
+    folder: Path
+    files: list[str]
+    crew: Any
+    inputs: dict[str, Any]
+    tools: dict[str, Any]
+    placeholders: list[Placeholder]
+    problems: Problems = field(default_factory=Problems)
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return self.problems.of("warning")
+
+    def missing_inputs(self, inputs: Mapping[str, Any], level: str = "error") -> list[Problem]:
+        """One problem per placeholder that ``inputs`` leaves unfilled, at its first use."""
+        uses: dict[str, list[Placeholder]] = {}
+        for ph in self.placeholders:
+            if ph.name not in inputs:
+                uses.setdefault(ph.name, []).append(ph)
+        out = []
+        for name, places in uses.items():
+            first = places[0]
+            more = f", used {len(places)} times" if len(places) > 1 else ""
+            what, when = ("has no value", "") if level == "error" else ("has no default", " at kickoff")
+            hint = f"pass -i {name}=...{when}, or give it a default under `inputs:` in crew.yaml"
+            out.append(Problem(first.file, first.line, first.path, f"input '{name}' {what}{more} ({hint})", level))  # type: ignore[arg-type]
+        return out
+
+
+def find_files(path: Path) -> dict[str, Path]:
+    """The crew's YAML files by role ("crew", "agents", "tasks"); ConfigError when there are none."""
+    if path.is_file():
+        folder = path.parent
+        role = next((r for r, names in _NAMES.items() if path.name in names and r != "crew"), "crew")
+        found = {role: path}
+    elif path.is_dir():
+        folder, found = path, {}
+    else:
+        raise ConfigError(f"{display_path(path)}: no such file or folder")
+    for role, names in _NAMES.items():
+        if role in found:
+            continue
+        places = [folder] if role == "crew" else [folder, folder / "config"]
+        for place in places:
+            hit = next((place / n for n in names if (place / n).is_file()), None)
+            if hit is not None:
+                found[role] = hit
+                break
+    if "crew" not in found and not ("agents" in found and "tasks" in found):
+        where = display_path(folder)
+        raise ConfigError(
+            f"no crew in {folder.resolve() if where == '.' else where}: expected crew.yaml, or agents.yaml "
+            "and tasks.yaml (beside it or under config/); `crew create NAME` makes a new crew folder"
+        )
+    return found
+
+
+def load_project(
+    path: str | Path = ".",
+    *,
+    llm: str | None = None,
+    out_dir: str | Path | None = None,
+    require_model: bool = False,
+) -> CrewProject:
+    """Load and check a crew folder; raise ``ConfigError`` listing every error found.
+
+    ``llm`` overrides every model of the crew. ``require_model`` (kickoff) makes a
+    missing model an error; ``validate`` leaves it off, since it needs no model.
+    """
+    files = find_files(Path(path))
+    folder = next(iter(files.values())).parent
+    if files.get("crew") is None:
+        folder = files["agents"].parent
+        folder = folder.parent if folder.name == "config" else folder
+    else:
+        folder = files["crew"].parent
+    problems = Problems()
+    trees = {role: _read(p, problems) for role, p in files.items()}
+    builder = Builder(
+        folder, problems, llm=llm, out_dir=Path(out_dir) if out_dir else None, require_model=require_model
+    )
+    project = _build(builder, files, trees)
+    problems.raise_errors()
+    return project
+
+
+def load_crew(path: str | Path = ".", *, llm: str | None = None, out_dir: str | Path | None = None) -> Any:
+    """The ``Crew`` declared in a folder (``crew.yaml`` or CrewAI's agents.yaml + tasks.yaml)."""
+    return load_project(path, llm=llm, out_dir=out_dir).crew
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def _read(path: Path, problems: Problems) -> Any:
+    """Parse one file, reporting syntax errors, duplicate keys and unset ${VARS}."""
+    display = display_path(path)
+    try:
+        tree, env_problems = load_yaml(path)
+    except YamlSyntaxError as exc:
+        problems.add(display, exc.line, "", f"invalid YAML: {exc}")
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        problems.add(display, 1, "", f"cannot read the file: {exc}")
+        return None
+    root = _root_path(path)
+    for line, message in env_problems:
+        problems.add(display, line, _path_at_line(tree, line, root), message)
+    for where, key, line, first in _duplicates(tree, root):
+        problems.add(display, line, key_path(where, key),
+                     f"duplicate key '{key}' (first written on line {first}; the later value would win silently)")
+    return tree
+
+
+def _root_path(path: Path) -> str:
+    stem = path.stem
+    return stem if stem in ("agents", "tasks") else ""
+
+
+def _duplicates(node: Any, path: str) -> list[tuple[str, Any, int, int]]:
+    out: list[tuple[str, Any, int, int]] = []
+    if isinstance(node, YamlMap):
+        out += [(path, key, line, first) for key, line, first in node.duplicates]
+        for key, value in node.items():
+            out += _duplicates(value, key_path(path, key))
+    elif isinstance(node, YamlList):
+        for i, value in enumerate(node):
+            out += _duplicates(value, key_path(path, i))
+    return out
+
+
+def _path_at_line(node: Any, line: int, path: str) -> str:
+    """The deepest key path whose key or item sits on ``line``."""
+    children: list[tuple[Any, int, Any]] = []
+    if isinstance(node, YamlMap):
+        children = [(k, node.line_of(k), v) for k, v in node.items()]
+    elif isinstance(node, YamlList):
+        children = [(i, node.line_of(i), v) for i, v in enumerate(node)]
+    before = [(key, value) for key, key_line, value in children if key_line <= line]
+    if not before:
+        return path
+    key, value = before[-1]
+    return _path_at_line(value, line, key_path(path, key))
+
+
+# -- building ----------------------------------------------------------------------------
+
+
+def _build(builder: Builder, files: dict[str, Path], trees: dict[str, Any]) -> CrewProject:
+    problems = builder.problems
+    crew_tree = trees.get("crew")
+    crew_file = display_path(files["crew"]) if "crew" in files else ""
+    settings = Entry("crew", crew_tree, crew_file, 1, "")
+    fields = (builder.check_keys(settings, "crew") if crew_tree is not None else None) or {}
+    if not isinstance(settings.data, YamlMap):
+        settings.data = _empty()
+
+    _, crew_llm = builder.model_value(settings, "llm", settings.data.get("llm"))
+    builder.crew_llm = builder.crew_model(crew_llm)
+    tool_entries = _named(builder, settings, "tools")
+    agent_entries = _named(builder, settings, "agents") + _document(builder, files, trees, "agents")
+    task_entries = _named(builder, settings, "tasks") + _document(builder, files, trees, "tasks")
+    _unique(problems, agent_entries, "agent")
+    _unique(problems, task_entries, "task")
+    inputs = _inputs(builder, settings)
+
+    builder.build_tools(tool_entries)
+    agents = builder.build_agents(agent_entries)
+    agent_names = {e.name for e in agent_entries}
+
+    kwargs: dict[str, Any] = {"llm": builder.crew_llm, "name": builder.folder.resolve().name}
+    for key, spec in fields.items():
+        if spec.kind == "section" or key == "llm":
+            continue
+        value = settings.data[key]
+        if spec.kind == "agent":
+            if not isinstance(value, str) or value not in agent_names:
+                builder.error(settings, key, f"unknown agent {value!r}{did_you_mean(value, agent_names)}")
+            elif value in agents:
+                kwargs[key] = agents[value]
+            continue
+        _, kwargs[key] = builder.value_of(settings, key, spec, value)
+    if builder.llm_override:
+        kwargs.update({k: builder.llm_override for k, spec in fields.items() if spec.kind == "model"})
+    process = kwargs.get("process", _default("process"))
+    manager = kwargs.get("manager_agent")
+    hierarchical = str(getattr(process, "value", process)) == "hierarchical"
+    if hierarchical and manager is None and kwargs.get("manager_llm") is None and builder.crew_llm is None:
+        builder.unmodelled.append(Entry("manager", settings.data, crew_file, settings.line, "manager_llm"))
+
+    tasks = build_tasks(builder, task_entries, agents, agent_names, process)
+    if builder.unmodelled:
+        _no_model(builder, settings, "error" if builder.require_model else "note")
+
+    project = CrewProject(
+        folder=builder.folder,
+        files=[display_path(p) for p in files.values()],
+        crew=None,
+        inputs=inputs,
+        tools=builder.tools,
+        placeholders=builder.placeholders,
+        problems=problems,
+    )
+    if problems.errors:
+        return project
+    from crew.crew import Crew
+
+    workers = [agent for agent in agents.values() if agent is not manager]
+    crew_entry = Entry("crew", settings.data, crew_file or project.files[0], 1, "")
+    project.crew = _construct_crew(builder, crew_entry, Crew, {"agents": workers, "tasks": tasks, **kwargs}, task_entries)
+    return project
+
+
+def _construct_crew(builder: Builder, entry: Entry, cls: type, kwargs: dict[str, Any], tasks: list[Entry]) -> Any:
+    """Build the Crew; its graph errors name tasks, which are mapped back to their lines."""
+    import re
+
+    from crew.errors import GraphError
+
+    try:
+        return builder.construct(entry, cls, kwargs, passthrough=(GraphError,))
+    except GraphError as exc:
+        by_name = {e.name: e for e in tasks}
+        for message in exc.errors:
+            named = re.search(r"task '([^']+)'", message)
+            where = by_name.get(named.group(1)) if named else None
+            target = where or entry
+            builder.problems.add(target.file, target.line, target.path or "tasks", message)
+    return None
+
+
+def _empty() -> YamlMap:
+    out = YamlMap()
+    out.line, out.key_lines, out.duplicates = 1, {}, []
+    return out
+
+
+def _default(field_name: str) -> Any:
+    from crew.config.fields import fields_of
+
+    spec = fields_of("crew").get(field_name)
+    return spec.default if spec is not None else None
+
+
+def _named(builder: Builder, settings: Entry, section: str) -> list[Entry]:
+    """The entries of a ``name: {...}`` section of crew.yaml."""
+    node = settings.data.get(section)
+    if section not in settings.data or node is None:
+        return []
+    if not isinstance(node, YamlMap):
+        builder.error(settings, section, f"expected a mapping of {section[:-1]} names to {section[:-1]}s")
+        return []
+    return _entries(builder, node, settings.file, section)
+
+
+def _document(builder: Builder, files: dict[str, Path], trees: dict[str, Any], role: str) -> list[Entry]:
+    """The entries of agents.yaml or tasks.yaml (the whole file is the section)."""
+    tree = trees.get(role)
+    if role not in files or tree is None:
+        return []
+    display = display_path(files[role])
+    if not isinstance(tree, YamlMap):
+        builder.problems.add(display, 1, role, f"expected a mapping of {role[:-1]} names to {role[:-1]}s")
+        return []
+    return _entries(builder, tree, display, role)
+
+
+def _entries(builder: Builder, node: YamlMap, file: str, section: str) -> list[Entry]:
+    out = []
+    for name, data in node.items():
+        line = node.line_of(name)
+        if not isinstance(name, str) or not name.strip():
+            builder.problems.add(file, line, key_path(section, name), f"a {section[:-1]} name must be a non-empty string")
+            continue
+        out.append(Entry(name, data, file, line, key_path(section, name)))
+    return out
+
+
+def _unique(problems: Problems, entries: list[Entry], what: str) -> None:
+    seen: dict[str, Entry] = {}
+    for entry in entries:
+        first = seen.setdefault(entry.name, entry)
+        if first is not entry and first.file != entry.file:
+            problems.add(entry.file, entry.line, entry.path,
+                         f"{what} '{entry.name}' is also declared in {first.file}:{first.line}")
+
+
+def _inputs(builder: Builder, settings: Entry) -> dict[str, Any]:
+    node = settings.data.get("inputs")
+    if node is None:
+        return {}
+    if not isinstance(node, YamlMap):
+        builder.error(settings, "inputs", "expected a mapping of input names to default values")
+        return {}
+    return {str(k): plain(v) for k, v in node.items()}
+
+
+def _no_model(builder: Builder, settings: Entry, level: str) -> None:
+    """One message for every agent without a model: the fix is usually one crew-level line."""
+    names = ", ".join(f"'{e.name}'" for e in builder.unmodelled)
+    first = builder.unmodelled[0]
+    file, line, path = (settings.file, settings.line_of("llm"), "llm") if settings.file else (first.file, first.line, first.path)
+    builder.problems.add(
+        file, line, path,
+        f"no model for {names}: set `llm:` in crew.yaml (or per agent), set CREW_LLM, or pass --llm MODEL "
+        "(--llm test runs offline with no key; e.g. --llm openai/gpt-4o-mini needs OPENAI_API_KEY)",
+        level,  # type: ignore[arg-type]
+    )

@@ -1,0 +1,88 @@
+"""The JSON Schema of ``crew.yaml``, generated from the models (``crew schema``).
+
+Editors use it to complete keys and flag mistakes as you type (for VS Code's YAML
+extension: ``# yaml-language-server: $schema=crew.schema.json`` at the top of the file).
+Each key's schema follows from how ``crew.config.fields`` says it is written in YAML.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from crew.config.fields import FieldSpec, Section, fields_of
+
+_IMPORT = {"type": "string", "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"}
+_MODEL = {
+    "anyOf": [
+        {"type": "string", "description": "a litellm model name, or 'test' for the offline model"},
+        {"type": "object", "properties": {"model": {"type": "string"}}, "required": ["model"],
+         "description": "LLM settings: model, temperature, max_tokens, api_base ..."},
+    ]
+}
+_NAMES = {"type": "array", "items": {"type": "string"}}
+
+
+def crew_json_schema() -> dict[str, Any]:
+    """A draft 2020-12 JSON Schema for crew.yaml (agents.yaml and tasks.yaml are its sections)."""
+    defs: dict[str, Any] = {}
+    sections = {
+        "agents": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Agent"}},
+        "tasks": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Task"}},
+        "tools": {"type": "object", "additionalProperties": {"anyOf": [_IMPORT, {"$ref": "#/$defs/Tool"}]}},
+        "inputs": {"type": "object", "description": "default values for {placeholders}"},
+    }
+    for title, section in (("Agent", "agent"), ("Task", "task"), ("Tool", "tool")):
+        defs[title] = _object(section, defs, {})  # type: ignore[arg-type]
+    crew = _object("crew", defs, sections)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": "crew.yaml", **crew, "$defs": defs}
+
+
+def _object(section: Section, defs: dict[str, Any], sections: dict[str, Any]) -> dict[str, Any]:
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for key, spec in fields_of(section).items():
+        schema = dict(sections[key]) if spec.kind == "section" else _field(spec, defs)
+        if spec.description and "description" not in schema:
+            schema["description"] = spec.description
+        properties[key] = schema
+        if spec.required and key == spec.name and section != "crew":
+            required.append(key)
+    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        out["required"] = required
+    return out
+
+
+def _field(spec: FieldSpec, defs: dict[str, Any]) -> dict[str, Any]:
+    if spec.kind == "model":
+        schema: dict[str, Any] = json.loads(json.dumps(_MODEL))
+    elif spec.kind == "import":
+        schema = dict(_IMPORT, description="import path 'module:attr', relative to the crew folder")
+    elif spec.kind == "agent":
+        schema = {"type": "string", "description": "the name of an agent under `agents:`"}
+    elif spec.kind == "tasks":
+        schema = dict(_NAMES, description="names of tasks whose outputs this task reads")
+    elif spec.kind == "tools":
+        schema = dict(_NAMES, description="names of tools under `tools:`")
+    else:
+        schema = _value_schema(spec, defs)
+    if spec.default is not None and spec.kind == "value":
+        try:
+            schema["default"] = json.loads(json.dumps(spec.default))
+        except (TypeError, ValueError):
+            pass
+    return schema
+
+
+def _value_schema(spec: FieldSpec, defs: dict[str, Any]) -> dict[str, Any]:
+    """Pydantic's own schema for the annotation; ``{}`` (anything) when it has none."""
+    from pydantic import TypeAdapter
+
+    try:
+        schema = TypeAdapter(spec.annotation).json_schema(ref_template="#/$defs/{model}")
+    except Exception:  # noqa: BLE001 - arbitrary Python types have no JSON Schema: accept anything
+        return {}
+    defs.update(schema.pop("$defs", {}))
+    schema.pop("title", None)
+    return schema

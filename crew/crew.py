@@ -1,0 +1,207 @@
+"""Crew: agents plus tasks plus a process, and the kickoff entry points.
+
+A ``Crew`` is a reusable declaration. Each kickoff builds its own run: filled-in copies
+of the tasks and agents, one ``ToolExecutor``, one scheduler. Nothing of a run is kept
+on the crew, so kickoffs never share usage counts or outputs, and two crews (or two
+kickoffs of one crew) can run at the same time in one process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from crew.agent import Agent
+from crew.errors import ConfigError
+from crew.llm import LLM, prewarm_litellm
+from crew.tasks.graph import TaskGraph
+from crew.tasks.output import CrewOutput, TaskOutput
+from crew.tasks.task import Task
+
+
+class Process(StrEnum):
+    """How tasks are ordered and who performs them."""
+
+    sequential = "sequential"
+    """Tasks run in declared order (consecutive ``async_execution`` tasks side by side)."""
+    graph = "graph"
+    """Only ``context`` edges order tasks; independent tasks run at the same time."""
+    hierarchical = "hierarchical"
+    """Declared order; a manager agent performs each task by delegating to the agents."""
+
+
+class Crew(BaseModel):
+    """A team of agents and the tasks they work through.
+
+    ``max_concurrency`` bounds the tasks running at once (graph process, async tasks);
+    ``on_error`` is "stop" (cancel the run and raise ``CrewRunError`` carrying the
+    partial output) or "continue" (run whatever does not depend on a failure).
+    ``llm`` is the model for agents that have none (and for the manager when no
+    ``manager_llm``/``manager_agent`` is given); ``max_rpm`` caps the requests per
+    minute of the whole crew, across its kickoffs. ``human_feedback`` answers tasks
+    with ``human_input`` (default: ask on the terminal, accept when there is none).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    agents: list[Agent] = Field(default_factory=list)
+    tasks: list[Task]
+    process: Process = Process.sequential
+    manager_llm: Any = None
+    manager_agent: Agent | None = None
+    max_concurrency: int = Field(default=8, ge=1)
+    cache: Any = True
+    max_rpm: int | None = Field(default=None, gt=0)
+    on_error: Literal["stop", "continue"] = "stop"
+    step_callback: Callable[..., Any] | None = None
+    task_callback: Callable[[TaskOutput], Any] | None = None
+    human_feedback: Callable[[TaskOutput], Any] | None = None
+    verbose: bool = False
+    llm: Any = None
+    name: str = "crew"
+
+    _limiter: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _check(self) -> Crew:
+        if not self.tasks:
+            raise ConfigError("a crew needs at least one task")
+        if self.process == Process.hierarchical and not (self.manager_llm or self.manager_agent or self.llm):
+            raise ConfigError("the hierarchical process needs manager_llm=... or manager_agent=...")
+        self.validate_graph()
+        if self.max_rpm is not None:
+            from crew.ratelimit import RateLimiter
+
+            self._limiter = RateLimiter(self.max_rpm, 60.0)
+        self._prewarm()
+        return self
+
+    # -- inspection ----------------------------------------------------------------------
+
+    def validate_graph(self) -> TaskGraph:
+        """Build and check the task graph (cycles, unknown context tasks, tasks without agent)."""
+        return TaskGraph.from_tasks(
+            self.tasks,
+            sequential=self.process != Process.graph,
+            require_agents=self.process != Process.hierarchical,
+        )
+
+    def all_agents(self) -> list[Any]:
+        """The crew's agents followed by any agent only named by a task, without repeats."""
+        seen: dict[int, Any] = {}
+        for agent in [*self.agents, *(t.agent for t in self.tasks)]:
+            if agent is not None:
+                seen.setdefault(id(agent), agent)
+        return list(seen.values())
+
+    # -- kickoff -------------------------------------------------------------------------
+
+    def kickoff(self, inputs: Mapping[str, Any] | None = None, **options: Any) -> CrewOutput:
+        """Run the crew and return its output (blocking).
+
+        Called from inside a running event loop (a notebook, an async web handler), the
+        run happens on a worker thread with its own loop and the caller's thread waits
+        for it: it works, but it blocks that loop — use ``await kickoff_async()`` there.
+        """
+        return _run_sync(lambda: self.kickoff_async(inputs, **options))
+
+    async def kickoff_async(
+        self,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        precomputed: Mapping[str, TaskOutput] | None = None,
+        on_task_done: Callable[[TaskOutput], Any] | None = None,
+        run_id: str | None = None,
+    ) -> CrewOutput:
+        """Run the crew on the current event loop.
+
+        ``precomputed`` (resume): outputs by task name that count as done and are not
+        rerun. ``on_task_done`` is called with every task's output the moment it exists.
+        """
+        from crew.run import CrewRun
+
+        self._prewarm()  # models may have been set since the crew was built
+        run = CrewRun(self, dict(inputs or {}), run_id=run_id or uuid.uuid4().hex)
+        return await run.execute(precomputed=precomputed, on_task_done=on_task_done)
+
+    def kickoff_for_each(
+        self, inputs: Sequence[Mapping[str, Any]], *, concurrency: int = 4
+    ) -> list[CrewOutput]:
+        """``kickoff`` once per inputs mapping, ``concurrency`` at a time; results in input order."""
+        return _run_sync(lambda: self.kickoff_for_each_async(inputs, concurrency=concurrency))
+
+    async def kickoff_for_each_async(
+        self, inputs: Sequence[Mapping[str, Any]], *, concurrency: int = 4
+    ) -> list[CrewOutput]:
+        """The async twin of ``kickoff_for_each``.
+
+        The first failing kickoff cancels the others and its error is raised, with
+        ``index`` (the position of its inputs) set on it.
+        """
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(i: int, item: Mapping[str, Any]) -> CrewOutput:
+            async with gate:
+                try:
+                    return await self.kickoff_async(item)
+                except Exception as exc:
+                    exc.index = i  # type: ignore[attr-defined]
+                    raise
+
+        runs = [asyncio.ensure_future(one(i, item)) for i, item in enumerate(inputs)]
+        if not runs:
+            return []
+        try:
+            done, _ = await asyncio.wait(runs, return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for run in runs:
+                run.cancel()
+            await asyncio.gather(*runs, return_exceptions=True)
+        for run in sorted(done, key=runs.index):
+            if not run.cancelled() and run.exception() is not None:
+                raise run.exception()  # type: ignore[misc]
+        return [run.result() for run in runs]
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _prewarm(self) -> None:
+        """Start importing litellm in the background when a model of this crew will need it,
+        so the import overlaps with whatever happens before the first model call."""
+        specs = [self.llm, self.manager_llm, *(a.llm for a in self.all_agents())]
+        if self.manager_agent is not None:
+            specs.append(self.manager_agent.llm)
+        if _needs_litellm(specs):
+            prewarm_litellm()
+
+
+def _needs_litellm(specs: Sequence[Any]) -> bool:
+    """True when a model spec will go through litellm (a model string other than "test", an LLM)."""
+    for spec in specs:
+        if isinstance(spec, str) and spec.strip().lower() != "test":
+            return True
+        if isinstance(spec, LLM):
+            return True
+    return False
+
+
+def _run_sync(make: Callable[[], Any]) -> Any:
+    """Run a coroutine to completion from sync code, even when a loop is already running here."""
+    try:
+        asyncio.get_running_loop()
+        inside_loop = True
+    except RuntimeError:
+        inside_loop = False
+    if not inside_loop:
+        return asyncio.run(make())
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crew-kickoff") as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
+

@@ -1,0 +1,120 @@
+"""The manager's tools in the hierarchical process: delegate work to a coworker, ask one a question.
+
+They are ordinary tools, so delegation needs no special path: the manager's loop calls
+them through the run's executor like any other tool, and each call runs the coworker's
+own loop (``aexecute_task`` on an ad-hoc ``Task``) through that same executor, so cache
+hits, usage limits and statistics stay crew-wide. The coworker's ``TaskOutput`` comes
+back as the tool result's artifact: its usage counts toward the manager's task, and
+``on_output`` lets the crew credit those tokens to the coworker in its per-agent figures.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from crew import prompts
+from crew.errors import ToolException
+from crew.events import bus
+from crew.tasks.output import TaskOutput
+from crew.tasks.task import Task
+from crew.tools.base import BaseTool
+from crew.tools.calls import RunContext
+from crew.tools.decorator import tool
+
+if TYPE_CHECKING:
+    from crew.agent import Agent
+    from crew.agent_loop import StepCallback
+    from crew.tools.executor import ToolExecutor
+
+DELEGATE_WORK = "Delegate work to coworker"
+ASK_QUESTION = "Ask question to coworker"
+
+OnOutput = Callable[[TaskOutput, RunContext], Any]
+"""``on_output(coworker_output, context)``; ``context`` is the delegating call's (its ``task``
+and ``agent`` are the manager's task and role). May be async."""
+
+Context = Annotated[str, "everything the coworker needs to know: they know nothing of your work"]
+
+
+def delegation_tools(
+    coworkers: Sequence[Agent],
+    *,
+    executor: ToolExecutor | None = None,
+    llm: Any = None,
+    step_callback: StepCallback | None = None,
+    on_output: OnOutput | None = None,
+) -> list[BaseTool]:
+    """The two delegation tools for a manager whose coworkers are ``coworkers``.
+
+    ``executor`` should be the run's shared executor (a private one per call is made
+    when None); ``llm`` is the model for coworkers that have none of their own;
+    ``step_callback`` sees every turn of the coworkers' loops; ``on_output`` gets each
+    finished piece of delegated work, so a crew can put its tokens on the coworker's
+    account (they are also in the manager task's usage: that is the task's whole cost).
+
+    The ``coworker`` argument's schema is an enum of the coworkers, so a model (and
+    ``TestModel``, which fills arguments from the schema) picks one that exists; the
+    value is still matched loosely (any case, role or name, stray quotes), because
+    models without constrained decoding answer "researcher" for "Researcher".
+    """
+    if not coworkers:
+        raise ValueError("delegation needs at least one coworker")
+    labels = _labels(coworkers)
+    by_key: dict[str, Agent] = {_key(label): agent for label, agent in zip(labels, coworkers)}
+    for agent in coworkers:
+        for key in (agent.role, agent.name or agent.role):
+            by_key.setdefault(_key(key), agent)
+    listed = ", ".join(labels)
+    # a Field default, not an Annotated alias: tool() resolves string annotations in module scope only
+    coworker_field: Any = Field(description="the coworker, exactly as listed", json_schema_extra={"enum": labels})
+
+    async def run(kind: str, coworker: str, description: str, expected: str, context: str,
+                  ctx: RunContext) -> tuple[str, TaskOutput]:
+        agent = by_key.get(_key(coworker))
+        if agent is None:
+            raise ToolException(f"unknown coworker '{coworker}'; choose one of: {listed}")
+        name = f"{ctx.task or 'task'} -> {agent.role}"
+        text = prompts.render(prompts.DELEGATED_TASK, {"task": description, "context": context}) if context else description
+        bus.emit("agent.delegate", run_id=ctx.run_id, kind=kind, manager=ctx.agent, coworker=agent.role, task=ctx.task)
+        out = await agent.aexecute_task(
+            Task(name=name, description=text, expected_output=expected),
+            executor=executor, run_id=ctx.run_id, llm=llm, step_callback=step_callback,
+        )
+        if on_output is not None:
+            reported = on_output(out, ctx)
+            if inspect.isawaitable(reported):
+                await reported
+        return out.raw, out
+
+    async def delegate_work(task: Annotated[str, "the task to do, complete and self-contained"], context: Context,
+                            *, coworker: str = coworker_field, ctx: RunContext) -> tuple[str, TaskOutput]:
+        return await run("delegate", coworker, task, prompts.DELEGATED_EXPECTED_OUTPUT, context, ctx)
+
+    async def ask_question(question: Annotated[str, "the question"], context: Context,
+                           *, coworker: str = coworker_field, ctx: RunContext) -> tuple[str, TaskOutput]:
+        return await run("ask", coworker, question, prompts.QUESTION_EXPECTED_OUTPUT, context, ctx)
+
+    options: dict[str, Any] = {"response_format": "content_and_artifact"}
+    return [
+        tool(DELEGATE_WORK, delegate_work,
+             description=prompts.render(prompts.DELEGATE_WORK, {"coworkers": listed}), **options),
+        tool(ASK_QUESTION, ask_question,
+             description=prompts.render(prompts.ASK_QUESTION, {"coworkers": listed}), **options),
+    ]
+
+
+def _labels(coworkers: Sequence[Agent]) -> list[str]:
+    """How each coworker is listed: its role, or its name where two share a role."""
+    roles = [agent.role for agent in coworkers]
+    return list(dict.fromkeys(
+        agent.role if roles.count(agent.role) == 1 else (agent.name or agent.role) for agent in coworkers
+    ))
+
+
+def _key(text: str) -> str:
+    """Coworker names as models write them: any case, quoted, with stray spaces."""
+    return " ".join(text.strip().strip("'\"`").split()).casefold()

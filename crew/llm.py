@@ -1,0 +1,315 @@
+"""The one place that talks to litellm: :class:`LLM`, and what turns ``llm=...`` into a model.
+
+Agents see a :class:`ChatModel` (defined in :mod:`crew.chat`, re-exported here):
+OpenAI-format messages and tools in, an :class:`LLMResponse` out. :class:`LLM`
+implements it for any litellm model; the doubles in :mod:`crew.testing` implement
+it offline.
+
+litellm is imported on first use, never at ``import crew``: the import costs
+seconds, so :func:`prewarm_litellm` starts it in a background thread as soon as
+a crew knows it needs a real model, letting loading and validation overlap it.
+Before importing we switch off litellm's remote cost-map fetch, which otherwise
+waits on the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import threading
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
+
+from crew.chat import ChatModel, InvalidToolCall, LLMResponse, emit_call, split_tool_calls
+from crew.errors import ConfigError, LLMError
+from crew.events import bus
+from crew.ratelimit import RateLimiter, shared_limiter
+from crew.retry import RetryPolicy
+from crew.usage import Usage
+
+__all__ = ["LLM", "ChatModel", "InvalidToolCall", "LLMResponse", "as_chat_model", "load_litellm",
+           "prewarm_litellm"]
+
+# -- litellm, imported once per process, possibly in the background -------------
+
+_litellm: Any = None
+_import_lock = threading.Lock()  # held for the whole import: waiting on it joins an import in flight
+_prewarm_lock = threading.Lock()  # guards only the thread bookkeeping, so prewarm never waits on an import
+_prewarm_thread: threading.Thread | None = None
+
+
+def load_litellm() -> Any:
+    """Import and configure litellm (once); a concurrent background import is joined, not repeated."""
+    global _litellm
+    if _litellm is not None:
+        return _litellm
+    with _import_lock:
+        if _litellm is None:
+            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+            import litellm
+
+            litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
+            litellm.telemetry = False
+            _litellm = litellm
+    return _litellm
+
+
+def prewarm_litellm() -> None:
+    """Start importing litellm in a daemon thread; idempotent, and a no-op once it is loaded."""
+    global _prewarm_thread
+    with _prewarm_lock:
+        if _litellm is not None or _prewarm_thread is not None:
+            return
+        _prewarm_thread = threading.Thread(target=_prewarm, name="crew-litellm-import", daemon=True)
+        _prewarm_thread.start()
+
+
+def _prewarm() -> None:
+    try:
+        load_litellm()
+    except Exception:  # noqa: BLE001 - the first real call imports again and reports the error
+        pass
+
+
+async def _aload_litellm() -> Any:
+    if _litellm is not None:
+        return _litellm
+    return await asyncio.to_thread(load_litellm)  # a cold import must not freeze the event loop
+
+
+class LLM(BaseModel):
+    """A litellm model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
+
+    ``num_retries`` counts retries after the first attempt, on rate limits,
+    timeouts and server errors (see :mod:`crew.retry`); ``timeout`` bounds each
+    attempt. ``max_rpm`` shares one process-wide budget with every LLM naming the
+    same model, endpoint and limit; pass ``rate_limiter`` to share one budget
+    more widely (e.g. across models of one account). Unknown keyword arguments go
+    to ``litellm.completion`` as they are (``top_p``, ``seed``, ``extra_headers``...).
+    ``output_schema`` is accepted for the ChatModel interface and not sent: the
+    agent validates structured output itself, which works with every provider.
+    """
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    model: str = Field(min_length=1)
+    temperature: float | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    timeout: float = Field(default=60.0, gt=0)
+    num_retries: int = Field(default=3, ge=0)
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+    max_rpm: int | None = Field(default=None, gt=0)
+    function_calling: bool | None = None
+    stream: bool = False
+    retry_base_delay: float = Field(default=1.0, ge=0)
+    retry_max_delay: float = Field(default=60.0, ge=0)
+    rate_limiter: RateLimiter | None = Field(default=None, exclude=True)
+
+    _supports_fc: bool | None = PrivateAttr(default=None)
+
+    def __init__(self, model: str | None = None, /, **data: Any) -> None:
+        if model is not None:
+            data["model"] = model
+        super().__init__(**data)
+
+    def __repr__(self) -> str:  # the key never shows, not even masked
+        return f"LLM(model={self.model!r})"
+
+    __str__ = __repr__
+
+    # -- configuration ---------------------------------------------------
+    def prewarm(self) -> LLM:
+        """Start importing litellm in the background (see :func:`prewarm_litellm`); returns self."""
+        prewarm_litellm()
+        return self
+
+    @property
+    def supports_function_calling(self) -> bool:
+        """The ``function_calling`` flag when set, else what litellm knows of the model (unknown: False)."""
+        if self.function_calling is not None:
+            return self.function_calling
+        if self._supports_fc is None:
+            try:
+                self._supports_fc = bool(load_litellm().supports_function_calling(model=self.model))
+            except Exception:  # noqa: BLE001 - unknown models raise; text mode is the safe answer
+                self._supports_fc = False
+        return self._supports_fc
+
+    @property
+    def limiter(self) -> RateLimiter | None:
+        if self.rate_limiter is not None:
+            return self.rate_limiter
+        if self.max_rpm is not None:
+            return shared_limiter(self.model, self.max_rpm, self.api_base)
+        return None
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        return RetryPolicy(self.num_retries, self.retry_base_delay, self.retry_max_delay)
+
+    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"drop_params": True, **(self.model_extra or {})}
+        kwargs.update(model=self.model, messages=messages, timeout=self.timeout,
+                      num_retries=0, max_retries=0)  # ours is the only retry layer
+        if tools:
+            kwargs["tools"] = tools
+        for name in ("temperature", "max_tokens", "api_base"):
+            value = getattr(self, name)
+            if value is not None:
+                kwargs[name] = value
+        if self.api_key is not None:
+            kwargs["api_key"] = self.api_key.get_secret_value()
+        if self.stream:
+            kwargs["stream"] = True
+            kwargs["stream_options"] = {"include_usage": True}
+        return kwargs
+
+    # -- calls -------------------------------------------------------------
+    async def acomplete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+                        output_schema: dict[str, Any] | None = None) -> LLMResponse:
+        litellm = await _aload_litellm()
+        kwargs = self._request(messages, tools)
+        policy, limiter = self.retry_policy, self.limiter
+        attempts = 0
+        while True:
+            if limiter is not None:
+                await limiter.acquire()
+            attempts += 1
+            started = time.perf_counter()
+            try:
+                raw = await litellm.acompletion(**kwargs)
+                if self.stream:
+                    raw = _assembled(litellm, [chunk async for chunk in raw], messages)
+            except Exception as exc:  # noqa: BLE001 - classified by the retry policy
+                await asyncio.sleep(self._after_failure(exc, attempts, policy))
+                continue
+            return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+
+    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
+                 output_schema: dict[str, Any] | None = None) -> LLMResponse:
+        """Blocking twin of :meth:`acomplete` (litellm's sync client; safe inside a running loop's threads)."""
+        litellm = load_litellm()
+        kwargs = self._request(messages, tools)
+        policy, limiter = self.retry_policy, self.limiter
+        attempts = 0
+        while True:
+            if limiter is not None:
+                limiter.acquire_sync()
+            attempts += 1
+            started = time.perf_counter()
+            try:
+                raw = litellm.completion(**kwargs)
+                if self.stream:
+                    raw = _assembled(litellm, list(raw), messages)
+            except Exception as exc:  # noqa: BLE001 - classified by the retry policy
+                time.sleep(self._after_failure(exc, attempts, policy))
+                continue
+            return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+
+    def _after_failure(self, exc: Exception, attempts: int, policy: RetryPolicy) -> float:
+        """Seconds to wait before the next attempt; raises LLMError when there is none."""
+        delay, why = policy.next_delay(attempts, exc)
+        described = _describe(exc)
+        cause = self._scrub(described)
+        if delay is None:
+            bus.emit("llm.error", model=self.model, attempts=attempts, error=cause, reason=why)
+            error = LLMError(f"LLM call to {self.model!r} failed after {attempts} attempt(s) ({why}): "
+                             f"{_shorten(cause)}", model=self.model)
+            # chain the original for callers that inspect it, unless its text holds a secret
+            error.__cause__ = exc if cause == described else None
+            error.__suppress_context__ = True
+            raise error
+        bus.emit("llm.retry", model=self.model, attempt=attempts, delay=round(delay, 3), reason=why,
+                 error=_shorten(cause, 200))
+        return delay
+
+    def _scrub(self, text: str) -> str:
+        """Remove every credential we know of from a provider's error text."""
+        secrets = {v for k, v in os.environ.items() if k.upper().endswith(("_API_KEY", "_TOKEN")) and len(v) >= 8}
+        if self.api_key is not None and self.api_key.get_secret_value():
+            secrets.add(self.api_key.get_secret_value())
+        for secret in sorted(secrets, key=len, reverse=True):
+            text = text.replace(secret, "***")
+        return text
+
+    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int) -> LLMResponse:
+        choice = raw.choices[0]
+        message = choice.message
+        tool_calls, invalid = split_tool_calls(getattr(message, "tool_calls", None) or [])
+        usage = getattr(raw, "usage", None)
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        response = LLMResponse(
+            content=message.content,
+            tool_calls=tool_calls,
+            invalid_tool_calls=invalid,
+            usage=Usage(prompt_tokens=prompt, completion_tokens=completion,
+                        total_tokens=int(getattr(usage, "total_tokens", 0) or prompt + completion),
+                        requests=1, cost=_cost(litellm, raw)),
+            model=self.model,
+            latency=latency,
+            finish_reason=choice.finish_reason,
+        )
+        emit_call(response, attempts=attempts, stream=self.stream)
+        return response
+
+
+def _cost(litellm: Any, raw: Any) -> float:
+    """The call's price in USD: litellm's own figure when it made one, else computed; unknown is 0."""
+    cost = (getattr(raw, "_hidden_params", None) or {}).get("response_cost")
+    if cost is None:
+        try:
+            cost = litellm.completion_cost(completion_response=raw)
+        except Exception:  # noqa: BLE001 - a model without a known price costs 0, never a failed call
+            cost = 0.0
+    return float(cost or 0.0)
+
+
+def _assembled(litellm: Any, chunks: list[Any], messages: list[dict[str, Any]]) -> Any:
+    """One response from a stream's chunks (content and tool-call deltas joined, usage kept)."""
+    response = litellm.stream_chunk_builder(chunks, messages=messages) if chunks else None
+    if response is None or not response.choices:
+        raise ValueError("the model's stream ended without a message")
+    return response
+
+
+def _describe(exc: BaseException) -> str:
+    """``Kind (HTTP n): message`` without litellm's repeated ``litellm.Kind: Kind:`` prefixes."""
+    text = re.sub(r"^litellm\.(\w+):\s*(?:\1:\s*)?", "", str(exc))
+    status = getattr(exc, "status_code", None)
+    kind = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
+    return f"{kind}: {text}" if text else kind
+
+
+def _shorten(text: str, limit: int = 500) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_chat_model(value: str | ChatModel | None, default: str | ChatModel | None = None) -> ChatModel:
+    """Whatever a user wrote for ``llm=`` as a ChatModel: ``"test"`` is the offline TestModel.
+
+    Strings name litellm models; LLMs and other ChatModels pass through; ``None``
+    falls back to ``default`` and without one is a ConfigError saying what to do.
+    """
+    if value is None:
+        if default is None:
+            raise ConfigError("no model given: set llm=... (a litellm model string such as "
+                              "'openai/gpt-4o-mini'), or run offline with --llm test")
+        return as_chat_model(default)
+    if isinstance(value, str):
+        name = value.strip()
+        if name.lower() == "test":
+            from crew.testing import TestModel
+
+            return TestModel()
+        if not name:
+            raise ConfigError("the model name is empty: give a litellm model string such as 'openai/gpt-4o-mini'")
+        return LLM(name)
+    if isinstance(value, ChatModel):
+        return value
+    raise ConfigError(f"llm must be a model string, an LLM or a ChatModel, not {type(value).__name__}")

@@ -1,0 +1,259 @@
+"""Live progress of a crew run, drawn from the event bus.
+
+On a terminal the block of task lines is redrawn in place with plain ANSI escape codes
+(no rich: it costs 150 ms to import); anywhere else each event becomes one plain line,
+so logs and CI output stay readable and free of control codes. The view only listens:
+a slow or broken terminal never slows or breaks the run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_MARK = {"waiting": "·", "running": "", "done": "✓", "failed": "✗", "skipped": "-"}
+_COLOR = {"waiting": "2", "running": "33", "done": "32", "failed": "31", "skipped": "2"}
+
+
+@dataclass
+class TaskState:
+    """What the view knows about one task."""
+
+    name: str
+    agent: str = ""
+    status: str = "waiting"
+    started: float | None = None
+    finished: float | None = None
+    tokens: int = 0
+    tool_calls: int = 0
+    cache_hits: int = 0
+    tool_errors: int = 0
+    last_tool: str = ""
+    error: str = ""
+    attempts: int = 1
+    tools: dict[str, int] = field(default_factory=dict)
+
+
+class Progress:
+    """Follows one run (by ``run_id``) and shows it on ``stream``.
+
+    ``live`` redraws in place (a terminal); otherwise plain lines. Use as a context
+    manager around the run; afterwards ``tasks`` holds the final state of each task.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        run_id: str,
+        title: str,
+        tasks: list[tuple[str, str]],
+        live: bool,
+        color: bool = True,
+    ) -> None:
+        self.stream = stream
+        self.run_id = run_id
+        self.title = title
+        self.live = live
+        self.color = color and live
+        self.tasks: dict[str, TaskState] = {name: TaskState(name, agent) for name, agent in tasks}
+        self.started = time.monotonic()
+        self._lock = threading.Lock()
+        self._drawn = 0
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        self._unsubscribe: Any = None
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def __enter__(self) -> Progress:
+        from crew.events import bus
+
+        self.started = time.monotonic()
+        self._unsubscribe = bus.subscribe(self.handle)
+        if self.live:
+            self._draw()
+            self._ticker = threading.Thread(target=self._tick, name="crew-progress", daemon=True)
+            self._ticker.start()
+        else:
+            self._line(f"crew {self.title}: {len(self.tasks)} tasks")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop listening and leave the final picture on screen (idempotent)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=1)
+            self._ticker = None
+        if self.live:
+            self._draw()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.1):
+            self._draw()
+
+    # -- events ------------------------------------------------------------------------
+
+    def handle(self, event: Any) -> None:
+        if event.run_id not in (None, self.run_id):
+            return
+        data = event.data
+        kind = event.type
+        with self._lock:
+            state = self.tasks.get(str(data.get("task"))) if data.get("task") is not None else None
+            if kind == "task.start" and state is not None:
+                state.status, state.started = "running", time.monotonic()
+                state.agent = state.agent or str(data.get("agent") or "")  # the manager, in hierarchical runs
+                self._event(state, "running", state.agent)
+            elif kind in ("task.done", "task.failed", "task.skipped") and state is not None:
+                output = data.get("output")
+                state.status = kind.split(".", 1)[1]
+                state.finished = time.monotonic()
+                state.error = str(data.get("error") or "")
+                if output is not None and getattr(output, "usage", None) is not None:
+                    state.tokens = max(state.tokens, output.usage.total_tokens)
+                detail = {
+                    "done": f"in {_seconds(data.get('duration') or 0.0)}, {state.tokens:,} tokens",
+                    "failed": state.error,
+                    "skipped": state.error,
+                }[state.status]
+                self._event(state, state.status, detail)
+            elif kind == "task.retry" and state is not None:
+                state.attempts = int(data.get("attempt", 1)) + 1
+                self._event(state, "retry", f"attempt {state.attempts}: {data.get('error', '')}")
+            elif kind == "tool.call" and state is not None:
+                self._tool(state, data)
+            elif kind == "agent.turn" and state is not None:
+                state.tokens += int(data.get("prompt_tokens") or 0) + int(data.get("completion_tokens") or 0)
+            elif kind == "llm.retry":
+                self._line(f"{self._clock()}  model {data.get('model')}: retrying in {data.get('delay')}s "
+                           f"({data.get('reason', '')})", always=False)
+
+    def _tool(self, state: TaskState, data: dict[str, Any]) -> None:
+        tool = str(data.get("tool"))
+        state.tool_calls += 1
+        state.tools[tool] = state.tools.get(tool, 0) + 1
+        state.last_tool = tool
+        notes = []
+        if data.get("cached"):
+            state.cache_hits += 1
+            notes.append("cache hit")
+        if data.get("refused"):
+            notes.append("refused: usage limit")
+        elif data.get("status") == "error":
+            state.tool_errors += 1
+            notes.append("error")
+        self._event(state, "tool", tool + (f" ({', '.join(notes)})" if notes else ""))
+
+    # -- output ------------------------------------------------------------------------
+
+    def _event(self, state: TaskState, what: str, detail: str) -> None:
+        if not self.live:
+            width = max(len(n) for n in self.tasks) if self.tasks else 4
+            self._line(f"{self._clock()}  {state.name:<{width}}  {what:<8} {detail}".rstrip())
+
+    def _line(self, text: str, always: bool = True) -> None:
+        if self.live and not always:
+            return
+        try:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # closed or broken stream: the run goes on
+            pass
+
+    def _clock(self) -> str:
+        return f"{time.monotonic() - self.started:7.2f}s"
+
+    def _draw(self) -> None:
+        with self._lock:
+            lines = self.render()
+            width = shutil.get_terminal_size((100, 20)).columns
+            text = ""
+            if self._drawn:
+                text += f"\x1b[{self._drawn}F\x1b[J"
+            text += "\n".join(_clip(line, width) for line in lines) + "\n"
+            self._drawn = len(lines)
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+
+    def render(self) -> list[str]:
+        """The live block: a header, then one line per task."""
+        now = time.monotonic()
+        tokens = sum(t.tokens for t in self.tasks.values())
+        counts = {s: sum(1 for t in self.tasks.values() if t.status == s) for s in _MARK}
+        summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != "waiting") or "starting"
+        lines = [self._paint("1", f"crew {self.title}") + f"  {_seconds(now - self.started)}  {tokens:,} tokens  ({summary})"]
+        width = max((len(n) for n in self.tasks), default=4)
+        agent_width = max((len(t.agent) for t in self.tasks.values()), default=0)
+        frame = _SPINNER[int(now * 10) % len(_SPINNER)]
+        for state in self.tasks.values():
+            mark = frame if state.status == "running" else _MARK[state.status]
+            elapsed = ""
+            if state.started is not None:
+                elapsed = _seconds((state.finished or now) - state.started)
+            tools = ""
+            if state.tool_calls:
+                tools = f"tools {state.tool_calls}"
+                if state.cache_hits:
+                    tools += f", {state.cache_hits} cached"
+                if state.tool_errors:
+                    tools += f", {state.tool_errors} failed"
+                if state.status == "running" and state.last_tool:
+                    tools += f", last {state.last_tool}"
+            detail = state.error if state.status in ("failed", "skipped") else tools
+            line = (f" {mark} {state.name:<{width}}  {state.agent:<{agent_width}}  {state.status:<8} "
+                    f"{elapsed:>7}  {state.tokens:>7,} tok  {detail}")
+            lines.append(self._paint(_COLOR[state.status], line.rstrip()))
+        return lines
+
+    def _paint(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def summary(self) -> str:
+        """Which tasks finished and which did not: said when a run is interrupted."""
+        finished = [t.name for t in self.tasks.values() if t.status in ("done", "failed", "skipped")]
+        running = [t.name for t in self.tasks.values() if t.status == "running"]
+        waiting = [t.name for t in self.tasks.values() if t.status == "waiting"]
+        parts = [f"finished: {', '.join(finished) or 'none'}"]
+        if running:
+            parts.append(f"stopped while running: {', '.join(running)}")
+        if waiting:
+            parts.append(f"not started: {', '.join(waiting)}")
+        return "; ".join(parts)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.2f}s" if value < 60 else f"{int(value // 60)}m{int(value % 60):02d}s"
+
+
+def _clip(line: str, width: int) -> str:
+    """Cut a line to the terminal width (wrapped lines would break the redraw)."""
+    visible = 0
+    out = []
+    i = 0
+    while i < len(line):
+        if line[i] == "\x1b":
+            end = line.find("m", i)
+            out.append(line[i : end + 1])
+            i = end + 1
+            continue
+        if visible >= width - 1:
+            out.append("\x1b[0m" if "\x1b" in line else "")
+            break
+        out.append(line[i])
+        visible += 1
+        i += 1
+    return "".join(out)

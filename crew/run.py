@@ -1,0 +1,275 @@
+"""One kickoff of a crew: prepare per-run copies, run the scheduler, assemble the CrewOutput.
+
+Everything here is per run, so a ``Crew`` can be kicked off many times, concurrently,
+without runs seeing each other's usage, outputs or tool counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from crew.errors import ConfigError, CrewRunError, MissingInputError
+from crew.prompts import MANAGER_BACKSTORY, MANAGER_GOAL, MANAGER_ROLE
+from crew.events import Event, bus
+from crew.scheduler import Scheduler
+from crew.task_runner import TaskRunner, terminal_feedback
+from crew.tasks.graph import task_names
+from crew.tasks.output import CrewOutput, TaskOutput, ToolStatsRecord
+from crew.tasks.task import Task
+from crew.usage import Usage
+
+if TYPE_CHECKING:
+    from crew.crew import Crew
+    from crew.tools.calls import RunContext
+
+class CrewRun:
+    """The state of one kickoff; built by ``Crew.kickoff_async`` and discarded after it."""
+
+    def __init__(self, crew: Crew, inputs: Mapping[str, Any], *, run_id: str) -> None:
+        self.crew = crew
+        self.inputs = inputs
+        self.run_id = run_id
+        self.delegation: dict[int, list[Any]] = {}
+        """Delegation tools by id of the agent copy holding them."""
+        self.delegated: dict[str, list[TaskOutput]] = {}
+        """Coworkers' outputs by the task whose agent delegated the work (see ``_output``)."""
+
+    async def execute(
+        self,
+        *,
+        precomputed: Mapping[str, TaskOutput] | None = None,
+        on_task_done: Callable[[TaskOutput], Any] | None = None,
+    ) -> CrewOutput:
+        from crew.tools.executor import ToolExecutor
+
+        crew = self.crew
+        started = time.time()
+        executor = ToolExecutor(cache=crew.cache, run_id=self.run_id)
+        names, tasks, worker = self._prepare(executor)  # inputs and models checked before anything runs
+        graph = crew.validate_graph()  # tasks may have changed since the crew was built
+        for agent in {id(t.agent): t.agent for t in tasks.values() if t.agent is not None}.values():
+            executor.register(agent.tools)
+        for task in tasks.values():
+            executor.register(task.tools or ())
+        if worker is not None:
+            executor.register(worker.tools)
+
+        runner = TaskRunner(
+            tasks,
+            executor=executor,
+            run_id=self.run_id,
+            worker=worker,
+            delegation=self.delegation,
+            delegated=self.delegated,
+            llm=crew.llm,
+            step_callback=crew.step_callback,
+            task_callback=crew.task_callback,
+            human_feedback=crew.human_feedback or terminal_feedback,
+        )
+        scheduler = Scheduler(
+            graph,
+            runner,
+            max_concurrency=crew.max_concurrency,
+            on_error=crew.on_error,
+            precomputed=precomputed,
+            on_task_done=on_task_done,
+            label=runner.label,
+            run_id=self.run_id,
+        )
+        unsubscribe = bus.subscribe(self._printer()) if crew.verbose else None
+        bus.emit(
+            "run.start", run_id=self.run_id, crew=crew.name, process=str(crew.process),
+            tasks=names, inputs=sorted(self.inputs),
+        )
+        try:
+            try:
+                outputs = await scheduler.run()
+            except BaseException as exc:  # cancelled from outside, or a hook raised
+                status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "error"
+                bus.emit("run.done", run_id=self.run_id, crew=crew.name, status=status)
+                raise
+            result = self._output(names, outputs, executor, started)
+            status = "failed" if scheduler.failed else "done"
+            bus.emit(
+                "run.done", run_id=self.run_id, crew=crew.name, status=status,
+                duration=result.finished_at - started, usage=result.usage.model_dump(),
+            )
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
+        if scheduler.failed is not None:
+            failed = outputs[scheduler.failed]
+            raise CrewRunError(
+                f"task '{failed.name}' failed: {failed.error}", task=failed.name, output=result
+            ) from scheduler.errors.get(scheduler.failed)
+        return result
+
+    # -- preparation -----------------------------------------------------------------------
+
+    def _prepare(self, executor: Any) -> tuple[list[str], dict[str, Task], Any]:
+        """Task names, this run's filled-in tasks by name, and the hierarchical manager (or None).
+
+        Every missing input (in any task or agent text) and every agent left without a
+        model is reported in one error, before any model is called.
+        """
+        crew = self.crew
+        names = task_names(crew.tasks)
+        errors: list[str] = []
+        copies: dict[int, Any] = {}
+        everyone = crew.all_agents() + ([crew.manager_agent] if crew.manager_agent is not None else [])
+        for agent in everyone:
+            try:
+                copies[id(agent)] = self._throttled(agent.interpolate(self.inputs))
+            except MissingInputError as exc:
+                errors.extend(exc.errors)
+        filled: dict[str, Task] = {}
+        for task, name in zip(crew.tasks, names):
+            try:
+                filled[name] = task.interpolate(self.inputs, name=name)
+            except MissingInputError as exc:
+                errors.extend(exc.errors)
+        if errors:
+            raise MissingInputError("; ".join(errors), errors=errors)
+        unmodelled = [a.role for a in copies.values() if a.llm is None] if crew.llm is None else []
+        if unmodelled:
+            raise ConfigError(
+                f"agent '{unmodelled[0]}' has no llm and the crew has no default: set llm=... on the "
+                'agent or on the Crew (a litellm model string, or "test" to run offline)',
+                errors=[f"agent '{role}' has no llm" for role in unmodelled],
+            )
+        manager = copies.pop(id(crew.manager_agent), None)
+        coworkers = list(copies.values())
+        worker = None
+        if crew.process == "hierarchical":
+            worker = self._manager(manager, coworkers, executor)
+        else:
+            for key, agent in copies.items():
+                others = [a for a in coworkers if a is not agent]
+                if agent.allow_delegation and others:
+                    copies[key] = self._delegating(agent, others, executor)
+        tasks = {
+            name: task.model_copy(update={"agent": copies.get(id(task.agent), task.agent)}) if task.agent else task
+            for name, task in filled.items()
+        }
+        return names, tasks, worker
+
+    def _throttled(self, agent: Any) -> Any:
+        """With a crew ``max_rpm``, the agent's model draws from the crew's request budget."""
+        limiter = self.crew._limiter
+        if limiter is None or (agent.llm is None and self.crew.llm is None):
+            return agent
+        return agent.model_copy(update={"llm": Throttled(agent.chat_model(self.crew.llm), limiter)})
+
+    def _manager(self, manager: Any, coworkers: list[Any], executor: Any) -> Any:
+        """The hierarchical process's manager: the given one, or one built on ``manager_llm``."""
+        from crew.agent import Agent
+
+        crew = self.crew
+        if manager is None:
+            llm = crew.manager_llm if crew.manager_llm is not None else crew.llm
+            manager = self._throttled(
+                Agent(role=MANAGER_ROLE, goal=MANAGER_GOAL, backstory=MANAGER_BACKSTORY, llm=llm)
+            )
+        return self._delegating(manager, coworkers, executor)
+
+    def _delegating(self, agent: Any, coworkers: list[Any], executor: Any) -> Any:
+        """A copy of ``agent`` holding delegation tools over ``coworkers`` (CrewAI's allow_delegation).
+
+        The tools are remembered per copy, so a task's own ``tools`` (which replace the
+        agent's) do not take delegation away from it.
+        """
+        from crew.delegation import delegation_tools
+
+        tools = delegation_tools(
+            coworkers, executor=executor, llm=self.crew.llm, step_callback=self.crew.step_callback,
+            on_output=self._on_delegated,
+        )
+        names = {t.tool_name for t in tools}
+        own = [t for t in agent.tools if t.tool_name not in names]
+        copy = agent.model_copy(update={"tools": [*own, *tools], "allow_delegation": True})
+        self.delegation[id(copy)] = tools
+        return copy
+
+    def _on_delegated(self, output: TaskOutput, context: RunContext) -> None:
+        """``on_output`` of the delegation tools: file the coworker's work under the task that asked."""
+        self.delegated.setdefault(context.task or "", []).append(output)
+
+    # -- results ---------------------------------------------------------------------------
+
+    def _output(
+        self, names: list[str], outputs: Mapping[str, TaskOutput], executor: Any, started: float
+    ) -> CrewOutput:
+        ordered = [outputs[name] for name in names]
+        final = next((o for o in reversed(ordered) if o.status == "done"), None)
+        by_agent: dict[str, Usage] = {}
+        by_model: dict[str, Usage] = {}
+
+        def credit(agent: str | None, model: str | None, usage: Usage) -> None:
+            if agent:
+                by_agent[agent] = by_agent.get(agent, Usage()) + usage
+            if model:
+                by_model[model] = by_model.get(model, Usage()) + usage
+
+        for out in ordered:
+            # a task's usage holds the work it delegated; those tokens belong to the coworker
+            # (and its model) in the per-agent and per-model figures, so each is counted once
+            delegated = self.delegated.get(out.name, [])
+            own = out.usage - Usage.total([work.usage for work in delegated]) if delegated else out.usage
+            credit(out.agent, out.model, own)
+            for work in delegated:
+                credit(work.agent, work.model, work.usage)
+        return CrewOutput(
+            run_id=self.run_id,
+            raw=final.raw if final else "",
+            pydantic=final.pydantic if final else None,
+            json_dict=final.json_dict if final else None,
+            tasks_output=ordered,
+            usage=Usage.total([o.usage for o in ordered]),
+            usage_by_task={o.name: o.usage for o in ordered},
+            usage_by_agent=by_agent,
+            usage_by_model=by_model,
+            tool_stats={name: ToolStatsRecord(**vars(s)) for name, s in executor.stats.items()},
+            started_at=started,
+            finished_at=time.time(),
+        )
+
+    def _printer(self) -> Callable[[Event], None]:
+        """``verbose=True``: one line per task event of this run, on stderr."""
+
+        def show(event: Event) -> None:
+            if event.run_id != self.run_id or not event.type.startswith(("task.", "run.")):
+                return
+            data = event.data
+            detail = data.get("error") or data.get("agent") or ""
+            label = f" '{data['task']}'" if data.get("task") else ""
+            print(f"[{self.crew.name}] {event.type}{label} {detail}".rstrip(), file=sys.stderr)
+
+        return show
+
+
+Messages = list[dict[str, Any]]
+
+
+class Throttled:
+    """A ChatModel wrapper that takes a slot from the crew's ``max_rpm`` budget before each call."""
+
+    def __init__(self, inner: Any, limiter: Any) -> None:
+        self.inner = inner
+        self.limiter = limiter
+        self.model = inner.model
+
+    @property
+    def supports_function_calling(self) -> bool:
+        return self.inner.supports_function_calling
+
+    async def acomplete(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> Any:
+        await self.limiter.acquire()
+        return await self.inner.acomplete(messages, tools, **kw)
+
+    def complete(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> Any:
+        self.limiter.acquire_sync()
+        return self.inner.complete(messages, tools, **kw)

@@ -1,0 +1,226 @@
+"""Offline model doubles: ChatModels that need no network, no key and no litellm.
+
+``TestModel`` exercises a crew's wiring without anyone writing replies: it calls
+every tool once with schema-valid arguments, then answers in the task's format.
+``FunctionModel`` lets a test decide each turn itself. Both count usage (about
+four characters a token) and report calls on the event bus like a real LLM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import random
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from crew.chat import LLMResponse, emit_call
+from crew.testing.values import example_value
+from crew.tools.calls import ToolCall
+from crew.usage import Usage
+
+Messages = list[dict[str, Any]]
+Tools = list[dict[str, Any]]
+
+
+def approximate_usage(messages: Messages, tools: Tools | None, response: LLMResponse) -> Usage:
+    """Token figures the way a tokenizer would roughly count them: four characters a token."""
+    prompt_chars = len(json.dumps(messages, default=str)) + (len(json.dumps(tools)) if tools else 0)
+    completion_chars = len(response.content or "") + sum(len(c.name) + len(json.dumps(c.args, default=str))
+                                                         for c in response.tool_calls)
+    prompt, completion = prompt_chars // 4, completion_chars // 4
+    return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion, requests=1)
+
+
+def _first_user_text(messages: Messages) -> str:
+    for message in messages:
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):  # content parts
+                content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+            return " ".join(str(content or "").split())
+    return ""
+
+
+class TestModel:
+    """Calls each tool it is given once, then answers in the requested format.
+
+    Turn one (no tool results in the history yet): one call per tool, arguments
+    generated from the tool's JSON schema (valid, deterministic for ``seed``).
+    Afterwards: ``final_answer`` if given, else JSON valid for ``output_schema``
+    when the task wants structured output, else a short text naming the task and
+    the tool results it saw. ``call_tools=False`` skips straight to the answer.
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    def __init__(self, seed: int = 0, final_answer: str | dict[str, Any] | BaseModel | None = None,
+                 call_tools: bool = True, *, model: str = "test") -> None:
+        self.seed = seed
+        self.final_answer = final_answer
+        self.call_tools = call_tools
+        self.model = model
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    @property
+    def supports_function_calling(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"TestModel(seed={self.seed})"
+
+    def complete(self, messages: Messages, tools: Tools | None = None, *,
+                 output_schema: dict[str, Any] | None = None) -> LLMResponse:
+        with self._lock:
+            self.calls += 1
+        if tools and self.call_tools and not any(m.get("role") == "tool" for m in messages):
+            response = LLMResponse(tool_calls=[self._call(tool, i, len(messages)) for i, tool in enumerate(tools)])
+        else:
+            response = LLMResponse(content=self._answer(messages, output_schema))
+        response.model = self.model
+        response.usage = approximate_usage(messages, tools, response)
+        emit_call(response)
+        return response
+
+    async def acomplete(self, messages: Messages, tools: Tools | None = None, *,
+                        output_schema: dict[str, Any] | None = None) -> LLMResponse:
+        return self.complete(messages, tools, output_schema=output_schema)
+
+    def _rng(self, *parts: object) -> random.Random:
+        return random.Random("|".join(map(str, (self.seed, *parts))))
+
+    def _call(self, tool: dict[str, Any], index: int, turn: int) -> ToolCall:
+        function = tool.get("function", tool)
+        name = function["name"]
+        schema = function.get("parameters") or {"type": "object", "properties": {}}
+        args = example_value(schema, self._rng(name, turn))
+        digest = hashlib.sha256(f"{self.seed}|{turn}|{index}|{name}".encode()).hexdigest()[:24]
+        return ToolCall(name=name, args=args, id=f"call_{digest}")
+
+    def _answer(self, messages: Messages, output_schema: dict[str, Any] | None) -> str:
+        if self.final_answer is not None:
+            if isinstance(self.final_answer, BaseModel):
+                return self.final_answer.model_dump_json()
+            if isinstance(self.final_answer, dict):
+                return json.dumps(self.final_answer)
+            return str(self.final_answer)
+        if output_schema:
+            return json.dumps(example_value(output_schema, self._rng("answer")))
+        task = _first_user_text(messages)
+        task = task if len(task) <= 160 else task[:159] + "…"
+        results = [f"{m.get('name') or 'tool'}: {' '.join(str(m.get('content', '')).split())[:80]}"
+                   for m in messages if m.get("role") == "tool"]
+        answer = f"Test answer for: {task}" if task else "Test answer."
+        return answer + (f" (tool results: {'; '.join(results)})" if results else "")
+
+
+FunctionReply = str | list[dict[str, Any] | ToolCall] | LLMResponse
+ModelFunction = Callable[[Messages, Tools], FunctionReply | Awaitable[FunctionReply]]
+
+
+class FunctionModel:
+    """A model whose every turn is ``fn(messages, tools)``, sync or async.
+
+    ``fn`` returns the reply text, a list of tool calls (``{"name": ..., "args": {...}}``
+    dicts or ToolCalls; missing ids are filled in), or a full LLMResponse.
+    ``latency`` seconds are awaited before each reply without blocking other
+    tasks. ``function_calling=False`` makes agents use the text protocol, whose
+    replies ``fn`` then writes as text.
+    """
+
+    def __init__(self, fn: ModelFunction, latency: float = 0.0, *, model: str = "function",
+                 function_calling: bool = True) -> None:
+        if not callable(fn):
+            raise TypeError(f"FunctionModel needs a callable fn(messages, tools), got {type(fn).__name__}")
+        self.fn = fn
+        self.latency = latency
+        self.model = model
+        self.function_calling = function_calling
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    @property
+    def supports_function_calling(self) -> bool:
+        return self.function_calling
+
+    def __repr__(self) -> str:
+        return f"FunctionModel({getattr(self.fn, '__name__', self.fn)!r})"
+
+    async def acomplete(self, messages: Messages, tools: Tools | None = None, *,
+                        output_schema: dict[str, Any] | None = None) -> LLMResponse:
+        if self.latency > 0:
+            await asyncio.sleep(self.latency)
+        reply = self.fn(messages, tools or [])
+        if inspect.isawaitable(reply):
+            reply = await reply
+        return self._response(messages, tools, reply)
+
+    def complete(self, messages: Messages, tools: Tools | None = None, *,
+                 output_schema: dict[str, Any] | None = None) -> LLMResponse:
+        if inspect.iscoroutinefunction(self.fn) or self.latency > 0:
+            return _run_blocking(self.acomplete(messages, tools, output_schema=output_schema))
+        reply = self.fn(messages, tools or [])
+        if inspect.isawaitable(reply):
+            reply = _run_blocking(reply)
+        return self._response(messages, tools, reply)
+
+    def _response(self, messages: Messages, tools: Tools | None, reply: Any) -> LLMResponse:
+        with self._lock:
+            self.calls += 1
+        if isinstance(reply, LLMResponse):
+            response = reply
+        elif isinstance(reply, str):
+            response = LLMResponse(content=reply)
+        elif isinstance(reply, list):
+            response = LLMResponse(tool_calls=[_tool_call(item, i) for i, item in enumerate(reply)])
+        else:
+            raise TypeError(f"FunctionModel fn must return a str, a list of tool calls or an LLMResponse, "
+                            f"not {type(reply).__name__}")
+        response.model = response.model or self.model
+        if response.usage.requests == 0:
+            response.usage = approximate_usage(messages, tools, response)
+        emit_call(response)
+        return response
+
+
+def _tool_call(item: dict[str, Any] | ToolCall, index: int) -> ToolCall:
+    if isinstance(item, ToolCall):
+        return item
+    if not isinstance(item, dict) or "name" not in item:
+        raise TypeError(f"tool call #{index} from FunctionModel fn must be a dict with 'name' and 'args' "
+                        f"(or a ToolCall), got {item!r}")
+    args = item.get("args", item.get("arguments", {}))
+    if isinstance(args, str):
+        args = json.loads(args) if args.strip() else {}
+    fields = {"name": item["name"], "args": args}
+    if item.get("id"):
+        fields["id"] = item["id"]
+    return ToolCall(**fields)
+
+
+def _run_blocking(coro: Awaitable[Any]) -> Any:
+    """Run a coroutine to completion from sync code, even inside a thread that runs a loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)  # type: ignore[arg-type]
+    box: dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            box["value"] = asyncio.run(coro)  # type: ignore[arg-type]
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=runner, name="function-model-complete")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -1,0 +1,300 @@
+"""Valid example values for a JSON schema, so TestModel can call any tool and answer any format.
+
+The schemas come from pydantic (tool arguments, ``output_pydantic``) or from
+users (JSON-schema dicts), so this covers what those produce: ``$ref``/``$defs``,
+``anyOf``/``oneOf``/``allOf``, enums and consts, numeric bounds and
+``multipleOf``, string lengths, formats and patterns, arrays (``prefixItems``,
+``uniqueItems``, item counts), objects with required and optional properties,
+``additionalProperties`` maps, and recursive models (bounded by depth).
+Values depend only on the schema and the random generator, so a seed fixes them.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import uuid
+from typing import Any
+
+try:  # the stdlib regex parser (private API, stable for years); patterns fall back to guesses without it
+    import re._parser as _sre  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python < 3.11
+    _sre = None
+
+_MAX_DEPTH = 6
+
+_FORMATS: dict[str, Any] = {
+    "date": lambda r: f"2024-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}",
+    "date-time": lambda r: f"2024-{r.randint(1, 12):02d}-{r.randint(1, 28):02d}T{r.randint(0, 23):02d}:30:00Z",
+    "time": lambda r: f"{r.randint(0, 23):02d}:{r.randint(0, 59):02d}:00",
+    "duration": lambda r: f"PT{r.randint(1, 59)}M",
+    "email": lambda r: f"user{r.randint(1, 99)}@example.com",
+    "idn-email": lambda r: f"user{r.randint(1, 99)}@example.com",
+    "uri": lambda r: f"https://example.com/item/{r.randint(1, 999)}",
+    "url": lambda r: f"https://example.com/item/{r.randint(1, 999)}",
+    "iri": lambda r: f"https://example.com/item/{r.randint(1, 999)}",
+    "uri-reference": lambda r: f"/item/{r.randint(1, 999)}",
+    "hostname": lambda r: f"host{r.randint(1, 99)}.example.com",
+    "ipv4": lambda r: f"192.0.2.{r.randint(1, 254)}",
+    "ipv6": lambda r: f"2001:db8::{r.randint(1, 0xFFFF):x}",
+    "ipvanyaddress": lambda r: f"192.0.2.{r.randint(1, 254)}",
+    "ipv4network": lambda r: "192.0.2.0/24",
+    "ipv6network": lambda r: "2001:db8::/32",
+    "ipvanynetwork": lambda r: "192.0.2.0/24",
+    "ipv4interface": lambda r: f"192.0.2.{r.randint(1, 254)}/24",
+    "uuid": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)),
+    "uuid4": lambda r: str(uuid.UUID(int=r.getrandbits(128), version=4)),
+    "byte": lambda r: "ZXhhbXBsZQ==",
+}
+
+
+def example_value(schema: dict[str, Any] | bool, rng: random.Random | None = None, *,
+                  root: dict[str, Any] | None = None, name: str = "", depth: int = 0) -> Any:
+    """A value valid for ``schema`` (``root`` resolves ``$ref``s; defaults to ``schema`` itself)."""
+    rng = rng or random.Random(0)
+    if schema is True or schema == {}:
+        return f"example {name}".strip()
+    if schema is False:
+        raise ValueError(f"no value satisfies the schema 'false' (at {name or 'root'})")
+    root = root if root is not None else schema
+    schema = _resolve(schema, root)
+    deep = depth >= _MAX_DEPTH
+
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return rng.choice(schema["enum"])
+    if "allOf" in schema:
+        return example_value(_merge([_resolve(s, root) for s in schema["allOf"]], schema), rng,
+                             root=root, name=name, depth=depth)
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if options:
+        resolved = [_resolve(o, root) for o in options]
+        nulls = [o for o in resolved if o.get("type") == "null"]
+        non_null = [o for o in resolved if o.get("type") != "null"]
+        pick = nulls[0] if nulls and (deep or not non_null) else non_null[0]  # deep: stop recursing
+        return example_value(pick, rng, root=root, name=name, depth=depth + 1)
+
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None:
+        kind = ("object" if "properties" in schema or "additionalProperties" in schema
+                else "array" if "items" in schema or "prefixItems" in schema else "string")
+    maker = _MAKERS.get(kind)
+    if maker is None:
+        raise ValueError(f"unsupported JSON schema type {kind!r} (at {name or 'root'})")
+    return maker(schema, rng, root, name, depth)
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """Follow local ``$ref``s (``#/$defs/X``, ``#/definitions/X``); siblings of the ref win."""
+    seen = 0
+    while isinstance(schema, dict) and "$ref" in schema:
+        ref = schema["$ref"]
+        if not ref.startswith("#"):
+            raise ValueError(f"only local $ref are supported, got {ref!r}")
+        target: Any = root
+        for part in filter(None, ref[1:].split("/")):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        seen += 1
+        if seen > 50:
+            raise ValueError(f"$ref cycle at {ref!r}")
+    return schema if isinstance(schema, dict) else {}
+
+
+def _merge(parts: list[dict[str, Any]], outer: dict[str, Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = {k: v for k, v in outer.items() if k != "allOf"}
+    for part in parts:
+        for key, value in part.items():
+            if key == "properties":
+                merged["properties"] = {**merged.get("properties", {}), **value}
+            elif key == "required":
+                merged["required"] = sorted(set(merged.get("required", [])) | set(value))
+            else:
+                merged.setdefault(key, value)
+    return merged
+
+
+def _string(schema: dict[str, Any], rng: random.Random, root: dict, name: str, depth: int) -> str:
+    fmt = schema.get("format")
+    if fmt in _FORMATS:
+        return _FORMATS[fmt](rng)
+    pattern = schema.get("pattern")
+    if pattern:
+        return _from_pattern(pattern, rng, schema.get("minLength", 0), schema.get("maxLength"))
+    text = f"example {name}".strip() if name else "example"
+    text = f"{text} {rng.randint(1, 99)}"
+    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    if len(text) < low:
+        text += "x" * (low - len(text))
+    if high is not None and len(text) > high:
+        text = text[:high]
+    return text
+
+
+def _bounds(schema: dict[str, Any], integral: bool) -> tuple[float, float]:
+    step = 1 if integral else 1e-6
+    low = -math.inf
+    high = math.inf
+    if "minimum" in schema:
+        low = schema["minimum"]
+    if "exclusiveMinimum" in schema and not isinstance(schema["exclusiveMinimum"], bool):
+        low = max(low, schema["exclusiveMinimum"] + step)
+    if "maximum" in schema:
+        high = schema["maximum"]
+    if "exclusiveMaximum" in schema and not isinstance(schema["exclusiveMaximum"], bool):
+        high = min(high, schema["exclusiveMaximum"] - step)
+    if low == -math.inf and high == math.inf:
+        low, high = 0, 100
+    elif low == -math.inf:
+        low = high - 100
+    elif high == math.inf:
+        high = low + 100
+    if low > high:
+        raise ValueError(f"empty numeric range [{low}, {high}]")
+    return low, high
+
+
+def _integer(schema: dict[str, Any], rng: random.Random, root: dict, name: str, depth: int) -> int:
+    low, high = _bounds(schema, integral=True)
+    low, high = math.ceil(low), math.floor(high)
+    step = schema.get("multipleOf")
+    if step:
+        first, last = math.ceil(low / step), math.floor(high / step)
+        return int(rng.randint(first, last) * step)
+    return rng.randint(low, high)
+
+
+def _number(schema: dict[str, Any], rng: random.Random, root: dict, name: str, depth: int) -> float | int:
+    low, high = _bounds(schema, integral=False)
+    step = schema.get("multipleOf")
+    if step:
+        first, last = math.ceil(low / step), math.floor(high / step)
+        value = rng.randint(first, last) * step
+        return round(value, 10) if isinstance(value, float) else value
+    value = round(rng.uniform(low, high), 2)
+    return min(max(value, low), high)
+
+
+def _array(schema: dict[str, Any], rng: random.Random, root: dict, name: str, depth: int) -> list[Any]:
+    prefix = schema.get("prefixItems") or []
+    items = schema.get("items", {} if not prefix else False)
+    low = schema.get("minItems", 0)
+    high = schema.get("maxItems")
+    count = max(low, len(prefix) if items is False else (low if depth >= _MAX_DEPTH else 2))
+    if high is not None:
+        count = min(count, high)
+    out = [example_value(s, rng, root=root, name=name, depth=depth + 1) for s in prefix[:count]]
+    attempts = 0
+    while len(out) < count and items is not False:
+        value = example_value(items, rng, root=root, name=name, depth=depth + 1)
+        attempts += 1
+        if schema.get("uniqueItems") and value in out:
+            if attempts < 50:
+                continue
+            break  # the item schema admits too few values; stop at what we have
+        out.append(value)
+    return out
+
+
+def _object(schema: dict[str, Any], rng: random.Random, root: dict, name: str, depth: int) -> dict[str, Any]:
+    properties: dict[str, Any] = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    out: dict[str, Any] = {}
+    for key, sub in properties.items():
+        if key in required or (depth < _MAX_DEPTH - 1 and rng.random() < 0.5):
+            out[key] = example_value(sub, rng, root=root, name=key, depth=depth + 1)
+    extra = schema.get("additionalProperties")
+    if not properties and isinstance(extra, dict) and depth < _MAX_DEPTH:
+        wanted = max(1, schema.get("minProperties", 1))
+        for i in range(wanted):
+            out[f"key{i + 1}"] = example_value(extra, rng, root=root, name=f"key{i + 1}", depth=depth + 1)
+    return out
+
+
+_MAKERS = {
+    "string": _string,
+    "integer": _integer,
+    "number": _number,
+    "boolean": lambda s, r, *_: r.random() < 0.5,
+    "null": lambda *_: None,
+    "array": _array,
+    "object": _object,
+}
+
+
+# -- strings matching a regular expression -------------------------------------------
+
+_GUESSES = ("example", "abc", "ABC", "a", "A", "1", "123", "abc123", "2024-01-15", "user@example.com", "x-1")
+
+
+def _from_pattern(pattern: str, rng: random.Random, min_len: int, max_len: int | None) -> str:
+    """A string that ``re.search(pattern, s)`` accepts, generated from the parsed regex."""
+    compiled = re.compile(pattern)
+    candidates: list[str] = []
+    if _sre is not None:
+        try:
+            tree = _sre.parse(pattern)
+            candidates = [_emit(tree, random.Random(rng.random())) for _ in range(8)]
+        except (re.error, ValueError, KeyError, TypeError):
+            candidates = []
+    for text in [*candidates, *_GUESSES]:
+        if compiled.search(text) and len(text) >= min_len and (max_len is None or len(text) <= max_len):
+            return text
+    raise ValueError(f"could not generate a string matching pattern {pattern!r}")
+
+
+_CATEGORY_CHARS = {
+    "CATEGORY_DIGIT": "0123456789",
+    "CATEGORY_WORD": "abcdefghijklmnopqrstuvwxyz0123456789",
+    "CATEGORY_SPACE": " ",
+    "CATEGORY_NOT_DIGIT": "abcxyz",
+    "CATEGORY_NOT_WORD": "-. ",
+    "CATEGORY_NOT_SPACE": "abc123",
+}
+
+
+def _emit(tree: Any, rng: random.Random) -> str:
+    out: list[str] = []
+    for op, arg in tree:
+        opname = str(op)
+        if opname == "LITERAL":
+            out.append(chr(arg))
+        elif opname == "ANY":
+            out.append("x")
+        elif opname == "IN":
+            out.append(_pick_in(arg, rng))
+        elif opname in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, high, sub = arg
+            high = low + 2 if high is _sre.MAXREPEAT else high
+            out.extend(_emit(sub, rng) for _ in range(rng.randint(low, max(low, min(high, low + 2)))))
+        elif opname == "SUBPATTERN":
+            out.append(_emit(arg[-1], rng))
+        elif opname == "ATOMIC_GROUP":
+            out.append(_emit(arg, rng))
+        elif opname == "BRANCH":
+            out.append(_emit(rng.choice(arg[1]), rng))
+        elif opname in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue
+        else:
+            raise ValueError(f"unsupported regex construct {opname}")
+    return "".join(out)
+
+
+def _pick_in(items: list[Any], rng: random.Random) -> str:
+    if items and str(items[0][0]) == "NEGATE":
+        excluded = {chr(a) for op, a in items[1:] if str(op) == "LITERAL"}
+        return next(c for c in "xyzabc0123456789" if c not in excluded)
+    choices: list[str] = []
+    for op, arg in items:
+        opname = str(op)
+        if opname == "LITERAL":
+            choices.append(chr(arg))
+        elif opname == "RANGE":
+            choices.extend(chr(c) for c in range(arg[0], min(arg[1], arg[0] + 25) + 1))
+        elif opname == "CATEGORY":
+            choices.extend(_CATEGORY_CHARS.get(str(arg), "a"))
+    return rng.choice(choices) if choices else "a"

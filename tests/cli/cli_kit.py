@@ -1,0 +1,76 @@
+"""Shared by the CLI and config tests: write crew folders, run the real `crew` command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+
+TOOLS_PY = '''
+from pydantic import BaseModel
+from crew import tool
+from crew.tools.base import BaseTool
+
+LIMIT = 3
+
+@tool
+def search(query: str) -> str:
+    """Search the web."""
+    return f"results for {query}"
+
+def shout(text: str) -> str:
+    """Say it loudly."""
+    return text.upper()
+
+def nodoc(x: int) -> int:
+    return x
+
+def only_ok(arguments, result):
+    return "ok" in str(result)
+
+def reject(output):
+    return (False, "never good enough")
+
+class Report(BaseModel):
+    title: str
+
+class Counter(BaseTool):
+    name: str = "counter"
+    description: str = "Count the characters of a text."
+
+    def _run(self, text: str) -> int:
+        return len(text)
+
+counter_instance = Counter(name="instance_counter")
+'''
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    """Write dedented files (and a standard tools.py unless given) into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {"tools.py": TOOLS_PY, **files}
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return folder
+
+
+def crew_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CREW_LLM", "NO_COLOR", "TERM")}
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def run_crew(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m crew.cli ARGS`` (the real command) with pipes for stdout and stderr."""
+    return subprocess.run(
+        [sys.executable, "-m", "crew.cli", *args],
+        cwd=cwd or REPO, env=env or crew_env(), capture_output=True, text=True, timeout=timeout,
+    )

@@ -1,0 +1,56 @@
+"""Every example validates and runs offline with `--llm test`, through the real command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_kit import EXAMPLES, run_crew
+
+ALL = sorted(p.name for p in EXAMPLES.iterdir() if (p / "crew.yaml").is_file())
+
+
+def test_there_are_the_three_examples() -> None:
+    assert {"trip_planner", "research_team", "support_triage"} <= set(ALL)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_example_validates_and_runs_with_the_test_model(name: str, tmp_path) -> None:
+    path = str(EXAMPLES / name)
+    assert run_crew("validate", path).returncode == 0
+    done = run_crew("kickoff", path, "--llm", "test", "--json", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["status"] == "done"
+    assert all(t["status"] == "done" and t["model"] == "test" for t in document["tasks_output"])
+    assert document["usage"]["requests"] >= len(document["tasks_output"])
+    CHECKS[name](document, tmp_path)
+
+
+def _trip_planner(document: dict, out) -> None:
+    tasks = {t["name"]: t for t in document["tasks_output"]}
+    scouts = [tasks[n] for n in ("food", "sights", "logistics")]
+    # the three scouts overlap in time: parallel branches, joined by the plan
+    assert max(t["started_at"] for t in scouts) < min(t["finished_at"] for t in scouts)
+    assert tasks["plan"]["started_at"] >= max(t["finished_at"] for t in scouts)
+    assert {c["name"] for t in scouts for c in t["tool_calls"]} == {"search_attractions", "weather_outlook"}
+    assert (out / "out" / "Osaka_trip_plan.md").read_text(encoding="utf-8") == tasks["plan"]["raw"]
+
+
+def _research_team(document: dict, out) -> None:
+    assert [t["name"] for t in document["tasks_output"]] == ["evidence", "analysis", "briefing"]
+    assert all(t["agent"] == "Crew Manager" for t in document["tasks_output"])
+    assert (out / "out" / "briefing.md").is_file()
+
+
+def _support_triage(document: dict, out) -> None:
+    tasks = {t["name"]: t for t in document["tasks_output"]}
+    assert set(tasks["triage"]["json_dict"] or tasks["triage"]["pydantic"]) >= {"category", "urgency", "summary"}
+    assert [c["name"] for c in tasks["resolve"]["tool_calls"]] == ["lookup_order", "issue_refund"]
+    handoff = tasks["handoff"]
+    # result_as_answer: the hand-off tool's text is the answer, with no model call after it
+    assert handoff["raw"].startswith("[handoff · ") and document["raw"] == handoff["raw"]
+    assert handoff["usage"]["requests"] == 1
+
+
+CHECKS = {"trip_planner": _trip_planner, "research_team": _research_team, "support_triage": _support_triage}

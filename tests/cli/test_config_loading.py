@@ -1,0 +1,244 @@
+"""Loading crews from YAML: the same models as Python, tools by import path, models, inputs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_kit import EXAMPLES, REPO
+
+from crew import Agent, Crew, Task
+from crew.config import crew_json_schema, load_crew, load_project
+from crew.config.fields import fields_of
+from crew.config.loader import load_yaml
+from crew.errors import ConfigError
+from crew.tools.base import BaseTool
+
+SIMPLE = """
+    name: simple
+    llm: test
+    tools:
+      search: tools:search
+    agents:
+      writer:
+        role: Writer of {topic}
+        goal: Write about {topic}
+        backstory: Writes.
+        tools: [search]
+    tasks:
+      draft:
+        description: Draft a note on {topic}
+        expected_output: A note
+        agent: writer
+        output_file: notes/{topic}.md
+    """
+
+
+def test_loading_yaml_gives_the_same_models_as_python(crew_dir) -> None:
+    crew = load_crew(crew_dir({"crew.yaml": SIMPLE}))
+    assert isinstance(crew, Crew) and isinstance(crew.agents[0], Agent) and isinstance(crew.tasks[0], Task)
+    from tools import search  # the crew folder's own module, imported by the loader
+
+    agent = Agent(name="writer", role="Writer of {topic}", goal="Write about {topic}", backstory="Writes.",
+                  tools=[search])
+    task = Task(name="draft", description="Draft a note on {topic}", expected_output="A note", agent=agent,
+                output_file="notes/{topic}.md")
+    by_hand = Crew(name="simple", llm="test", agents=[agent], tasks=[task])
+    skip = {"tools", "agent", "agents", "tasks"}
+    assert crew.model_dump(exclude=skip) == by_hand.model_dump(exclude=skip)
+    assert crew.agents[0].model_dump(exclude=skip) == agent.model_dump(exclude=skip)
+    assert crew.tasks[0].model_dump(exclude=skip) == task.model_dump(exclude=skip)
+    assert [t.name for t in crew.agents[0].tools] == ["search"]
+    assert crew.tasks[0].agent is crew.agents[0]
+
+
+def test_tools_resolve_from_every_supported_kind_of_object(crew_dir) -> None:
+    project = load_project(crew_dir({"crew.yaml": """
+        llm: test
+        tools:
+          web: tools:search              # a @tool object, renamed to its YAML key
+          loud: tools:shout              # a plain documented function, wrapped
+          count: tools:Counter           # a BaseTool subclass, instantiated
+          count2: tools:counter_instance # a BaseTool instance, copied
+          limited:
+            import: tools:search
+            max_usage_count: 2
+            result_as_answer: true
+            cache_function: tools:only_ok
+        agents:
+          writer: {role: W, goal: G, tools: [web, loud, count, count2, limited]}
+        tasks:
+          draft: {description: D, agent: writer}
+        """}))
+    tools = project.tools
+    assert all(isinstance(t, BaseTool) for t in tools.values())
+    assert {name: t.name for name, t in tools.items()} == {n: n for n in tools}
+    assert tools["loud"].run(text="hi") == "HI"
+    assert tools["count"].run(text="four") == 4 and tools["count2"].run(text="abc") == 3
+    limited = tools["limited"]
+    assert (limited.max_usage_count, limited.result_as_answer) == (2, True)
+    assert limited.cache_function({}, "ok then") and not limited.cache_function({}, "nope")
+    import tools as module  # the originals are untouched: YAML settings apply to copies
+
+    assert module.search.name == "search" and module.search.max_usage_count is None
+    assert module.counter_instance.name == "instance_counter"
+
+
+def test_model_precedence_agent_then_crew_then_env_and_flag_overrides_all(crew_dir, monkeypatch) -> None:
+    folder = crew_dir({"crew.yaml": """
+        process: hierarchical
+        agents:
+          own: {role: A, goal: G, llm: openai/gpt-4o-mini, function_calling_llm: openai/gpt-4o}
+          inherits: {role: B, goal: G}
+        tasks:
+          t: {description: D}
+        """})
+    monkeypatch.setenv("CREW_LLM", "test")
+    crew = load_crew(folder)
+    assert [a.llm for a in crew.agents] == ["openai/gpt-4o-mini", None]
+    assert crew.llm == "test"  # inherited by "inherits" and by the manager at run time
+    (folder / "crew.yaml").write_text((folder / "crew.yaml").read_text() + "llm: anthropic/claude-3-5-haiku-latest\n")
+    assert load_crew(folder).llm == "anthropic/claude-3-5-haiku-latest"  # crew.yaml beats CREW_LLM
+    forced = load_crew(folder, llm="test")
+    assert forced.llm == "test"
+    assert [(a.llm, a.function_calling_llm) for a in forced.agents] == [("test", "test"), ("test", None)]
+
+
+def test_relative_output_file_goes_under_out_dir(crew_dir, tmp_path) -> None:
+    folder = crew_dir({"crew.yaml": SIMPLE})
+    assert load_crew(folder).tasks[0].output_file == "notes/{topic}.md"
+    assert load_crew(folder, out_dir=tmp_path / "o").tasks[0].output_file == str(tmp_path / "o" / "notes/{topic}.md")
+
+
+def test_placeholders_without_default_are_notes_with_their_first_line(crew_dir) -> None:
+    project = load_project(crew_dir({"crew.yaml": SIMPLE}))
+    notes = project.missing_inputs({}, level="note")
+    assert [str(n).split(": note: ")[0] for n in notes] == [f"{project.files[0]}:7: agents.writer.role"]
+    assert "used 4 times" in str(notes[0])
+    assert project.missing_inputs({"topic": "tea"}) == []
+
+
+def test_crewai_layout_loads_with_warnings_naming_unsupported_keys(crew_dir) -> None:
+    folder = crew_dir({
+        "config/agents.yaml": """
+            researcher:
+              role: >
+                {topic} Senior Data Researcher
+              goal: Uncover developments in {topic}
+              backstory: Seasoned.
+              llm: test
+              memory: true
+              allow_code_execution: false
+            """,
+        "config/tasks.yaml": """
+            research_task:
+              description: Research {topic}
+              expected_output: Ten bullet points
+              agent: researcher
+              markdown: true
+            """})
+    project = load_project(folder)
+    assert project.crew.name == folder.name
+    warned = {(w.path, w.line) for w in project.warnings}
+    assert warned == {("agents.researcher.memory", 7), ("agents.researcher.allow_code_execution", 8),
+                      ("tasks.research_task.markdown", 5)}
+    assert all("CrewAI key" in w.message for w in project.warnings)
+
+
+def test_env_substitution_and_yaml_anchors(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text("base: &b {x: 1, y: 2}\nmerged:\n  <<: *b\n  y: 3\n"
+                    "model: ${CREW_X_MODEL:-test}\nset: ${CREW_X_SET}\nliteral: $${HOME}\n")
+    monkeypatch.setenv("CREW_X_SET", "yes")
+    data, problems = load_yaml(path)
+    assert problems == []
+    assert data["merged"] == {"x": 1, "y": 3} and data["merged"].duplicates == []
+    assert (data["model"], data["set"], data["literal"]) == ("test", "yes", "${HOME}")
+    assert data.line_of("model") == 5 and data["merged"].line_of("y") == 4
+
+
+def test_two_crew_folders_with_a_tools_module_each_load_in_one_process(crew_dir) -> None:
+    first = load_project(crew_dir({"crew.yaml": SIMPLE}, name="one"))
+    other = crew_dir({"crew.yaml": SIMPLE, "tools.py": '''
+        from crew import tool
+
+        @tool
+        def search(query: str) -> str:
+            """Search the other index."""
+            return "other"
+        '''}, name="two")
+    second = load_project(other)
+    assert first.tools["search"].run(query="q") == "results for q"
+    assert second.tools["search"].run(query="q") == "other"
+
+
+def test_json_schema_covers_every_model_field_and_accepts_the_examples() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    import yaml
+
+    schema = crew_json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for section, props in (("crew", schema["properties"]), ("agent", schema["$defs"]["Agent"]["properties"]),
+                           ("task", schema["$defs"]["Task"]["properties"]), ("tool", schema["$defs"]["Tool"]["properties"])):
+        assert set(fields_of(section)) == set(props), section
+    validator = jsonschema.Draft202012Validator(schema)
+    for crew_yaml in sorted(EXAMPLES.glob("*/crew.yaml")):
+        errors = list(validator.iter_errors(yaml.safe_load(crew_yaml.read_text())))
+        assert errors == [], (crew_yaml, [e.message for e in errors])
+    assert list(validator.iter_errors({"agents": {"a": {"role": "r", "goal": "g", "max_itr": 3}}}))
+
+
+def test_docs_yaml_reference_lists_every_key_of_every_section() -> None:
+    text = (REPO / "docs" / "yaml.md").read_text(encoding="utf-8")
+    for section, heading in (("crew", "## Crew settings"), ("agent", "## Agents"), ("task", "## Tasks"),
+                             ("tool", "## Tools")):
+        body = text.split(heading, 1)[1].split("\n## ", 1)[0]
+        documented = {line.split("`")[1] for line in body.splitlines() if line.startswith("| `")}
+        assert documented == set(fields_of(section)), (section, documented ^ set(fields_of(section)))
+
+
+def test_cli_import_stays_light() -> None:
+    """`crew --help` must not pay for pydantic, yaml, litellm or networkx."""
+    code = ("import sys, crew.cli; crew.cli.build_parser(); "
+            "print(sorted(m for m in ('pydantic', 'yaml', 'litellm', 'networkx', 'structlog') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_validate_path_does_not_import_litellm() -> None:
+    code = ("import sys; from crew.config import load_project; "
+            f"load_project({str(EXAMPLES / 'trip_planner')!r}); print('litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_missing_folder_and_empty_folder_are_clear_errors(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="no such file or folder"):
+        load_project(tmp_path / "nope")
+    with pytest.raises(ConfigError, match="no crew in .*: expected crew.yaml"):
+        load_project(tmp_path)
+
+
+def test_a_crew_file_path_works_like_its_folder(crew_dir) -> None:
+    folder = crew_dir({"crew.yaml": SIMPLE})
+    assert load_crew(Path(folder) / "crew.yaml").name == "simple"
+
+
+def test_manager_agent_is_named_and_left_out_of_the_workers(crew_dir) -> None:
+    crew = load_crew(crew_dir({"crew.yaml": """
+        llm: test
+        process: hierarchical
+        manager_agent: lead
+        agents:
+          lead: {role: Lead, goal: Coordinate, allow_delegation: true}
+          analyst: {role: Analyst, goal: Analyse}
+        tasks:
+          study: {description: Study the data}
+          report: {description: Report on it, agent: analyst, context: [study]}
+        """}))
+    assert crew.manager_agent.name == "lead"
+    assert [a.name for a in crew.agents] == ["analyst"]
+    assert crew.tasks[0].agent is None and crew.tasks[1].agent is crew.agents[0]
+    assert crew.tasks[1].context == ["study"]

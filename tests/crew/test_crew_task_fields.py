@@ -1,0 +1,107 @@
+"""Task fields, names and {placeholder} filling: every mistake is caught before a model runs."""
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from crew import Agent, Crew, Task
+from crew.errors import GraphError, MissingInputError
+from crew.tasks.interpolate import placeholders
+from crew.testing import FunctionModel
+from crew.tools import tool
+
+from crew_testkit import Recorder
+
+
+class Report(BaseModel):
+    title: str
+
+
+def test_defaults_match_crewai():
+    task = Task(description="d", expected_output="e")
+    assert task.max_retries == 0
+    assert task.guardrail_max_retries == 3
+    assert (task.async_execution, task.human_input) == (False, False)
+    assert task.name is None and task.context is None and task.tools is None and task.timeout is None
+
+
+def ping() -> str:
+    """Ping the server."""
+    return "pong"
+
+
+def test_plain_functions_in_tools_become_tools():
+    task = Task(description="d", tools=[ping, tool(ping)])
+    assert [t.name for t in task.tools] == ["ping", "ping"]
+
+
+def test_invalid_fields_are_rejected_with_the_field_named():
+    with pytest.raises(ValidationError, match="output_pydantic or output_json"):
+        Task(description="d", output_pydantic=Report, output_json=Report)
+    with pytest.raises(ValidationError, match="max_retries"):
+        Task(description="d", max_retries=-1)
+    with pytest.raises(ValidationError, match="timeout"):
+        Task(description="d", timeout=0)
+    with pytest.raises(ValidationError, match=r"tools\.1\n  Input should be a valid dictionary or instance of BaseTool"):
+        Task(description="d", tools=[ping, "search"])
+    with pytest.raises(ValidationError, match="blank"):
+        Task(description="d", name="  ")
+
+
+def test_default_names_come_from_positions_and_must_be_unique():
+    rec = Recorder()
+    agent = rec.agent()
+    crew = Crew(
+        agents=[agent],
+        tasks=[Task(description="one", agent=agent), Task(name="named", description="two", agent=agent),
+               Task(description="three", agent=agent)],
+    )
+    out = crew.kickoff()
+    assert [o.name for o in out.tasks_output] == ["task_1", "named", "task_3"]
+    with pytest.raises(GraphError, match=r"task name 'task_2' is used twice \(tasks 1 and 2\)"):
+        Crew(agents=[agent], tasks=[Task(name="task_2", description="a", agent=agent), Task(description="b", agent=agent)])
+
+
+def test_placeholders_fill_task_and_agent_texts_and_the_output_path(tmp_path):
+    seen = {}
+
+    def reply(messages, tools):
+        seen["system"], seen["user"] = messages[0]["content"], messages[1]["content"]
+        return "done"
+
+    agent = Agent(role="{topic} researcher", goal="know {topic}", backstory="years: {years}",
+                  llm=FunctionModel(reply))
+    task = Task(description="Write about {topic} in {year} ({{literal}}, {\"json\": 1})",
+                expected_output="{n} bullet points", agent=agent,
+                output_file=str(tmp_path / "{topic}" / "report-{year}.md"))
+    out = Crew(agents=[agent], tasks=[task]).kickoff({"topic": "AI", "year": 2025, "n": 3, "years": [1, 2]})
+    assert "Write about AI in 2025 ({literal}, {\"json\": 1})" in seen["user"]
+    assert "3 bullet points" in seen["user"]
+    assert "AI researcher" in seen["system"] and "know AI" in seen["system"] and "years: [1, 2]" in seen["system"]
+    assert (tmp_path / "AI" / "report-2025.md").read_text() == "done"
+    assert out.tasks_output[0].description.startswith("Write about AI")
+    # the declarations themselves are untouched: the crew can be kicked off again with other inputs
+    assert task.description.startswith("Write about {topic}") and agent.role == "{topic} researcher"
+
+
+def test_missing_inputs_fail_before_any_model_call_naming_placeholder_and_place():
+    rec = Recorder()
+    agent = Agent(role="{domain} expert", goal="g", llm=rec.model())
+    tasks = [
+        Task(name="research", description="Study {topic}", expected_output="notes on {topic}", agent=agent),
+        Task(name="write", description="Write", expected_output="text", agent=agent, output_file="out/{slug}.md"),
+    ]
+    with pytest.raises(MissingInputError) as info:
+        Crew(agents=[agent], tasks=tasks).kickoff({"unused": 1})
+    errors = info.value.errors
+    assert "missing input 'domain' for {domain} in agent '{domain} expert' role" in errors
+    assert "missing input 'topic' for {topic} in task 'research' description" in errors
+    assert "missing input 'topic' for {topic} in task 'research' expected_output" in errors
+    assert "missing input 'slug' for {slug} in task 'write' output_file" in errors
+    assert len(errors) == 4
+    assert rec.calls == []
+
+
+def test_escaped_braces_are_literal_and_not_placeholders():
+    assert placeholders("{a} {{b}} {c-d} { e } {\"f\": 1} {1x}") == ["a", "c-d"]
+    task = Task(description="{{not_an_input}} and {x}").interpolate({"x": "y"})
+    assert task.description == "{not_an_input} and y"

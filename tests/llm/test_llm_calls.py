@@ -1,0 +1,161 @@
+"""LLM through real litellm against the local OpenAI-compatible server: replies, tool calls, usage."""
+
+import asyncio
+import json
+
+import pytest
+
+from crew.llm import LLM, LLMResponse, load_litellm
+from crew.testing import Reply
+from crew.usage import Usage
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather of a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}
+
+
+def local_llm(server, **kw) -> LLM:
+    return LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test", retry_base_delay=0.01, **kw)
+
+
+async def test_text_reply_usage_cost_and_payload(openai_server):
+    openai_server.enqueue(Reply.text("Paris.", prompt_tokens=120, completion_tokens=30))
+    llm = local_llm(openai_server, temperature=0.2, max_tokens=64, seed=7)
+    response = await llm.acomplete([{"role": "user", "content": "Capital of France?"}])
+
+    assert response.content == "Paris."
+    assert response.tool_calls == [] and response.finish_reason == "stop"
+    assert response.raw_message == {"role": "assistant", "content": "Paris."}
+    assert response.usage.prompt_tokens == 120 and response.usage.completion_tokens == 30
+    assert response.usage.total_tokens == 150 and response.usage.requests == 1
+    prices = load_litellm().model_cost["gpt-4o-mini"]
+    expected = 120 * prices["input_cost_per_token"] + 30 * prices["output_cost_per_token"]
+    assert response.usage.cost == pytest.approx(expected)
+    assert response.model == "openai/gpt-4o-mini" and response.latency > 0
+
+    [request] = openai_server.requests
+    assert request.body["messages"] == [{"role": "user", "content": "Capital of France?"}]
+    assert request.body["temperature"] == 0.2 and request.body["max_tokens"] == 64 and request.body["seed"] == 7
+    assert "tools" not in request.body and not request.stream
+    assert request.headers["x-stainless-retry-count"] == "0"  # the SDK does not retry on its own
+
+
+async def test_native_tool_call_is_parsed_and_round_trips(openai_server):
+    openai_server.enqueue(Reply.tools({"name": "get_weather", "args": {"city": "Oslo"}, "id": "call_1"}),
+                          Reply.text("It is 3 degrees in Oslo."))
+    llm = local_llm(openai_server)
+    messages = [{"role": "user", "content": "Weather in Oslo?"}]
+    first = await llm.acomplete(messages, [WEATHER_TOOL])
+
+    assert first.content is None and first.finish_reason == "tool_calls"
+    assert [(c.name, c.args, c.id) for c in first.tool_calls] == [("get_weather", {"city": "Oslo"}, "call_1")]
+    assert first.raw_message["tool_calls"][0]["function"] == {"name": "get_weather", "arguments": '{"city": "Oslo"}'}
+
+    messages += [first.raw_message, {"role": "tool", "tool_call_id": "call_1", "content": "3 degrees"}]
+    second = await llm.acomplete(messages, [WEATHER_TOOL])
+    assert second.content == "It is 3 degrees in Oslo."
+
+    sent = openai_server.requests[1].body
+    assert sent["tools"] == [WEATHER_TOOL]
+    assert sent["messages"][1]["tool_calls"][0]["id"] == "call_1"
+    assert sent["messages"][2] == {"role": "tool", "tool_call_id": "call_1", "content": "3 degrees"}
+
+
+async def test_parallel_tool_calls_keep_order_and_ids(openai_server):
+    cities = ["Oslo", "Lima", "Pune", "Kyiv"]
+    openai_server.enqueue(Reply.tools(*[{"name": "get_weather", "args": {"city": c}} for c in cities],
+                                      content="Checking all four."))
+    response = await local_llm(openai_server).acomplete([{"role": "user", "content": "4 cities"}], [WEATHER_TOOL])
+
+    assert response.content == "Checking all four."
+    assert [c.args["city"] for c in response.tool_calls] == cities
+    ids = [c.id for c in response.tool_calls]
+    assert len(set(ids)) == 4
+    assert [c["id"] for c in response.raw_message["tool_calls"]] == ids
+
+
+async def test_malformed_tool_arguments_become_invalid_tool_calls(openai_server):
+    body = {
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_ok", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}},
+                {"id": "call_bad", "type": "function", "function": {"name": "get_weather", "arguments": "{city: Rome"}},
+                {"id": "call_list", "type": "function", "function": {"name": "get_weather", "arguments": "[1, 2]"}},
+                {"id": "call_twice", "type": "function",
+                 "function": {"name": "get_weather", "arguments": json.dumps('{"city": "Bern"}')}},
+            ]}}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+    }
+    openai_server.enqueue(Reply.raw(body))  # arguments exactly as a sloppy provider wrote them
+    response = await local_llm(openai_server).acomplete([{"role": "user", "content": "x"}], [WEATHER_TOOL])
+
+    assert [(c.id, c.args) for c in response.tool_calls] == [("call_ok", {"city": "Rome"}),
+                                                              ("call_twice", {"city": "Bern"})]
+    invalid = {c.id: c for c in response.invalid_tool_calls}
+    assert set(invalid) == {"call_bad", "call_list"}
+    assert invalid["call_bad"].arguments == "{city: Rome" and "not valid JSON" in invalid["call_bad"].error
+    assert "JSON object" in invalid["call_list"].error
+    # every id stays in the assistant message, so the agent can answer each one
+    assert {c["id"] for c in response.raw_message["tool_calls"]} == {"call_ok", "call_twice", "call_bad", "call_list"}
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+async def test_streaming_assembles_content_tool_calls_and_usage(openai_server, sync):
+    args = {"city": "São Paulo", "units": "metric", "days": [1, 2, 3]}
+    openai_server.enqueue(Reply.tools({"name": "get_weather", "args": args, "id": "call_s"},
+                                      {"name": "get_weather", "args": {"city": "Nice"}, "id": "call_t"},
+                                      content="Let me look that up for you, one moment.",
+                                      prompt_tokens=40, completion_tokens=25))
+    llm = local_llm(openai_server, stream=True)
+    messages = [{"role": "user", "content": "weather"}]
+    if sync:
+        response = await asyncio.to_thread(llm.complete, messages, [WEATHER_TOOL])
+    else:
+        response = await llm.acomplete(messages, [WEATHER_TOOL])
+
+    assert openai_server.requests[0].stream
+    assert response.content == "Let me look that up for you, one moment."
+    assert [(c.id, c.args) for c in response.tool_calls] == [("call_s", args), ("call_t", {"city": "Nice"})]
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (40, 25)
+    prices = load_litellm().model_cost["gpt-4o-mini"]
+    assert response.usage.cost == pytest.approx(40 * prices["input_cost_per_token"] + 25 * prices["output_cost_per_token"])
+    assert response.finish_reason == "tool_calls"
+
+
+def test_sync_complete_and_usage_summed(openai_server):
+    figures = [(10, 2), (30, 4), (50, 8)]
+    openai_server.enqueue(*[Reply.text(f"answer {i}", prompt_tokens=p, completion_tokens=c)
+                            for i, (p, c) in enumerate(figures)])
+    llm = local_llm(openai_server)
+    responses = [llm.complete([{"role": "user", "content": f"q{i}"}]) for i in range(3)]
+
+    assert [r.content for r in responses] == ["answer 0", "answer 1", "answer 2"]
+    total = Usage.total([r.usage for r in responses])
+    assert (total.prompt_tokens, total.completion_tokens, total.total_tokens, total.requests) == (90, 14, 104, 3)
+    assert total.cost == pytest.approx(sum(r.usage.cost for r in responses)) and total.cost > 0
+
+
+async def test_many_concurrent_calls_each_get_their_own_reply(openai_server):
+    openai_server.handler = lambda request: Reply.text("echo " + request.messages[-1]["content"])
+    llm = local_llm(openai_server)
+    replies = await asyncio.gather(*[llm.acomplete([{"role": "user", "content": str(i)}]) for i in range(20)])
+    assert [r.content for r in replies] == [f"echo {i}" for i in range(20)]
+    assert len(openai_server.requests) == 20
+
+
+def test_function_calling_flag_and_litellm_lookup():
+    assert LLM("openai/gpt-4o-mini").supports_function_calling is True
+    assert LLM("openai/gpt-4o-mini", function_calling=False).supports_function_calling is False
+    assert LLM("ollama/some-model", function_calling=True).supports_function_calling is True
+    assert LLM("nosuchprovider/whatever-model").supports_function_calling is False
+
+
+def test_response_builds_its_raw_message():
+    response = LLMResponse(content="ok")
+    assert response.raw_message == {"role": "assistant", "content": "ok"}

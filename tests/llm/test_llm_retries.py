@@ -1,0 +1,171 @@
+"""Retries, timeouts and error reporting of LLM, through real litellm against the local server."""
+
+import asyncio
+import logging
+import time
+
+import pytest
+
+from crew.errors import LLMError
+from crew.events import bus
+from crew.llm import LLM
+from crew.testing import Reply
+
+KEY = "sk-test-5ecret-Value-0123456789"
+MESSAGES = [{"role": "user", "content": "hello"}]
+
+
+def local_llm(server, **kw) -> LLM:
+    kw.setdefault("retry_base_delay", 0.01)
+    return LLM("openai/gpt-4o-mini", api_base=server.url, api_key=KEY, **kw)
+
+
+@pytest.fixture
+def events():
+    seen = []
+    unsubscribe = bus.subscribe(seen.append)
+    yield seen
+    unsubscribe()
+
+
+async def test_rate_limit_then_success_honours_retry_after(openai_server, events):
+    openai_server.enqueue(Reply.error(429, "slow down", retry_after=0.4), Reply.text("done"))
+    response = await local_llm(openai_server, retry_base_delay=0.0).acomplete(MESSAGES)
+
+    assert response.content == "done"
+    first, second = openai_server.requests
+    assert second.received_at - first.received_at >= 0.39  # waited what the server asked, not the tiny backoff
+    retry = next(e for e in events if e.type == "llm.retry")
+    assert retry.data["delay"] == pytest.approx(0.4) and "Retry-After" in retry.data["reason"]
+    call = next(e for e in events if e.type == "llm.call")
+    assert call.data["attempts"] == 2
+
+
+async def test_retry_after_in_milliseconds(openai_server):
+    openai_server.enqueue(Reply.error(503, headers={"retry-after-ms": "250"}), Reply.text("ok"))
+    started = time.perf_counter()
+    assert (await local_llm(openai_server, retry_base_delay=0.0).acomplete(MESSAGES)).content == "ok"
+    assert time.perf_counter() - started >= 0.24
+
+
+async def test_persistent_500_raises_llm_error_after_the_set_retries(openai_server, events):
+    openai_server.handler = lambda request: Reply.error(500, "upstream exploded")
+    with pytest.raises(LLMError) as caught:
+        await local_llm(openai_server, num_retries=3).acomplete(MESSAGES)
+
+    assert len(openai_server.requests) == 4  # one attempt + three retries
+    error = caught.value
+    assert error.model == "openai/gpt-4o-mini"
+    text = str(error)
+    assert "openai/gpt-4o-mini" in text and "4 attempt(s)" in text and "HTTP 500" in text
+    assert "upstream exploded" in text
+    assert [e.data["attempt"] for e in events if e.type == "llm.retry"] == [1, 2, 3]
+    assert any(e.type == "llm.error" for e in events)
+
+
+def test_sync_complete_retries_too(openai_server):
+    openai_server.enqueue(Reply.error(502), Reply.error(500), Reply.text("third time lucky"))
+    assert local_llm(openai_server).complete(MESSAGES).content == "third time lucky"
+    assert len(openai_server.requests) == 3
+
+
+async def test_no_retries_means_one_request(openai_server):
+    openai_server.handler = lambda request: Reply.error(500)
+    with pytest.raises(LLMError, match="retries disabled"):
+        await local_llm(openai_server, num_retries=0).acomplete(MESSAGES)
+    assert len(openai_server.requests) == 1
+
+
+@pytest.mark.parametrize("status", [400, 401, 404])
+async def test_client_errors_are_not_retried(openai_server, status):
+    openai_server.handler = lambda request: Reply.error(status, "you did something wrong")
+    with pytest.raises(LLMError, match="not retryable"):
+        await local_llm(openai_server, num_retries=5).acomplete(MESSAGES)
+    assert len(openai_server.requests) == 1
+
+
+async def test_timeout_is_retried_then_reported(openai_server):
+    openai_server.handler = lambda request: Reply.text("too late", delay=2.0)
+    started = time.perf_counter()
+    with pytest.raises(LLMError) as caught:
+        await local_llm(openai_server, timeout=0.3, num_retries=1).acomplete(MESSAGES)
+    assert time.perf_counter() - started < 3.0  # two attempts cut at 0.3 s, not two 2 s replies
+    assert len(openai_server.requests) == 2
+    assert "Timeout" in str(caught.value)
+
+
+async def test_slow_reply_then_fast_one_succeeds(openai_server):
+    openai_server.enqueue(Reply.text("slow", delay=1.0), Reply.text("fast"))
+    response = await local_llm(openai_server, timeout=0.3).acomplete(MESSAGES)
+    assert response.content == "fast"
+
+
+async def test_malformed_json_is_retried(openai_server):
+    openai_server.enqueue(Reply.malformed(), Reply.text("well formed"))
+    assert (await local_llm(openai_server).acomplete(MESSAGES)).content == "well formed"
+    assert len(openai_server.requests) == 2
+
+
+async def test_retry_after_beyond_max_delay_gives_up_at_once(openai_server):
+    openai_server.handler = lambda request: Reply.error(429, "quota", retry_after=3600)
+    started = time.perf_counter()
+    with pytest.raises(LLMError, match="retry after 3600 s"):
+        await local_llm(openai_server, retry_max_delay=30).acomplete(MESSAGES)
+    assert time.perf_counter() - started < 5  # did not sleep the hour
+    assert len(openai_server.requests) == 1
+
+
+async def test_api_key_never_in_errors_events_or_repr(openai_server, events, monkeypatch):
+    env_key = "sk-env-Another-Secret-98765"
+    monkeypatch.setenv("OPENAI_API_KEY", env_key)
+    # a provider that echoes credentials back in its error text
+    openai_server.handler = lambda request: Reply.error(
+        500, f"bad key {KEY} (also saw {env_key})")
+    llm = local_llm(openai_server, num_retries=1)
+    with pytest.raises(LLMError) as caught:
+        await llm.acomplete(MESSAGES)
+
+    error = caught.value
+    shown = [str(error), repr(error), repr(llm), str(llm), llm.model_dump_json(), str(llm.model_dump())]
+    shown += [str(e.data) for e in events]
+    for text in shown:
+        assert KEY not in text and env_key not in text
+    assert "bad key ***" in str(error)
+    assert error.__cause__ is None  # the original exception holds the key, so it is not chained
+    assert all(r.headers.get("authorization") == "***" for r in openai_server.requests)
+
+
+async def test_error_without_secret_keeps_the_original_as_cause(openai_server):
+    openai_server.handler = lambda request: Reply.error(400, "bad request")
+    with pytest.raises(LLMError) as caught:
+        await local_llm(openai_server).acomplete(MESSAGES)
+    assert getattr(caught.value.__cause__, "status_code", None) == 400
+
+
+async def test_unknown_provider_is_a_clear_error():
+    with pytest.raises(LLMError, match="nosuchprovider/model"):
+        await LLM("nosuchprovider/model", num_retries=2).acomplete(MESSAGES)
+
+
+async def test_concurrent_callers_each_retry_independently(openai_server):
+    seen: dict[str, int] = {}
+
+    def flaky(request):
+        prompt = request.messages[-1]["content"]
+        seen[prompt] = seen.get(prompt, 0) + 1
+        return Reply.error(503) if seen[prompt] == 1 else Reply.text("ok " + prompt)
+
+    openai_server.handler = flaky
+    llm = local_llm(openai_server)
+    replies = await asyncio.gather(*[llm.acomplete([{"role": "user", "content": str(i)}]) for i in range(12)])
+    assert [r.content for r in replies] == [f"ok {i}" for i in range(12)]
+    assert seen == {str(i): 2 for i in range(12)}
+
+
+async def test_no_log_record_holds_the_key_even_at_debug(openai_server, caplog):
+    openai_server.enqueue(Reply.error(500, f"echoing {KEY}"), Reply.text("ok"))
+    with caplog.at_level(logging.DEBUG):  # every logger: crew's, litellm's, httpx's, the SDK's
+        await local_llm(openai_server).acomplete(MESSAGES)
+    crew_records = [r.getMessage() for r in caplog.records if r.name == "crew"]
+    assert any('"llm.retry"' in m for m in crew_records) and any('"llm.call"' in m for m in crew_records)
+    assert all(KEY not in r.getMessage() and KEY not in str(r.args) for r in caplog.records)
