@@ -69,7 +69,8 @@ def main() -> None:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     total = finished - started
     kickoff = finished - built
-    print(f"{args.tasks}-task random DAG, {args.process} process: {len(graph.generations)} generations, "
+    shape = "random DAG" if args.process == "graph" else "sequential crew (each reads all earlier outputs)"
+    print(f"{args.tasks}-task {shape}: {len(graph.generations)} generations, "
           f"critical path {len(graph.critical_path())} tasks, zero-latency model")
     print(f"build crew (Task objects + checks): {built - started:7.3f} s")
     print(f"kickoff:                            {kickoff:7.3f} s  ({kickoff / args.tasks * 1e3:.3f} ms per task)")

@@ -63,11 +63,12 @@ def delegation_tools(
     """
     if not coworkers:
         raise ValueError("delegation needs at least one coworker")
-    labels = _labels(coworkers)
-    by_key: dict[str, Agent] = {_key(label): agent for label, agent in zip(labels, coworkers)}
-    for agent in coworkers:
-        for key in (agent.role, agent.name or agent.role):
+    labels = [_label(agent, coworkers) for agent in coworkers]
+    by_key: dict[str, Agent] = {}
+    for label, agent in zip(labels, coworkers):
+        for key in (label, agent.role, agent.name or agent.role):
             by_key.setdefault(_key(key), agent)
+    labels = list(dict.fromkeys(labels))
     listed = ", ".join(labels)
     # a Field default, not an Annotated alias: tool() resolves string annotations in module scope only
     coworker_field: Any = Field(description="the coworker, exactly as listed", json_schema_extra={"enum": labels})
@@ -107,12 +108,10 @@ def delegation_tools(
     ]
 
 
-def _labels(coworkers: Sequence[Agent]) -> list[str]:
-    """How each coworker is listed: its role, or its name where two share a role."""
-    roles = [agent.role for agent in coworkers]
-    return list(dict.fromkeys(
-        agent.role if roles.count(agent.role) == 1 else (agent.name or agent.role) for agent in coworkers
-    ))
+def _label(agent: Agent, coworkers: Sequence[Agent]) -> str:
+    """How a coworker is listed: its role, or its name where two share a role."""
+    shared = sum(1 for other in coworkers if other.role == agent.role) > 1
+    return (agent.name or agent.role) if shared else agent.role
 
 
 def _key(text: str) -> str:

@@ -152,3 +152,17 @@ async def test_on_output_and_step_callback_see_each_piece_of_delegated_work():
     turns = sorted((s.agent, s.task, s.kind) for s in steps)
     assert turns == [("Researcher", "blog -> Researcher", kind) for kind in ["final_answer"] * 2 + ["tool_calls"] * 2]
     assert out.usage.requests == 2 + 4  # the manager's usage holds its coworkers' (the task's whole cost)
+
+
+async def test_coworkers_sharing_a_role_and_name_are_listed_once_and_the_others_stay_reachable():
+    seen = []
+
+    def agent(role, answer):
+        return Agent(role=role, goal="g", llm=FunctionModel(lambda m, t: seen.append(answer) or answer))
+
+    tools = delegation_tools([agent("Writer", "w1"), agent("Writer", "w2"), agent("Editor", "ed")])
+    assert tools[0].to_openai_tool()["function"]["parameters"]["properties"]["coworker"]["enum"] == ["Writer", "Editor"]
+    manager = Agent(role="Manager", goal="Manage", llm=manager_model([
+        {"name": DELEGATE_WORK, "args": {"task": "edit", "context": "", "coworker": "editor"}}]))
+    out = await manager.aexecute_task(Task(description="edit it", expected_output="text"), tools=tools)
+    assert out.raw == "ed" and seen == ["ed"]
