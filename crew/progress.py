@@ -4,13 +4,21 @@ On a terminal the block of task lines is redrawn in place with plain ANSI escape
 (no rich: it costs 150 ms to import); anywhere else each event becomes one plain line,
 so logs and CI output stay readable and free of control codes. The view only listens:
 a slow or broken terminal never slows or breaks the run.
+
+While the block is on screen, whatever else the process prints to the terminal (a
+verbose agent, a tool's ``print``) would be wiped by the next redraw; so stdout and
+stderr are routed through the view, which lifts the block, lets the text through, and
+draws the block again below it. ``paused()`` holds the block off while someone types.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -36,18 +44,21 @@ class TaskState:
     error: str = ""
     attempts: int = 1
     tools: dict[str, int] = field(default_factory=dict)
+    output: Any = None  # the TaskOutput, once the task is finished
 
 
 class Progress:
     """Follows one run (by ``run_id``) and shows it on ``stream``.
 
-    ``live`` redraws in place (a terminal); otherwise plain lines. Use as a context
-    manager around the run; afterwards ``tasks`` holds the final state of each task.
+    ``live`` redraws in place (a terminal); otherwise plain lines; with no ``stream``
+    it only keeps track (``crew kickoff -q`` still says what finished on Ctrl-C). Use as
+    a context manager around the run; afterwards ``tasks`` holds the final state of
+    each task.
     """
 
     def __init__(
         self,
-        stream: TextIO,
+        stream: TextIO | None,
         *,
         run_id: str,
         title: str,
@@ -58,12 +69,15 @@ class Progress:
         self.stream = stream
         self.run_id = run_id
         self.title = title
-        self.live = live
-        self.color = color and live
+        self.live = live and stream is not None
+        self.color = color and self.live
         self.tasks: dict[str, TaskState] = {name: TaskState(name, agent) for name, agent in tasks}
         self.started = time.monotonic()
-        self._lock = threading.Lock()
-        self._drawn = 0
+        self._lock = threading.RLock()
+        self._drawn = 0  # lines of the block now on screen
+        self._paused = 0
+        self._open_line = False  # someone else's text ends mid-line: drawing now would split it
+        self._routed: dict[str, Any] = {}
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self._unsubscribe: Any = None
@@ -76,11 +90,13 @@ class Progress:
         self.started = time.monotonic()
         self._unsubscribe = bus.subscribe(self.handle)
         if self.live:
+            self._route_output()
             self._draw()
             self._ticker = threading.Thread(target=self._tick, name="crew-progress", daemon=True)
             self._ticker.start()
         else:
-            self._line(f"crew {self.title}: {len(self.tasks)} tasks")
+            n = len(self.tasks)
+            self._line(f"crew {self.title}: {n} task{'' if n == 1 else 's'}")
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -95,8 +111,51 @@ class Progress:
         if self._ticker is not None:
             self._ticker.join(timeout=1)
             self._ticker = None
+        for name, proxy in self._routed.items():
+            if getattr(sys, name) is proxy:
+                setattr(sys, name, proxy.stream)
+        self._routed = {}
         if self.live:
+            with self._lock:
+                if self._open_line:
+                    self._write("\n")
+                    self._open_line = False
+                self._paused = 0
             self._draw()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Take the live block off the screen meanwhile (a prompt is waiting for an answer)."""
+        with self._lock:
+            self._paused += 1
+            self._erase()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._paused -= 1
+                self._open_line = False  # a prompt's line ends with the Enter the terminal echoed
+
+    def _route_output(self) -> None:
+        for name in ("stdout", "stderr"):
+            stream = getattr(sys, name)
+            if stream is self.stream or _is_terminal(stream):
+                proxy = _Routed(stream, self)
+                self._routed[name] = proxy
+                setattr(sys, name, proxy)
+
+    def write_through(self, stream: TextIO, text: str) -> int:
+        """Someone else's output: lift the block, write the text; the next tick redraws below it."""
+        with self._lock:
+            self._erase()
+            written = stream.write(text)
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+            if text:
+                self._open_line = not text.endswith("\n")
+        return written
 
     def _tick(self) -> None:
         while not self._stop.wait(0.1):
@@ -119,6 +178,7 @@ class Progress:
                 output = data.get("output")
                 state.status = kind.split(".", 1)[1]
                 state.finished = time.monotonic()
+                state.output = output
                 state.error = str(data.get("error") or "")
                 if output is not None and getattr(output, "usage", None) is not None:
                     state.tokens = max(state.tokens, output.usage.total_tokens)
@@ -165,17 +225,30 @@ class Progress:
     def _line(self, text: str, always: bool = True) -> None:
         if self.live and not always:
             return
+        self._write(text + "\n")
+
+    def _write(self, text: str) -> None:
+        if self.stream is None:
+            return
         try:
-            self.stream.write(text + "\n")
+            self.stream.write(text)
             self.stream.flush()
         except (OSError, ValueError):  # closed or broken stream: the run goes on
             pass
+
+    def _erase(self) -> None:
+        """Remove the block from the screen (the cursor goes back to where it started)."""
+        if self._drawn:
+            self._write(f"\x1b[{self._drawn}F\x1b[J")
+            self._drawn = 0
 
     def _clock(self) -> str:
         return f"{time.monotonic() - self.started:7.2f}s"
 
     def _draw(self) -> None:
         with self._lock:
+            if self._paused or self._open_line:
+                return
             lines = self.render()
             width = shutil.get_terminal_size((100, 20)).columns
             text = ""
@@ -183,11 +256,7 @@ class Progress:
                 text += f"\x1b[{self._drawn}F\x1b[J"
             text += "\n".join(_clip(line, width) for line in lines) + "\n"
             self._drawn = len(lines)
-            try:
-                self.stream.write(text)
-                self.stream.flush()
-            except (OSError, ValueError):
-                pass
+            self._write(text)
 
     def render(self) -> list[str]:
         """The live block: a header, then one line per task."""
@@ -222,6 +291,10 @@ class Progress:
     def _paint(self, code: str, text: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
 
+    def finished_outputs(self) -> list[Any]:
+        """The TaskOutputs of the tasks that finished (done, failed or skipped), in task order."""
+        return [t.output for t in self.tasks.values() if t.output is not None]
+
     def summary(self) -> str:
         """Which tasks finished and which did not: said when a run is interrupted."""
         finished = [t.name for t in self.tasks.values() if t.status in ("done", "failed", "skipped")]
@@ -233,6 +306,27 @@ class Progress:
         if waiting:
             parts.append(f"not started: {', '.join(waiting)}")
         return "; ".join(parts)
+
+
+class _Routed:
+    """Stands in for ``sys.stdout``/``sys.stderr`` while the live block is on screen."""
+
+    def __init__(self, stream: TextIO, progress: Progress) -> None:
+        self.stream = stream
+        self._progress = progress
+
+    def write(self, text: str) -> int:
+        return self._progress.write_through(self.stream, text)
+
+    def __getattr__(self, name: str) -> Any:  # flush, fileno, isatty, encoding ...
+        return getattr(self.stream, name)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _seconds(value: float) -> str:

@@ -96,6 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(exc, debug)
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 task``, ``2 tasks``."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def _report(exc: Exception, debug: bool) -> int:
     from crew.errors import ConfigError, CrewError
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_OK
+from crew.cli import EXIT_OK, count
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -21,8 +21,8 @@ def validate(args: argparse.Namespace) -> int:
     crew = project.crew
     process = getattr(crew.process, "value", crew.process)
     print(f"ok: {', '.join(project.files)}")
-    print(f"  crew {crew.name}: process {process}, {len(crew.agents)} agents, {len(crew.tasks)} tasks, "
-          f"{len(project.tools)} tools")
+    print(f"  crew {crew.name}: process {process}, {count(len(crew.agents), 'agent')}, "
+          f"{count(len(crew.tasks), 'task')}, {count(len(project.tools), 'tool')}")
     if project.inputs:
         print(f"  inputs with defaults: {', '.join(sorted(project.inputs))}")
     for note in project.missing_inputs(project.inputs, level="note") + project.problems.of("note"):

@@ -24,6 +24,8 @@ def run(args: argparse.Namespace) -> int:
     from crew.errors import ConfigError
 
     given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
+    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
+        raise UsageError(f"--out {args.out}: not a folder")
     project = load_project(args.path, llm=args.llm, out_dir=args.out, require_model=True)
     for warning in project.warnings:
         print(warning, file=sys.stderr)
@@ -36,8 +38,10 @@ def run(args: argparse.Namespace) -> int:
     crew = project.crew
     run_id = uuid.uuid4().hex
     progress = _progress(args, crew, run_id)
+    if crew.human_feedback is None and any(t.human_input for t in crew.tasks):
+        crew.human_feedback = _human_prompt(progress)
     started = time.time()
-    output, error = _execute(crew, inputs, run_id, progress)
+    output, error = _execute(crew, inputs, run_id, progress, as_json=args.json)
     failed = error is not None or any(t.status == "failed" for t in output.tasks_output)
 
     if args.json:
@@ -54,11 +58,13 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any) -> tuple[Any, str | None]:
+def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *,
+             as_json: bool) -> tuple[Any, str | None]:
     """Run on our own asyncio Runner: Ctrl-C cancels the run's tasks, then we say what finished.
 
     After an interrupt the process leaves at once (``os._exit``) rather than waiting for
-    worker threads still inside a blocking tool call.
+    worker threads still inside a blocking tool call; with ``--json`` it still prints its
+    one document first: the finished tasks, and status "interrupted".
     """
     import asyncio
 
@@ -66,8 +72,7 @@ def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any) -> t
 
     runner = asyncio.Runner()
     try:
-        if progress is not None:
-            progress.__enter__()
+        progress.__enter__()
         try:
             output = runner.run(crew.kickoff_async(inputs, run_id=run_id))
             error = None
@@ -76,13 +81,16 @@ def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any) -> t
 
             output, error = exc.output or CrewOutput(), str(exc)
         finally:
-            if progress is not None:
-                progress.close()
+            progress.close()
     except KeyboardInterrupt:
-        message = "crew: interrupted"
-        if progress is not None:
-            message += f"; {progress.summary()}"
-        print(message, file=sys.stderr, flush=True)
+        summary = progress.summary()
+        print(f"crew: interrupted; {summary}", file=sys.stderr, flush=True)
+        if as_json:
+            finished = progress.finished_outputs()
+            document = {"run_id": run_id, "status": "interrupted", "error": f"interrupted; {summary}",
+                        "tasks_output": [o.model_dump(mode="json") for o in finished]}
+            json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
+            sys.stdout.write("\n")
         sys.stdout.flush()
         os._exit(EXIT_INTERRUPTED)
     runner.close()
@@ -90,8 +98,7 @@ def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any) -> t
 
 
 def _progress(args: argparse.Namespace, crew: Any, run_id: str) -> Any:
-    if args.quiet:
-        return None
+    """The progress view; with ``-q`` one that shows nothing but still keeps track."""
     from crew.progress import Progress
     from crew.tasks.graph import task_names
 
@@ -99,8 +106,42 @@ def _progress(args: argparse.Namespace, crew: Any, run_id: str) -> Any:
     tasks = [(name, _agent_label(task)) for name, task in zip(names, crew.tasks)]
     live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
     title = f"{crew.name} ({crew.process.value if hasattr(crew.process, 'value') else crew.process})"
-    return Progress(sys.stderr, run_id=run_id, title=title, tasks=tasks, live=live,
+    return Progress(None if args.quiet else sys.stderr, run_id=run_id, title=title, tasks=tasks, live=live,
                     color=not os.environ.get("NO_COLOR"))
+
+
+def _human_prompt(progress: Any) -> Any:
+    """Ask about ``human_input`` tasks on the terminal, keeping stdout for the result.
+
+    The prompt goes where the person is looking: to stderr when stdout is a pipe or a
+    file (``crew kickoff > out.md`` must not swallow it), and the live block steps aside
+    until the answer is in. Prompts take turns.
+    """
+    import asyncio
+    import contextlib
+
+    from crew.task_runner import terminal_feedback
+
+    terminal = sys.stderr  # the real one: the live view reroutes sys.stderr while it runs
+    turns: list[asyncio.Lock] = []
+
+    async def feedback(output: Any) -> str:
+        if not turns:
+            turns.append(asyncio.Lock())
+        async with turns[0]:
+            with progress.paused(), contextlib.ExitStack() as stack:
+                if not _is_terminal(sys.stdout):
+                    stack.enter_context(contextlib.redirect_stdout(terminal))
+                return await terminal_feedback(output)
+
+    return feedback
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _agent_label(task: Any) -> str:

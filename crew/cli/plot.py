@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_OK, UsageError
+from crew.cli import EXIT_OK, UsageError, count
 
 FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "markdown", ".dot": "dot", ".gv": "dot", ".html": "html"}
 
@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     text = {"mermaid": mermaid, "markdown": markdown, "dot": dot, "html": page}[fmt](picture)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output} ({len(picture.nodes)} tasks, {len(picture.edges)} edges)", file=sys.stderr)
+        print(f"wrote {args.output} ({count(len(picture.nodes), 'task')}, {count(len(picture.edges), 'edge')})",
+              file=sys.stderr)
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -67,13 +68,21 @@ def _ids(picture: Picture) -> dict[str, str]:
 
 
 def mermaid(picture: Picture) -> str:
+    import json
+
     ids = _ids(picture)
-    lines = ["---", f"title: {picture.title}", "---", "flowchart LR"]
+    # The title sits in YAML front matter: a JSON string is valid YAML whatever it holds.
+    lines = ["---", f"title: {json.dumps(picture.title, ensure_ascii=False)}", "---", "flowchart LR"]
     for name, agent in picture.nodes:
-        label = f"{name}<br/><small>{agent}</small>".replace('"', "#quot;")
-        lines.append(f'    {ids[name]}["{label}"]')
+        lines.append(f'    {ids[name]}["{_mermaid_text(name)}<br/><small>{_mermaid_text(agent)}</small>"]')
     lines += [f"    {ids[a]} --> {ids[b]}" for a, b in picture.edges]
     return "\n".join(lines) + "\n"
+
+
+def _mermaid_text(text: str) -> str:
+    """Text for a Mermaid label: its entity codes, so quotes and markup stay literal."""
+    codes = {'"': "#quot;", "<": "#lt;", ">": "#gt;", "&": "#amp;", "#": "#35;"}
+    return "".join(codes.get(char, char) for char in " ".join(text.split()))
 
 
 def markdown(picture: Picture) -> str:
@@ -131,7 +140,7 @@ body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #1d2733; }}
 .agent {{ font-size: 12px; fill: #5b6b7f; }}
 </style></head>
 <body><h1>{title}</h1>
-<p>{len(picture.nodes)} tasks, {len(picture.edges)} dependencies; arrows point from a task to the tasks that wait for it.</p>
+<p>{count(len(picture.nodes), "task")}, {count(len(picture.edges), "dependency", "dependencies")}; arrows point from a task to the tasks that wait for it.</p>
 <svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" orient="auto">
 <path d="M0,0 L10,5 L0,10 z" fill="#7a8aa0"/></marker></defs>

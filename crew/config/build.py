@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from crew.config.fields import CREWAI_KEYS, FieldSpec, Section, fields_of
+from crew.config.fields import CREWAI_KEYS, FieldSpec, Section, fields_of, model_class
 from crew.config.imports import ImportProblem, as_tool, import_object
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems, did_you_mean
@@ -139,18 +140,40 @@ class Builder:
             return self.model_value(entry, key, value)
         return True, plain(value)
 
+    def field_ok(self, entry: Entry, section: Section, key: str, value: Any) -> bool:
+        """Check one value against its model field alone, reporting what is wrong.
+
+        The crew itself is only built once its agents and tasks are sound; checking its
+        settings one by one first still reports them with every other error of the file.
+        """
+        from pydantic import ValidationError
+
+        try:
+            _field_adapter(section, key).validate_python(value)
+        except ValidationError as exc:
+            for err in exc.errors():
+                self.validation_error(entry, {**err, "loc": (key, *err.get("loc", ()))})
+            return False
+        return True
+
     def model_value(self, entry: Entry, key: str, value: Any) -> tuple[bool, Any]:
         """A model name stays a string (the agent resolves it lazily); a mapping becomes an LLM."""
         if value is None or isinstance(value, str):
             return True, value or None
         if isinstance(value, YamlMap):
+            from pydantic import ValidationError
+
             from crew.llm import LLM
 
             try:
                 return True, LLM(**plain(value))
+            except ValidationError as exc:  # one line per wrong setting, at its own line
+                settings = Entry(key, value, entry.file, entry.line_of(key), key_path(entry.path, key))
+                for err in exc.errors():
+                    self.validation_error(settings, err)
             except Exception as exc:  # noqa: BLE001 - any settings error is the user's to fix
                 self.error(entry, key, f"invalid LLM settings: {_exc_text(exc)}")
-                return False, None
+            return False, None
         self.error(entry, key, f"expected a model name such as 'openai/gpt-4o-mini', got {type_name(value)}")
         return False, None
 
@@ -268,7 +291,8 @@ class Builder:
                 ok = False
             elif name not in self.tool_names:
                 hint = did_you_mean(name, self.tool_names) or (
-                    " (declare it under `tools:` in crew.yaml as name: 'module:attr')" if not self.tool_names else ""
+                    f" (declared tools: {', '.join(sorted(self.tool_names))})" if self.tool_names
+                    else f" (declare it under `tools:` in crew.yaml, as `{name}: module:attr`)"
                 )
                 self.problems.add(entry.file, line or entry.line_of(key), key_path(entry.path, key, i),
                                   f"unknown tool '{name}'{hint}")
@@ -288,7 +312,7 @@ class Builder:
             if fields is None:
                 continue
             self.collect_placeholders(entry, "agent")
-            kwargs, ok = self.kwargs_for(entry, fields)
+            kwargs, ok = self.kwargs_for(entry, "agent", fields)
             if self.llm_override:  # --llm replaces every model the agent would talk to
                 kwargs["llm"] = self.llm_override
                 kwargs.update({k: self.llm_override for k, spec in fields.items() if spec.kind == "model"})
@@ -301,7 +325,7 @@ class Builder:
                 agents[entry.name] = agent
         return agents
 
-    def kwargs_for(self, entry: Entry, fields: dict[str, FieldSpec]) -> tuple[dict[str, Any], bool]:
+    def kwargs_for(self, entry: Entry, section: Section, fields: dict[str, FieldSpec]) -> tuple[dict[str, Any], bool]:
         """Resolve the plain, model, import and tool keys of an entry (not agent/task refs).
 
         Keys that fail are left out, so the model can still report on all the others.
@@ -310,6 +334,14 @@ class Builder:
         ok = True
         for key, spec in fields.items():
             value = entry.data[key]
+            if spec.kind == "import" and key in CREWAI_KEYS[section] and _prose(value):
+                # CrewAI also takes text here (e.g. a guardrail the model checks); we take code only.
+                self.problems.add(
+                    entry.file, entry.line_of(key), key_path(entry.path, key),
+                    f"CrewAI's text form of '{key}' is not supported here and is ignored "
+                    "(give the import path 'module:attr' of a function)", "warning",
+                )
+                continue
             if spec.kind == "tools":
                 good, resolved = self.tool_list(entry, key, value)
             elif spec.kind in ("agent", "tasks", "section"):
@@ -320,6 +352,22 @@ class Builder:
                 kwargs[key] = resolved
             ok = ok and good
         return kwargs, ok
+
+
+@cache
+def _field_adapter(section: Section, key: str) -> Any:
+    """A validator for one model field: its type and its constraints (``ge=1`` ...)."""
+    from typing import Annotated
+
+    from pydantic import ConfigDict, TypeAdapter
+
+    info = model_class(section).model_fields[key]
+    return TypeAdapter(Annotated[info.annotation, info], config=ConfigDict(arbitrary_types_allowed=True))
+
+
+def _prose(value: Any) -> bool:
+    """Text that is plainly not an import path: words separated by spaces."""
+    return isinstance(value, str) and ":" not in value.strip().split(" ", 1)[0] and " " in value.strip()
 
 
 def _visible(fields: dict[str, FieldSpec]) -> list[str]:

@@ -3,12 +3,14 @@
 Modules are looked up the way Python looks up a script's neighbours: the crew folder
 comes first on ``sys.path``, so a ``tools.py`` beside ``crew.yaml`` just works and may
 import its own siblings. When another crew folder already loaded a module of the same
-name (every example has a ``tools.py``), the stale one is evicted first.
+name (every example has a ``tools.py``), the stale one is evicted first, and the folder
+being loaded moves to the front of the path again.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -45,14 +47,11 @@ def _import_module(name: str, folder: Path) -> Any:
     # A CrewAI project's own crew.py must never shadow this package.
     local = top != "crew" and ((folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file())
     if local:
-        folder_text = str(folder)
-        if folder_text not in sys.path:
-            sys.path.insert(0, folder_text)
-        loaded = sys.modules.get(top)
-        if loaded is not None and not _lives_in(loaded, folder):
+        _make_current(folder)
+        loaded = getattr(sys.modules.get(top), "__file__", None)
+        if loaded is not None and not loaded.startswith(str(folder) + os.sep):  # another module by that name
             for key in [k for k in sys.modules if k == top or k.startswith(top + ".")]:
                 del sys.modules[key]
-        importlib.invalidate_caches()
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -68,9 +67,32 @@ def _import_module(name: str, folder: Path) -> Any:
         raise ImportProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
 
 
-def _lives_in(module: Any, folder: Path) -> bool:
-    location = getattr(module, "__file__", None)
-    return location is not None and Path(location).resolve().is_relative_to(folder)
+# Crew folders whose modules were imported, so their modules can be told apart later.
+_crew_folders: list[str] = []
+
+
+def _make_current(folder: Path) -> None:
+    """Put ``folder`` first on ``sys.path`` and forget modules loaded from other crew folders.
+
+    Without this, loading crew A, then B, then A again would find B's ``tools`` (cached in
+    ``sys.modules``, or first on the path). Objects already built from A's or B's modules
+    keep working: only the name lookup is reset.
+    """
+    here = str(folder)
+    others = tuple(f + os.sep for f in _crew_folders if f != here)
+    if here not in _crew_folders:
+        _crew_folders.append(here)
+    if sys.path[:1] == [here]:
+        return  # already the current crew folder
+    if here in sys.path:
+        sys.path.remove(here)
+    sys.path.insert(0, here)
+    mine = here + os.sep
+    for key, module in list(sys.modules.items()):
+        location = getattr(module, "__file__", None) or ""
+        if location.startswith(others) and not location.startswith(mine):
+            del sys.modules[key]
+    importlib.invalidate_caches()
 
 
 def as_tool(obj: Any, name: str, settings: dict[str, Any]) -> Any:

@@ -45,11 +45,12 @@ class YamlList(list):
 
 
 class YamlSyntaxError(Exception):
-    """The text is not YAML; ``line`` says where the parser gave up."""
+    """The text is not YAML; ``line`` says where the parser gave up, ``path`` in which key."""
 
-    def __init__(self, message: str, line: int):
+    def __init__(self, message: str, line: int, path: list[Any] | None = None):
         super().__init__(message)
         self.line = line
+        self.path = path or []
 
 
 class _LineLoader(_Base):  # type: ignore[misc, valid-type]
@@ -130,9 +131,50 @@ def load_yaml(path: Path) -> tuple[Any, list[tuple[int, str]]]:
         message = exc.problem or "invalid YAML"
         if exc.context:
             message = f"{message} ({exc.context})"
-        raise YamlSyntaxError(message, (mark.line + 1) if mark else 1) from None
+        if "mapping values are not allowed" in message:  # the classic: `description: Note: be brief`
+            message += "; a text holding ': ' must be quoted"
+        raise YamlSyntaxError(message, (mark.line + 1) if mark else 1, _open_keys(text)) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(str(exc).splitlines()[0], 1) from None
     finally:
         loader.dispose()
     return data, loader.env_problems
+
+
+def _open_keys(text: str) -> list[Any]:
+    """The keys (and item indexes) the parser was inside when it gave up on ``text``.
+
+    Replays the parser's events up to the error: each mapping remembers the key whose
+    value is being read, each sequence the index of its item.
+    """
+    frames: list[list[Any]] = []  # ["map", key, reading_value] or ["seq", index]
+
+    def value_done() -> None:
+        if frames and frames[-1][0] == "map":
+            frames[-1][2] = False
+
+    try:
+        for event in yaml.parse(text, Loader=_Base):
+            if not isinstance(event, yaml.NodeEvent) and not isinstance(event, yaml.CollectionEndEvent):
+                continue
+            if isinstance(event, yaml.CollectionEndEvent):
+                frames.pop()
+                value_done()
+                continue
+            top = frames[-1] if frames else None
+            if top is not None and top[0] == "map" and not top[2]:  # this node is a key
+                top[1], top[2] = getattr(event, "value", "?"), True
+                if isinstance(event, yaml.CollectionStartEvent):
+                    frames.append(["map" if isinstance(event, yaml.MappingStartEvent) else "seq", None, False])
+                continue
+            if top is not None and top[0] == "seq":
+                top[1] += 1
+            if isinstance(event, yaml.MappingStartEvent):
+                frames.append(["map", None, False])
+            elif isinstance(event, yaml.SequenceStartEvent):
+                frames.append(["seq", -1])
+            else:
+                value_done()
+    except yaml.YAMLError:
+        pass
+    return [f[1] for f in frames if (f[0] == "map" and f[2]) or (f[0] == "seq" and f[1] >= 0)]

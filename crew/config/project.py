@@ -56,6 +56,8 @@ class CrewProject:
 def find_files(path: Path) -> dict[str, Path]:
     """The crew's YAML files by role ("crew", "agents", "tasks"); ConfigError when there are none."""
     if path.is_file():
+        if path.suffix.lower() not in (".yaml", ".yml"):
+            raise ConfigError(f"{display_path(path)}: expected a crew folder or a .yaml file")
         folder = path.parent
         role = next((r for r, names in _NAMES.items() if path.name in names and r != "crew"), "crew")
         found = {role: path}
@@ -63,10 +65,13 @@ def find_files(path: Path) -> dict[str, Path]:
         folder, found = path, {}
     else:
         raise ConfigError(f"{display_path(path)}: no such file or folder")
+    # CrewAI's own project layout keeps them in src/<project>/config/ (when there is one project).
+    crewai = list(folder.glob("src/*/config"))
+    crewai = crewai if len(crewai) == 1 else []
     for role, names in _NAMES.items():
         if role in found:
             continue
-        places = [folder] if role == "crew" else [folder, folder / "config"]
+        places = [folder, *(c.parent for c in crewai)] if role == "crew" else [folder, folder / "config", *crewai]
         for place in places:
             hit = next((place / n for n in names if (place / n).is_file()), None)
             if hit is not None:
@@ -76,7 +81,8 @@ def find_files(path: Path) -> dict[str, Path]:
         where = display_path(folder)
         raise ConfigError(
             f"no crew in {folder.resolve() if where == '.' else where}: expected crew.yaml, or agents.yaml "
-            "and tasks.yaml (beside it or under config/); `crew create NAME` makes a new crew folder"
+            "and tasks.yaml (beside it, under config/ or under src/<project>/config/); "
+            "`crew create NAME` makes a new crew folder"
         )
     return found
 
@@ -101,11 +107,17 @@ def load_project(
     else:
         folder = files["crew"].parent
     problems = Problems()
-    trees = {role: _read(p, problems) for role, p in files.items()}
+    trees: dict[str, Any] = {}
+    unreadable: set[str] = set()
+    for role, file in files.items():
+        before = len(problems.items)
+        trees[role] = _read(file, problems)
+        if trees[role] is None and len(problems.items) > before:
+            unreadable.add(role)
     builder = Builder(
         folder, problems, llm=llm, out_dir=Path(out_dir) if out_dir else None, require_model=require_model
     )
-    project = _build(builder, files, trees)
+    project = _build(builder, files, trees, unreadable)
     problems.raise_errors()
     return project
 
@@ -124,7 +136,7 @@ def _read(path: Path, problems: Problems) -> Any:
     try:
         tree, env_problems = load_yaml(path)
     except YamlSyntaxError as exc:
-        problems.add(display, exc.line, "", f"invalid YAML: {exc}")
+        problems.add(display, exc.line, key_path(_root_path(path), *exc.path), f"invalid YAML: {exc}")
         return None
     except (OSError, UnicodeDecodeError) as exc:
         problems.add(display, 1, "", f"cannot read the file: {exc}")
@@ -172,7 +184,8 @@ def _path_at_line(node: Any, line: int, path: str) -> str:
 # -- building ----------------------------------------------------------------------------
 
 
-def _build(builder: Builder, files: dict[str, Path], trees: dict[str, Any]) -> CrewProject:
+def _build(builder: Builder, files: dict[str, Path], trees: dict[str, Any], unreadable: set[str]) -> CrewProject:
+    """The crew of the parsed files; ``unreadable`` files were reported already (say nothing of them)."""
     problems = builder.problems
     crew_tree = trees.get("crew")
     crew_file = display_path(files["crew"]) if "crew" in files else ""
@@ -186,6 +199,9 @@ def _build(builder: Builder, files: dict[str, Path], trees: dict[str, Any]) -> C
     tool_entries = _named(builder, settings, "tools")
     agent_entries = _named(builder, settings, "agents") + _document(builder, files, trees, "agents")
     task_entries = _named(builder, settings, "tasks") + _document(builder, files, trees, "tasks")
+    if not task_entries and not unreadable and isinstance(settings.data.get("tasks"), (YamlMap, type(None))):
+        where = (display_path(files["tasks"]), 1) if "tasks" in files else (crew_file, settings.line_of("tasks"))
+        problems.add(*where, "tasks", "no tasks: a crew needs at least one (task name -> description, agent ...)")
     _unique(problems, agent_entries, "agent")
     _unique(problems, task_entries, "task")
     inputs = _inputs(builder, settings)
@@ -205,7 +221,9 @@ def _build(builder: Builder, files: dict[str, Path], trees: dict[str, Any]) -> C
             elif value in agents:
                 kwargs[key] = agents[value]
             continue
-        _, kwargs[key] = builder.value_of(settings, key, spec, value)
+        good, resolved = builder.value_of(settings, key, spec, value)
+        if good and (spec.kind != "value" or builder.field_ok(settings, "crew", key, resolved)):
+            kwargs[key] = resolved
     if builder.llm_override:
         kwargs.update({k: builder.llm_override for k, spec in fields.items() if spec.kind == "model"})
     process = kwargs.get("process", _default("process"))

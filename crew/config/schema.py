@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from crew.config.fields import FieldSpec, Section, fields_of
+from crew.config.fields import CREWAI_KEYS, FieldSpec, Section, fields_of
 
 _IMPORT = {"type": "string", "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"}
 _MODEL = {
@@ -48,6 +48,8 @@ def _object(section: Section, defs: dict[str, Any], sections: dict[str, Any]) ->
         properties[key] = schema
         if spec.required and key == spec.name and section != "crew":
             required.append(key)
+    for key in sorted(CREWAI_KEYS[section]):  # the loader warns and ignores them; so may editors
+        properties.setdefault(key, {"deprecated": True, "description": "CrewAI key, not supported here: ignored"})
     out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         out["required"] = required

@@ -28,7 +28,7 @@ def build_tasks(builder: Builder, entries: list[Entry], agents: dict[str, Any], 
         if fields is None:
             continue
         builder.collect_placeholders(entry, "task")
-        kwargs, ok = builder.kwargs_for(entry, fields)
+        kwargs, ok = builder.kwargs_for(entry, "task", fields)
         good, agent = _agent(builder, entry, agents, agent_names, hierarchical=process == "hierarchical")
         if agent is not None:
             kwargs["agent"] = agent

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -74,3 +75,29 @@ def run_crew(*args: str, cwd: Path | None = None, env: dict[str, str] | None = N
         [sys.executable, "-m", "crew.cli", *args],
         cwd=cwd or REPO, env=env or crew_env(), capture_output=True, text=True, timeout=timeout,
     )
+
+
+def terminal_screen(data: str) -> list[str]:
+    """The lines a terminal shows after ``data``: enough of one to check the live view.
+
+    Handles what the view sends: newlines, ``ESC[nF`` (up n lines, to the start), ``ESC[J``
+    (clear to the end of the screen) and colours (ignored).
+    """
+    lines, row = [""], 0
+    for token in re.split(r"(\x1b\[[0-9;]*[A-Za-z]|\r?\n|\r)", data):
+        if not token or token == "\r":
+            continue
+        if token.endswith("\n"):
+            row += 1
+            if row == len(lines):
+                lines.append("")
+            continue
+        code = re.fullmatch(r"\x1b\[(\d*)([A-Za-z])", token)
+        if code is None:
+            lines[row] += token
+        elif code.group(2) == "F":
+            row = max(0, row - int(code.group(1) or 1))
+        elif code.group(2) == "J":
+            del lines[row + 1:]
+            lines[row] = ""
+    return lines[:-1] if lines[-1] == "" else lines

@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from cli_kit import EXAMPLES, REPO, crew_env, run_crew
+from cli_kit import EXAMPLES, REPO, crew_env, run_crew, terminal_screen
 
 TRIP = str(EXAMPLES / "trip_planner")
 
@@ -152,6 +152,9 @@ def test_kickoff_failed_task_is_exit_1_and_says_which(crew_dir) -> None:
 
 def test_usage_errors_are_exit_2(tmp_path) -> None:
     assert run_crew("kickoff", TRIP, "-i", "novalue").returncode == 2
+    (tmp_path / "afile").write_text("")
+    not_a_folder = run_crew("kickoff", TRIP, "--out", str(tmp_path / "afile"))
+    assert not_a_folder.returncode == 2 and not_a_folder.stderr.strip().endswith("afile: not a folder")
     assert run_crew("kickoff", str(tmp_path / "missing")).stderr.strip().endswith("no such file or folder")
     wrong = run_crew("plot", TRIP, "-o", str(tmp_path / "graph.png"))
     assert wrong.returncode == 2 and "unknown format '.png'" in wrong.stderr
@@ -226,7 +229,7 @@ def test_ctrl_c_stops_cleanly_and_says_what_finished(crew_dir) -> None:
             time.sleep(30)
             return "rested"
         '''})
-    child = subprocess.Popen([sys.executable, "-m", "crew.cli", "kickoff", str(folder)], cwd=folder,
+    child = subprocess.Popen([sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--json"], cwd=folder,
                              env=crew_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert child.stderr is not None
     seen = []
@@ -241,6 +244,8 @@ def test_ctrl_c_stops_cleanly_and_says_what_finished(crew_dir) -> None:
     assert time.monotonic() - started < 10  # did not wait for the 30 s tool
     assert child.returncode == 130
     assert "crew: interrupted; finished: quick; stopped while running: slow; not started: never" in err, "".join(seen) + err
+    document = json.loads(out)  # --json still means one document on stdout
+    assert document["status"] == "interrupted" and [t["name"] for t in document["tasks_output"]] == ["quick"]
 
 
 @pytest.mark.skipif(os.name != "posix", reason="needs a pseudo-terminal")
@@ -279,3 +284,59 @@ def test_kickoff_on_a_terminal_redraws_live_progress(tmp_path) -> None:
     assert "\x1b[" in text and "F\x1b[J" in text  # redrawn in place
     final = text.rsplit("\x1b[J", 1)[-1]
     assert "crew trip_planner (graph)" in final and final.count("✓") == 4 and "(4 done)" in final
+
+
+@pytest.mark.skipif(os.name != "posix", reason="needs a pseudo-terminal")
+def test_live_progress_leaves_verbose_lines_and_the_human_input_prompt_alone(crew_dir) -> None:
+    import pty
+    import threading
+
+    folder = crew_dir({"crew.yaml": """
+        llm: test
+        agents:
+          writer: {role: Writer, goal: Write, verbose: true}
+        tasks:
+          draft: {description: Draft a note, agent: writer, human_input: true}
+        """})
+    leader, follower = pty.openpty()
+    chunks: list[bytes] = []
+    answered: list[int] = []
+
+    def converse() -> None:  # read the terminal; accept the output once the prompt has waited a while
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            chunks.append(chunk)
+            if not answered and b"Feedback for the agent" in b"".join(chunks):
+                time.sleep(0.5)  # the live view ticks every 0.1 s: it must not draw over the prompt
+                answered.append(len(b"".join(chunks)))
+                os.write(leader, b"\n")
+
+    reader = threading.Thread(target=converse, daemon=True)
+    reader.start()
+    try:
+        # stdout is a pipe (`crew kickoff > out.md`): it gets the result only, the prompt goes to the terminal
+        child = subprocess.Popen([sys.executable, "-m", "crew.cli", "kickoff", str(folder)], cwd=folder,
+                                 env=crew_env(TERM="xterm"), stdin=follower, stdout=subprocess.PIPE, stderr=follower)
+        out, _ = child.communicate(timeout=20)  # a prompt nobody can see would wait forever
+        time.sleep(0.2)
+    finally:
+        os.close(follower)
+        reader.join(timeout=5)
+        os.close(leader)
+    data = b"".join(chunks)
+    text = data.decode("utf-8", "replace")
+    assert child.returncode == 0 and answered, text
+    assert out.decode().startswith("Test answer for: Task: Draft a note") and b"Feedback" not in out
+    waiting = data[data.index(b"Feedback for the agent"):answered[0]]
+    assert b"\x1b[" not in waiting  # nothing drawn while the person reads and types
+    lines = terminal_screen(text)
+    verbose = [i for i, line in enumerate(lines) if line.startswith("[Writer] draft #1")]
+    prompt = [i for i, line in enumerate(lines) if line.startswith("Feedback for the agent")]
+    blocks = [i for i, line in enumerate(lines) if line.startswith("crew ")]
+    assert len(verbose) == 1 and len(prompt) == 1 and len(blocks) == 1, lines
+    assert verbose[0] < prompt[0] < blocks[0] and "✓ draft" in lines[blocks[0] + 1]

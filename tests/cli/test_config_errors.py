@@ -26,14 +26,26 @@ CASES: list[tuple[str, dict[str, str], tuple[str, int, str, str]]] = [
         name: t
         tasks: [a, b
         agents: {}
-        """}, ("crew.yaml", 3, "", "invalid YAML")),
+        """}, ("crew.yaml", 3, "tasks[1]", "invalid YAML")),
     ("yaml-indent", {"crew.yaml": """
         name: t
         agents:
           writer:
             role: Writer
            goal: Write
-        """}, ("crew.yaml", 5, "", "invalid YAML")),
+        """}, ("crew.yaml", 5, "agents", "invalid YAML")),
+    ("yaml-syntax-deep-inside", {"crew.yaml": BASE_AGENTS + """
+        tasks:
+          draft:
+            description: "Draft it
+            agent: writer
+        """}, ("crew.yaml", 10, "tasks.draft.description", "invalid YAML: found unexpected end of stream")),
+    ("yaml-mapping-in-plain-text", {"crew.yaml": BASE_AGENTS + """
+        tasks:
+          draft:
+            description: Note: keep it short
+            agent: writer
+        """}, ("crew.yaml", 8, "tasks.draft", "a text holding ': ' must be quoted")),
     ("python-tag-refused", {"crew.yaml": """
         name: t
         llm: !!python/object/apply:os.system ["echo hacked"]
@@ -243,6 +255,48 @@ CASES: list[tuple[str, dict[str, str], tuple[str, int, str, str]]] = [
         tasks:
           draft: {description: Draft, agent: writer}
         """}, ("crew.yaml", 6, "task_callback", "no attribute 'on_done'")),
+    ("llm-settings-wrong-value", {"crew.yaml": """
+        agents:
+          writer:
+            role: Writer
+            goal: Write
+            llm:
+              model: test
+              temperature: hot
+        tasks:
+          draft: {description: Draft, agent: writer}
+        """}, ("crew.yaml", 7, "agents.writer.llm.temperature", "as a number (got 'hot')")),
+    ("no-tasks", {"crew.yaml": BASE_AGENTS + """
+        llm: test
+        tasks:
+        """}, ("crew.yaml", 7, "tasks", "no tasks: a crew needs at least one")),
+    ("unknown-tool-lists-the-declared-ones", {"crew.yaml": """
+        tools:
+          search: tools:search
+          shout: tools:shout
+        agents:
+          writer: {role: Writer, goal: Write, tools: [browse]}
+        tasks:
+          draft: {description: Draft, agent: writer}
+        """}, ("crew.yaml", 5, "agents.writer.tools[0]", "unknown tool 'browse' (declared tools: search, shout)")),
+    ("crewai-tool-never-declared", {
+        "agents.yaml": """
+            researcher:
+              role: Researcher
+              goal: Research
+              tools:
+                - SerperDevTool
+            """,
+        "tasks.yaml": """
+            research_task: {description: Research, agent: researcher}
+            """}, ("agents.yaml", 5, "agents.researcher.tools[0]", "as `SerperDevTool: module:attr`")),
+    ("crewai-empty-tasks-file", {
+        "agents.yaml": """
+            researcher: {role: Researcher, goal: Research}
+            """,
+        "tasks.yaml": """
+            # to do
+            """}, ("tasks.yaml", 1, "tasks", "no tasks")),
     ("crewai-tasks-file", {
         "config/agents.yaml": """
             researcher:
@@ -304,6 +358,8 @@ def test_config_errors_of_a_file_are_reported_together(crew_dir, monkeypatch) ->
           draft:
             description: Draft
             agent: writter
+        max_concurrency: lots
+        on_error: explode
         """})
     monkeypatch.chdir(folder)
     with pytest.raises(ConfigError) as caught:
@@ -314,6 +370,8 @@ def test_config_errors_of_a_file_are_reported_together(crew_dir, monkeypatch) ->
         ["crew.yaml:4", "tools.search"],
         ["crew.yaml:9", "agents.writer.max_iter"],
         ["crew.yaml:14", "tasks.draft.agent"],
+        ["crew.yaml:15", "max_concurrency"],  # crew settings too, though the crew itself cannot be built
+        ["crew.yaml:16", "on_error"],
     ]
 
 

@@ -11,7 +11,7 @@ from cli_kit import EXAMPLES, REPO
 
 from crew import Agent, Crew, Task
 from crew.config import crew_json_schema, load_crew, load_project
-from crew.config.fields import fields_of
+from crew.config.fields import CREWAI_KEYS, fields_of
 from crew.config.loader import load_yaml
 from crew.errors import ConfigError
 from crew.tools.base import BaseTool
@@ -138,13 +138,46 @@ def test_crewai_layout_loads_with_warnings_naming_unsupported_keys(crew_dir) -> 
               expected_output: Ten bullet points
               agent: researcher
               markdown: true
+              guardrail: Ensure there are exactly ten bullet points
             """})
     project = load_project(folder)
     assert project.crew.name == folder.name
     warned = {(w.path, w.line) for w in project.warnings}
     assert warned == {("agents.researcher.memory", 7), ("agents.researcher.allow_code_execution", 8),
-                      ("tasks.research_task.markdown", 5)}
-    assert all("CrewAI key" in w.message for w in project.warnings)
+                      ("tasks.research_task.markdown", 5), ("tasks.research_task.guardrail", 6)}
+    assert all("CrewAI" in w.message and "ignored" in w.message for w in project.warnings)
+    assert project.crew.tasks[0].guardrail is None  # CrewAI's text guardrail: warned about, not half-applied
+
+
+def test_crewai_project_layout_loads_from_its_root(crew_dir, monkeypatch) -> None:
+    """`crewai create` makes src/<project>/config/{agents,tasks}.yaml and src/<project>/tools/."""
+    root = crew_dir({
+        "pyproject.toml": "[project]\nname = 'latest_ai'\n",
+        "src/latest_ai/__init__.py": "",
+        "src/latest_ai/crew.py": "from crewai import Agent  # CrewAI's own file: never imported\n",
+        "src/latest_ai/tools/__init__.py": "",
+        "src/latest_ai/tools/custom_tool.py": '''
+            from crew import BaseTool
+
+            class MyCustomTool(BaseTool):
+                name: str = "my_tool"
+                description: str = "Clear description for what this tool is useful for."
+
+                def _run(self, argument: str) -> str:
+                    return "example output"
+            ''',
+        "src/latest_ai/crew.yaml": "tools:\n  my_tool: tools.custom_tool:MyCustomTool\n",
+        "src/latest_ai/config/agents.yaml": """
+            researcher: {role: Researcher, goal: Research, llm: test, tools: [my_tool]}
+            """,
+        "src/latest_ai/config/tasks.yaml": """
+            research_task: {description: Research, agent: researcher}
+            """}, name="latest-ai")
+    monkeypatch.chdir(root)
+    project = load_project(".")
+    assert project.files == ["src/latest_ai/crew.yaml", "src/latest_ai/config/agents.yaml",
+                             "src/latest_ai/config/tasks.yaml"]
+    assert project.crew.name == "latest_ai" and project.tools["my_tool"].run(argument="x") == "example output"
 
 
 def test_env_substitution_and_yaml_anchors(tmp_path, monkeypatch) -> None:
@@ -172,6 +205,9 @@ def test_two_crew_folders_with_a_tools_module_each_load_in_one_process(crew_dir)
     second = load_project(other)
     assert first.tools["search"].run(query="q") == "results for q"
     assert second.tools["search"].run(query="q") == "other"
+    again = load_project(first.folder)  # back to the first folder: its own tools.py, not the other's
+    assert again.tools["search"].run(query="q") == "results for q"
+    assert load_project(other).tools["search"].run(query="q") == "other"
 
 
 def test_json_schema_covers_every_model_field_and_accepts_the_examples() -> None:
@@ -182,7 +218,8 @@ def test_json_schema_covers_every_model_field_and_accepts_the_examples() -> None
     jsonschema.Draft202012Validator.check_schema(schema)
     for section, props in (("crew", schema["properties"]), ("agent", schema["$defs"]["Agent"]["properties"]),
                            ("task", schema["$defs"]["Task"]["properties"]), ("tool", schema["$defs"]["Tool"]["properties"])):
-        assert set(fields_of(section)) == set(props), section
+        assert set(fields_of(section)) == {k for k, v in props.items() if not v.get("deprecated")}, section
+        assert all(props[k].get("deprecated") for k in CREWAI_KEYS[section] - set(fields_of(section))), section
     validator = jsonschema.Draft202012Validator(schema)
     for crew_yaml in sorted(EXAMPLES.glob("*/crew.yaml")):
         errors = list(validator.iter_errors(yaml.safe_load(crew_yaml.read_text())))
@@ -224,6 +261,8 @@ def test_missing_folder_and_empty_folder_are_clear_errors(tmp_path) -> None:
 def test_a_crew_file_path_works_like_its_folder(crew_dir) -> None:
     folder = crew_dir({"crew.yaml": SIMPLE})
     assert load_crew(Path(folder) / "crew.yaml").name == "simple"
+    with pytest.raises(ConfigError, match=r"tools.py: expected a crew folder or a \.yaml file"):
+        load_project(Path(folder) / "tools.py")
 
 
 def test_manager_agent_is_named_and_left_out_of_the_workers(crew_dir) -> None:
