@@ -7,8 +7,6 @@ work on many tasks at once and the same object serves many crews and kickoffs.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +56,12 @@ class Agent(BaseModel):
     step_callback: StepCallback | None = None
 
     _models: dict[str, tuple[Any, Any]] = PrivateAttr(default_factory=dict)
+
+    @field_validator("role", "goal", "backstory")
+    @classmethod
+    def _trimmed(cls, value: str) -> str:
+        """YAML folded scalars (``role: >``) end in a newline; it would split prompts and log lines."""
+        return value.strip()
 
     @field_validator("llm", "function_calling_llm")
     @classmethod
@@ -120,6 +124,7 @@ class Agent(BaseModel):
         tools: Sequence[BaseTool] | None = None,
         run_id: str | None = None,
         feedback: str | None = None,
+        previous_answer: str | None = None,
         llm: Any = None,
         step_callback: StepCallback | None = None,
     ) -> TaskOutput:
@@ -127,7 +132,8 @@ class Agent(BaseModel):
 
         ``tools`` replaces the agent's tools for this call (default: ``task.tools``, else
         the agent's); ``executor`` is the run's shared one (a private one is made when
-        None); ``feedback`` is a guardrail's or a person's rejection of an earlier answer;
+        None); ``feedback`` is a guardrail's or a person's rejection of an earlier answer,
+        ``previous_answer`` that answer (quoted in the prompt beside the feedback);
         ``llm`` is the model to use when the agent has none; ``step_callback`` runs after
         each turn in addition to the agent's own. Raises ``TaskTimeoutError`` past
         ``max_execution_time``, ``LLMError`` when the model fails, ``OutputValidationError``
@@ -145,11 +151,14 @@ class Agent(BaseModel):
             context=context,
             run_id=run_id,
             feedback=feedback,
+            previous_answer=previous_answer,
             callbacks=callbacks,
             extraction_model=self._resolved("function_calling_llm") if self.function_calling_llm else None,
         )
         if self.max_execution_time is None:
             return await run.run()
+        import asyncio  # imported where used: loading a crew (``crew validate``) never needs it
+
         scope = asyncio.timeout(self.max_execution_time)
         try:
             async with scope:
@@ -168,13 +177,9 @@ class Agent(BaseModel):
         Inside a running event loop (a notebook, an async app) the task runs on its own
         loop in a worker thread, so this never raises "event loop is already running".
         """
-        coro = self.aexecute_task(task, **kwargs)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coro)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="crew-agent") as pool:
-            return pool.submit(asyncio.run, coro).result()
+        from crew.blocking import run_blocking
+
+        return run_blocking(lambda: self.aexecute_task(task, **kwargs), thread_name="crew-agent")
 
     # -- kickoff inputs -------------------------------------------------------------
 

@@ -56,7 +56,7 @@ class AgentStep(BaseModel):
     text: str = ""  # the model's text: its thought, answer or unparseable reply
     tool_calls: list[ToolCall] = Field(default_factory=list)
     results: list[ToolResult] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)  # of this turn's model call
+    usage: Usage = Field(default_factory=Usage)  # of this turn's model calls (its own, any function_calling_llm)
 
 
 StepCallback = Callable[[AgentStep], Any]
@@ -82,6 +82,7 @@ class TaskRun:
         context: Sequence[TaskOutput],
         run_id: str | None,
         feedback: str | None,
+        previous_answer: str | None,
         callbacks: Sequence[StepCallback],
         extraction_model: ChatModel | None,
     ) -> None:
@@ -104,7 +105,7 @@ class TaskRun:
         self.corrected = False  # the previous turn was answered with a format correction
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": self._system_prompt()},
-            {"role": "user", "content": self._task_prompt(context, feedback)},
+            {"role": "user", "content": self._task_prompt(context, feedback, previous_answer)},
         ]
 
     # -- prompts ------------------------------------------------------------------
@@ -121,12 +122,13 @@ class TaskRun:
             template=agent.system_template,
         )
 
-    def _task_prompt(self, context: Sequence[TaskOutput], feedback: str | None) -> str:
+    def _task_prompt(self, context: Sequence[TaskOutput], feedback: str | None, previous_answer: str | None) -> str:
         return prompts.task_prompt(
             description=self.task.description,
             expected_output=self.task.expected_output,
             context=((out.name, out.raw) for out in context if out.status == "done"),
             feedback=feedback,
+            previous_answer=previous_answer,
             schema=self.schema,
             template=self.agent.prompt_template,
         )
@@ -196,6 +198,7 @@ class TaskRun:
             return await self._text_final(turn, response, text, parsed.answer)
         calls: list[ToolCall] = []
         said = text
+        extracted: Usage | None = None  # a function_calling_llm's call belongs to this turn's usage
         if isinstance(parsed, Action):
             args = self._action_args(parsed)
             if args is not None:
@@ -203,7 +206,7 @@ class TaskRun:
             else:
                 parsed = Unparseable(f"the Action Input of '{parsed.tool}' is not a JSON object", has_marker=True)
         if isinstance(parsed, Unparseable) and parsed.has_marker and self.extraction_model is not None:
-            calls = await self._extract_calls(text)
+            calls, extracted = await self._extract_calls(text)
         if not calls:
             assert isinstance(parsed, Unparseable)
             if self.corrected and not parsed.has_marker:
@@ -213,7 +216,7 @@ class TaskRun:
             self.messages.append(
                 {"role": "user", "content": prompts.render(prompts.CORRECTION, {"reason": parsed.reason})}
             )
-            await self._step(turn, "correction", response, text=text)
+            await self._step(turn, "correction", response, text=text, extra=extracted)
             return None
         self.corrected = False
         results = await self._execute(calls)
@@ -222,7 +225,7 @@ class TaskRun:
         )
         self.messages.append({"role": "assistant", "content": said})
         self.messages.append({"role": "user", "content": observation})
-        await self._step(turn, "tool_calls", response, text=said, calls=calls, results=results)
+        await self._step(turn, "tool_calls", response, text=said, calls=calls, results=results, extra=extracted)
         return _direct(results)
 
     async def _text_final(self, turn: int, response: LLMResponse, text: str, answer: str) -> _Final:
@@ -238,6 +241,7 @@ class TaskRun:
         text = response.content or ""
         self.messages.append({"role": "assistant", "content": text})
         answer = self._answer_text(text)
+        await self._step(turn, "final_answer", response, text=answer)  # reported even when empty: it was paid for
         if not answer:
             raise AgentError(
                 f"agent '{self.agent.role}' gave no final answer to task '{self.task_name}' "
@@ -245,7 +249,6 @@ class TaskRun:
                 agent=self.agent.role,
                 task=self.task_name,
             )
-        await self._step(turn, "final_answer", response, text=answer)
         return _Final(answer)
 
     async def _shape(self, final: _Final, turn: int) -> tuple[str, BaseModel | None]:
@@ -290,9 +293,11 @@ class TaskRun:
                 ToolCallRecord(name=result.name, args=call.args, status=result.status, cached=result.cached,
                                refused=result.refused, duration=result.duration)
             )
-            # work a tool had models do for us (a delegated task) counts toward this task
-            if isinstance(result.artifact, TaskOutput) and not result.cached:
-                self.usage = self.usage + result.artifact.usage
+            # work a tool had models do for us (a delegated task) counts toward this task, done
+            # (the artifact) or failed (the tool's exception, kept in ``raw``, carries it as ``output``)
+            work = result.artifact if result.status == "success" else getattr(result.raw, "output", None)
+            if isinstance(work, TaskOutput) and not result.cached:
+                self.usage = self.usage + work.usage
         return results
 
     def _find_tool(self, name: str) -> BaseTool | None:
@@ -319,19 +324,22 @@ class TaskRun:
             return None
         return {params[0]: action.raw_input.strip().strip("'\"")}
 
-    async def _extract_calls(self, text: str) -> list[ToolCall]:
+    async def _extract_calls(self, text: str) -> tuple[list[ToolCall], Usage]:
         """Ask ``function_calling_llm`` to turn a tool request we could not read into a call."""
         assert self.extraction_model is not None
         messages = [{"role": "user", "content": prompts.render(prompts.TOOL_CALL_EXTRACTION, {"text": text})}]
         tools = [t.to_openai_tool() for t in self.tools]
         response = await self.extraction_model.acomplete(messages, tools)
         self.usage = self.usage + response.usage
-        return list(response.tool_calls)
+        return list(response.tool_calls), response.usage
 
     # -- reporting ------------------------------------------------------------------
 
     async def _step(self, turn: int, kind: StepKind, response: LLMResponse, *, text: str = "",
-                    calls: Sequence[ToolCall] = (), results: Sequence[ToolResult] = ()) -> None:
+                    calls: Sequence[ToolCall] = (), results: Sequence[ToolResult] = (),
+                    extra: Usage | None = None) -> None:
+        """Report a turn; its usage is the turn's model calls (``extra``: a helper model's), never
+        the work its tools had done, so the steps of a task add up to what its own models spent."""
         if bus.enabled("agent.turn"):
             bus.emit("agent.turn", run_id=self.run_id, agent=self.agent.role, task=self.task_name, turn=turn,
                      kind=kind, tool_calls=[c.name for c in calls], prompt_tokens=response.usage.prompt_tokens,
@@ -339,7 +347,8 @@ class TaskRun:
         if not self.callbacks and not self.agent.verbose:
             return
         step = AgentStep(agent=self.agent.role, task=self.task_name, turn=turn, kind=kind, text=text,
-                         tool_calls=list(calls), results=list(results), usage=response.usage)
+                         tool_calls=list(calls), results=list(results),
+                         usage=response.usage if extra is None else response.usage + extra)
         if self.agent.verbose:
             print(describe_step(step), file=sys.stderr, flush=True)
         for callback in self.callbacks:

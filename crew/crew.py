@@ -8,13 +8,12 @@ kickoffs of one crew) can run at the same time in one process.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
 
 from crew.agent import Agent
 from crew.errors import ConfigError
@@ -68,17 +67,30 @@ class Crew(BaseModel):
     _limiter: Any = PrivateAttr(default=None)
 
     @model_validator(mode="after")
-    def _check(self) -> Crew:
+    def _check(self, info: ValidationInfo) -> Crew:
+        """Structural checks (no model needed), then the litellm prewarm.
+
+        A crew that needs a real model starts importing litellm (seconds of CPU) in the
+        background as soon as it is built, so a server's first kickoff does not pay for it.
+        Tools that only inspect a crew (``crew validate``) build it with
+        ``Crew.model_validate(fields, context={"prewarm": False})``; kickoff prewarms anyway.
+        """
         if not self.tasks:
             raise ConfigError("a crew needs at least one task")
-        if self.process == Process.hierarchical and not (self.manager_llm or self.manager_agent or self.llm):
-            raise ConfigError("the hierarchical process needs manager_llm=... or manager_agent=...")
+        # models are checked at kickoff, not here: a crew must load (``crew validate``) without one
+        if self.process == Process.hierarchical:
+            if not [a for a in self.all_agents() if a is not self.manager_agent]:
+                raise ConfigError(
+                    "the hierarchical process needs agents for the manager to delegate to: "
+                    "give the crew agents=[...] (the manager_agent does not count)"
+                )
         self.validate_graph()
         if self.max_rpm is not None:
             from crew.ratelimit import RateLimiter
 
             self._limiter = RateLimiter(self.max_rpm, 60.0)
-        self._prewarm()
+        if (info.context or {}).get("prewarm", True):
+            self._prewarm()
         return self
 
     # -- inspection ----------------------------------------------------------------------
@@ -126,7 +138,7 @@ class Crew(BaseModel):
         from crew.run import CrewRun
 
         self._prewarm()  # models may have been set since the crew was built
-        run = CrewRun(self, dict(inputs or {}), run_id=run_id or uuid.uuid4().hex)
+        run = CrewRun(self, _inputs(inputs), run_id=run_id or uuid.uuid4().hex)
         return await run.execute(precomputed=precomputed, on_task_done=on_task_done)
 
     def kickoff_for_each(
@@ -140,11 +152,30 @@ class Crew(BaseModel):
     ) -> list[CrewOutput]:
         """The async twin of ``kickoff_for_each``.
 
-        The first failing kickoff cancels the others and its error is raised, with
-        ``index`` (the position of its inputs) set on it.
+        Every inputs mapping is checked first (a missing input fails before any kickoff
+        starts); then the first failing kickoff cancels the others. Either way the error
+        is raised with ``index`` (the position of its inputs) set on it.
         """
+        import asyncio
+
+        from crew.run import fill_inputs
+
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        if isinstance(inputs, (Mapping, str)):
+            raise TypeError(
+                "kickoff_for_each takes a list of inputs mappings, one per kickoff; "
+                "for a single set of inputs call kickoff(inputs)"
+            )
+        checked: list[dict[str, Any]] = []
+        for i, item in enumerate(inputs):
+            try:
+                checked.append(_inputs(item))
+                fill_inputs(self, checked[-1])
+            except Exception as exc:
+                exc.index = i  # type: ignore[attr-defined]
+                raise
+        inputs = checked
         gate = asyncio.Semaphore(concurrency)
 
         async def one(i: int, item: Mapping[str, Any]) -> CrewOutput:
@@ -181,6 +212,18 @@ class Crew(BaseModel):
             prewarm_litellm()
 
 
+def _inputs(inputs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A kickoff's inputs as a dict, or a TypeError that says what was expected."""
+    if inputs is None:
+        return {}
+    if not isinstance(inputs, Mapping):
+        raise TypeError(
+            "kickoff inputs must be a mapping of placeholder names to values, e.g. {'topic': 'bees'}; "
+            f"got {type(inputs).__name__}"
+        )
+    return dict(inputs)
+
+
 def _needs_litellm(specs: Sequence[Any]) -> bool:
     """True when a model spec will go through litellm (a model string other than "test", an LLM)."""
     for spec in specs:
@@ -193,15 +236,6 @@ def _needs_litellm(specs: Sequence[Any]) -> bool:
 
 def _run_sync(make: Callable[[], Any]) -> Any:
     """Run a coroutine to completion from sync code, even when a loop is already running here."""
-    try:
-        asyncio.get_running_loop()
-        inside_loop = True
-    except RuntimeError:
-        inside_loop = False
-    if not inside_loop:
-        return asyncio.run(make())
-    from concurrent.futures import ThreadPoolExecutor
+    from crew.blocking import run_blocking
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="crew-kickoff") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
-
+    return run_blocking(make, thread_name="crew-kickoff")

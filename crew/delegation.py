@@ -17,17 +17,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from crew import prompts
-from crew.errors import ToolException
+from crew.errors import ConfigError, ToolException
 from crew.events import bus
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task
 from crew.tools.base import BaseTool
 from crew.tools.calls import RunContext
 from crew.tools.decorator import tool
+from crew.usage import Usage
 
 if TYPE_CHECKING:
     from crew.agent import Agent
-    from crew.agent_loop import StepCallback
+    from crew.agent_loop import AgentStep, StepCallback
     from crew.tools.executor import ToolExecutor
 
 DELEGATE_WORK = "Delegate work to coworker"
@@ -38,6 +39,18 @@ OnOutput = Callable[[TaskOutput, RunContext], Any]
 and ``agent`` are the manager's task and role). May be async."""
 
 Context = Annotated[str, "everything the coworker needs to know: they know nothing of your work"]
+
+
+class DelegationError(ToolException):
+    """A coworker's run failed; ``output`` is its failed TaskOutput, with the usage it had spent.
+
+    The manager reads the message as the tool's observation; the manager's loop adds the
+    usage to its task (``ToolResult.raw`` keeps this exception), so no token goes missing.
+    """
+
+    def __init__(self, message: str, *, output: TaskOutput) -> None:
+        super().__init__(message)
+        self.output = output
 
 
 def delegation_tools(
@@ -81,15 +94,36 @@ def delegation_tools(
         name = f"{ctx.task or 'task'} -> {agent.role}"
         text = prompts.render(prompts.DELEGATED_TASK, {"task": description, "context": context}) if context else description
         bus.emit("agent.delegate", run_id=ctx.run_id, kind=kind, manager=ctx.agent, coworker=agent.role, task=ctx.task)
-        out = await agent.aexecute_task(
-            Task(name=name, description=text, expected_output=expected),
-            executor=executor, run_id=ctx.run_id, llm=llm, step_callback=step_callback,
-        )
+        turns: list[Usage] = []
+
+        def on_step(step: AgentStep) -> Any:
+            turns.append(step.usage)
+            return step_callback(step) if step_callback is not None else None
+
+        try:
+            out = await agent.aexecute_task(
+                Task(name=name, description=text, expected_output=expected),
+                executor=executor, run_id=ctx.run_id, llm=llm, step_callback=on_step,
+            )
+        except BaseException as exc:
+            # the turns it finished were paid for: they reach the crew's figures as a failed output
+            failed = TaskOutput(
+                name=name, description=text, expected_output=expected, agent=agent.role,
+                model=_model_name(agent, llm), status="failed",
+                error=f"{type(exc).__name__}: {exc}", usage=Usage.total(turns),
+            )
+            await report(failed, ctx)
+            if not isinstance(exc, Exception):
+                raise
+            raise DelegationError(f"{agent.role} could not finish: {failed.error}", output=failed) from exc
+        await report(out, ctx)
+        return out.raw, out
+
+    async def report(out: TaskOutput, ctx: RunContext) -> None:
         if on_output is not None:
             reported = on_output(out, ctx)
             if inspect.isawaitable(reported):
                 await reported
-        return out.raw, out
 
     async def delegate_work(task: Annotated[str, "the task to do, complete and self-contained"], context: Context,
                             *, coworker: str = coworker_field, ctx: RunContext) -> tuple[str, TaskOutput]:
@@ -99,13 +133,27 @@ def delegation_tools(
                            *, coworker: str = coworker_field, ctx: RunContext) -> tuple[str, TaskOutput]:
         return await run("ask", coworker, question, prompts.QUESTION_EXPECTED_OUTPUT, context, ctx)
 
-    options: dict[str, Any] = {"response_format": "content_and_artifact"}
+    # never cached: a coworker's answer depends on more than the arguments (its model, the moment,
+    # the run), and a manager that delegates the same text in two tasks wants two pieces of work
+    options: dict[str, Any] = {"response_format": "content_and_artifact", "cache_function": _never_cache}
     return [
         tool(DELEGATE_WORK, delegate_work,
              description=prompts.render(prompts.DELEGATE_WORK, {"coworkers": listed}), **options),
         tool(ASK_QUESTION, ask_question,
              description=prompts.render(prompts.ASK_QUESTION, {"coworkers": listed}), **options),
     ]
+
+
+def _model_name(agent: Agent, llm: Any) -> str | None:
+    """The coworker's model name, or None when it has none (the very reason its run failed)."""
+    try:
+        return getattr(agent.chat_model(llm), "model", None)
+    except ConfigError:
+        return None
+
+
+def _never_cache(arguments: dict[str, Any], result: Any) -> bool:
+    return False
 
 
 def _label(agent: Agent, coworkers: Sequence[Agent]) -> str:

@@ -9,7 +9,7 @@ the prefix across tasks and turns.
 Overrides (``Agent.system_template`` / ``prompt_template``) are filled by name:
 ``{role}``, ``{goal}``, ``{backstory}``, ``{tools}``, ``{tool_names}`` and ``{system}``
 (our full default system text) for the system message; ``{description}``,
-``{expected_output}``, ``{context}``, ``{feedback}`` and ``{prompt}`` (our full
+``{expected_output}``, ``{context}``, ``{feedback}``, ``{previous_answer}`` and ``{prompt}`` (our full
 default task text) for the user message. CrewAI's ``{{ .System }}`` and
 ``{{ .Prompt }}`` markers mean ``{system}`` and ``{prompt}``. Any other brace is left
 alone, so templates may contain JSON.
@@ -45,11 +45,19 @@ Final Answer: <your complete answer>"""
 
 TASK = "Task: {description}\n\nExpected output: {expected_output}"
 
+TASK_OPEN = "Task: {description}"
+"""For a task with no ``expected_output``: no empty "Expected output:" line for the model to puzzle over."""
+
 SCHEMA = "\n\nYour final answer must be only a JSON object matching this JSON schema:\n{schema}"
 
 CONTEXT = "\n\nContext from earlier tasks:\n{context}"
 
 FEEDBACK = "\n\nYour previous answer was rejected with this feedback; address it:\n{feedback}"
+
+FEEDBACK_ON_ANSWER = (
+    "\n\nYour previous answer was:\n{previous_answer}\n\n"
+    "It was rejected with this feedback; address it:\n{feedback}"
+)
 
 OBSERVATION = "Observation: {content}"
 
@@ -187,20 +195,26 @@ def task_prompt(
     expected_output: str,
     context: Iterable[tuple[str, str]] = (),
     feedback: str | None = None,
+    previous_answer: str | None = None,
     schema: dict[str, Any] | None = None,
     template: str | None = None,
 ) -> str:
-    """The user message: the task, what to return, the dependencies' outputs, any feedback."""
+    """The user message: the task, what to return, the dependencies' outputs, any feedback.
+
+    With feedback, the rejected answer is quoted too: the agent starts a fresh conversation
+    and could not otherwise tell what the feedback is about (nor fix only what it names).
+    """
     fields = {"description": description, "expected_output": expected_output}
     fields["context"] = context_block = context_text(context)
     fields["feedback"] = feedback or ""
-    default = render(TASK, fields)
+    fields["previous_answer"] = previous_answer or ""
+    default = render(TASK if expected_output else TASK_OPEN, fields)
     if schema is not None:
         default += render(SCHEMA, {"schema": json.dumps(schema, separators=(",", ":"))})
     if context_block:
         default += render(CONTEXT, {"context": context_block})
     if feedback:
-        default += render(FEEDBACK, {"feedback": feedback})
+        default += render(FEEDBACK_ON_ANSWER if previous_answer else FEEDBACK, fields)
     if template is None:
         return default
     return render(template, fields | {"prompt": default})

@@ -26,6 +26,33 @@ if TYPE_CHECKING:
     from crew.crew import Crew
     from crew.tools.calls import RunContext
 
+def fill_inputs(
+    crew: Crew, inputs: Mapping[str, Any], names: list[str] | None = None
+) -> tuple[dict[int, Any], dict[str, Task]]:
+    """This run's filled-in copies: agents by id of the declared agent, tasks by name.
+
+    Every missing input (in any task or agent text) is reported in one ``MissingInputError``.
+    """
+    names = names if names is not None else task_names(crew.tasks)
+    errors: list[str] = []
+    agents: dict[int, Any] = {}
+    everyone = crew.all_agents() + ([crew.manager_agent] if crew.manager_agent is not None else [])
+    for agent in everyone:
+        try:
+            agents[id(agent)] = agent.interpolate(inputs)
+        except MissingInputError as exc:
+            errors.extend(exc.errors)
+    tasks: dict[str, Task] = {}
+    for task, name in zip(crew.tasks, names):
+        try:
+            tasks[name] = task.interpolate(inputs, name=name)
+        except MissingInputError as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise MissingInputError("; ".join(errors), errors=errors)
+    return agents, tasks
+
+
 class CrewRun:
     """The state of one kickoff; built by ``Crew.kickoff_async`` and discarded after it."""
 
@@ -118,22 +145,13 @@ class CrewRun:
         """
         crew = self.crew
         names = task_names(crew.tasks)
-        errors: list[str] = []
-        copies: dict[int, Any] = {}
-        everyone = crew.all_agents() + ([crew.manager_agent] if crew.manager_agent is not None else [])
-        for agent in everyone:
-            try:
-                copies[id(agent)] = self._throttled(agent.interpolate(self.inputs))
-            except MissingInputError as exc:
-                errors.extend(exc.errors)
-        filled: dict[str, Task] = {}
-        for task, name in zip(crew.tasks, names):
-            try:
-                filled[name] = task.interpolate(self.inputs, name=name)
-            except MissingInputError as exc:
-                errors.extend(exc.errors)
-        if errors:
-            raise MissingInputError("; ".join(errors), errors=errors)
+        agents, filled = fill_inputs(crew, self.inputs, names)
+        copies = {key: self._throttled(agent) for key, agent in agents.items()}
+        if crew.process == "hierarchical" and crew.manager_agent is None and crew.manager_llm is None and crew.llm is None:
+            raise ConfigError(
+                "the hierarchical process needs a model for its manager: set manager_llm=..., "
+                "manager_agent=... or the crew's llm=..."
+            )
         unmodelled = [a.role for a in copies.values() if a.llm is None] if crew.llm is None else []
         if unmodelled:
             raise ConfigError(

@@ -116,10 +116,14 @@ class Scheduler:
                     name = running.pop(future)
                     out = self._result(name, future)
                     await self._record(out)
+                    finished = [name]
                     if out.status == "failed":
-                        await self._on_failure(name, running)
-                    else:
-                        for dep in graph.dependants[name]:
+                        if self.on_error == "stop":
+                            await self._stop(name, running)
+                            continue
+                        finished += await self._skip_readers(name)
+                    for done in finished:  # a task waiting only for their turn may go now
+                        for dep in graph.dependants[done]:
                             if dep in waiting and dep not in self.outputs:
                                 waiting[dep] -= 1
                                 if waiting[dep] == 0:
@@ -156,18 +160,27 @@ class Scheduler:
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return TaskOutput(**self._fields(name), status="failed", error=error, finished_at=time.time())
 
-    async def _on_failure(self, name: str, running: dict[asyncio.Task[TaskOutput], str]) -> None:
-        if self.on_error == "stop":
-            self.failed = name
-            finished = await _cancel(running)
-            reason = f"cancelled: the run stopped after task '{name}' failed"
-            for future, other in finished:
-                out = self._skipped(other, reason) if future.cancelled() else self._result(other, future)
-                await self._record(out)
-            return
-        for other in sorted(self.graph.descendants(name), key=self.graph.index.__getitem__):
+    async def _stop(self, name: str, running: dict[asyncio.Task[TaskOutput], str]) -> None:
+        """on_error="stop": cancel what runs (their outputs say so); nothing starts afterwards."""
+        self.failed = name
+        finished = await _cancel(running)
+        reason = f"cancelled: the run stopped after task '{name}' failed"
+        for future, other in finished:
+            out = self._skipped(other, reason) if future.cancelled() else self._result(other, future)
+            await self._record(out)
+
+    async def _skip_readers(self, name: str) -> list[str]:
+        """on_error="continue": skip the tasks that need the failed task's output, directly or not.
+
+        Only reading counts: a task that merely comes later (the sequential order) but
+        whose ``context`` leaves the failed task out still runs. Returns the skipped tasks.
+        """
+        skipped = []
+        for other in sorted(self.graph.readers(name), key=self.graph.index.__getitem__):
             if other not in self.outputs:
                 await self._record(self._skipped(other, f"not run: it depends on task '{name}', which failed"))
+                skipped.append(other)
+        return skipped
 
     def _fields(self, name: str) -> dict[str, Any]:
         return {**self.label(name), "name": name} if self.label is not None else {"name": name}

@@ -60,8 +60,11 @@ async def terminal_feedback(output: TaskOutput) -> str:
     )
 
     def ask() -> str:
+        # stderr, not input()'s stdout: with `> out.md` the prompt would vanish into the file
         with _terminal:  # tasks running at once take turns at the prompt
-            return input(prompt)
+            sys.stderr.write(prompt)
+            sys.stderr.flush()
+            return sys.stdin.readline()  # "" at end of input: accepted
 
     return (await asyncio.to_thread(ask)).strip()
 
@@ -106,11 +109,18 @@ class TaskRunner:
         self.step_callback = step_callback
         self.task_callback = task_callback
         self.human_feedback = human_feedback
+        self.cancelled: dict[str, dict[str, Any]] = {}
+        """What tasks cancelled mid-run had spent (usage, model, start), for the outputs the
+        scheduler makes for them: tokens paid for are reported even when the work is dropped."""
 
     def label(self, name: str) -> dict[str, Any]:
-        """The fields every output of task ``name`` carries, whether it ran or not."""
+        """The fields every output of task ``name`` carries, whether it ran or not
+        (and, for a task cancelled while running, what it had spent)."""
+        return {**self._fields(name), **self.cancelled.get(name, {})}
+
+    def _fields(self, name: str) -> dict[str, Any]:
         task = self.tasks[name]
-        agent = self.worker if self.worker is not None else task.agent
+        agent = self._performer(task)
         return {
             "name": name,
             "description": task.description,
@@ -118,17 +128,24 @@ class TaskRunner:
             "agent": agent.role if agent is not None else None,
         }
 
+    def _performer(self, task: Task) -> Any:
+        return self.worker if self.worker is not None else task.agent
+
+    def _model(self, agent: Any) -> str | None:
+        """The model name a task's usage is filed under in ``usage_by_model``."""
+        return getattr(agent.chat_model(self.llm), "model", None) if agent is not None else None
+
     async def __call__(self, name: str, context: list[TaskOutput]) -> TaskOutput:
         task = self.tasks[name]
-        agent = self.worker if self.worker is not None else task.agent
-        base = self.label(name)
+        agent = self._performer(task)
+        base = self._fields(name)
         started = time.time()
 
         def failed(exc: BaseException, attempts: int, usage: Usage) -> TaskFailed:
             return TaskFailed(
                 TaskOutput(
                     **base, status="failed", error=f"{type(exc).__name__}: {exc}", usage=usage,
-                    attempts=attempts, started_at=started, finished_at=time.time(),
+                    model=self._model(agent), attempts=attempts, started_at=started, finished_at=time.time(),
                 )
             )
 
@@ -152,7 +169,8 @@ class TaskRunner:
                 out = await _bounded(self._attempt(task, agent, context, usage_box), task.timeout, name)
                 break
             except asyncio.CancelledError:
-                self.delegated.pop(name, None)  # the task's usage is lost with it: so is its delegated work
+                spent = spent + Usage.total(usage_box)  # delegated work included (see _attempt)
+                self.cancelled[name] = {"usage": spent, "model": self._model(agent), "started_at": started}
                 raise
             except Exception as exc:  # noqa: BLE001 - every failure is retried, then reported
                 spent = spent + Usage.total(usage_box)
@@ -194,6 +212,7 @@ class TaskRunner:
         raises, the coworkers' finished work goes in beside its turns.
         """
         feedback: str | None = None
+        previous: str | None = None  # the rejected answer, quoted beside the feedback
         rejections = 0
         tool_calls: list[Any] = []
         tools = task.tools
@@ -214,6 +233,7 @@ class TaskRunner:
                     tools=tools,
                     run_id=self.run_id,
                     feedback=feedback,
+                    previous_answer=previous,
                     llm=self.llm,
                     step_callback=on_step,
                 )
@@ -227,19 +247,20 @@ class TaskRunner:
                 accepted, value = _verdict(await _maybe_await(task.guardrail(out)), task)
                 if not accepted:
                     if rejections >= task.guardrail_max_retries:
+                        times = rejections + 1
                         raise GuardrailError(
                             f"guardrail rejected the output of task '{task.name}' "
-                            f"{rejections + 1} times; last feedback: {value}"
+                            f"{times} time{'s' if times > 1 else ''}; last feedback: {value}"
                         )
                     rejections += 1
-                    feedback = str(value)
+                    feedback, previous = str(value), out.raw
                     bus.emit("task.guardrail", run_id=self.run_id, task=task.name, accepted=False, feedback=feedback)
                     continue
                 out = replace_output(out, value)
             if task.human_input:
                 answer = await _maybe_await(self.human_feedback(out))
                 if answer:
-                    feedback = str(answer)
+                    feedback, previous = str(answer), out.raw
                     continue
             return out.model_copy(update={"usage": Usage.total(usage_box), "tool_calls": tool_calls})
 

@@ -71,6 +71,7 @@ class TaskGraph:
             for dep in self.deps[name]:
                 self.dependants[dep].append(name)
         self._order = self._topological_order()
+        self._readers: dict[str, list[str]] | None = None
 
     @classmethod
     def from_tasks(
@@ -205,15 +206,21 @@ class TaskGraph:
         return cycle + [cycle[0]]
 
     def descendants(self, name: str) -> set[str]:
-        """Every task that needs ``name``, directly or not."""
-        out: set[str] = set()
-        stack = list(self.dependants[name])
-        while stack:
-            node = stack.pop()
-            if node not in out:
-                out.add(node)
-                stack.extend(self.dependants[node])
-        return out
+        """Every task that waits for ``name``, directly or not."""
+        return _reachable(name, self.dependants)
+
+    def readers(self, name: str) -> set[str]:
+        """Every task that reads the output of ``name``, directly or through tasks that read it.
+
+        Smaller than ``descendants`` in the sequential process, where a task with an
+        explicit ``context`` waits for the tasks before it without reading them all.
+        """
+        if self._readers is None:
+            self._readers = {n: [] for n in self.names}
+            for reader in self.names:
+                for source in self.context[reader]:
+                    self._readers[source].append(reader)
+        return _reachable(name, self._readers)
 
     def remaining(self, weights: Mapping[str, float] | None = None) -> dict[str, float]:
         """For each task, the longest weighted path from its start to the end of the run.
@@ -267,6 +274,17 @@ class TaskGraph:
                     if waiting[dep] == 0:
                         heapq.heappush(ready, (-remaining[dep], self.index[dep], dep))
         return now
+
+
+def _reachable(start: str, edges: Mapping[str, Sequence[str]]) -> set[str]:
+    out: set[str] = set()
+    stack = list(edges[start])
+    while stack:
+        node = stack.pop()
+        if node not in out:
+            out.add(node)
+            stack.extend(edges[node])
+    return out
 
 
 def _weight(weights: Mapping[str, float] | None, name: str) -> float:

@@ -8,6 +8,8 @@ Rules (the same everywhere a text is templated):
 - ``{{`` and ``}}`` are literal ``{`` and ``}`` (``str.format``'s escape).
 - Any other brace is left alone, so JSON examples in a description need no escaping
   unless they contain ``}}``.
+- In a path (``output_file``) an input may not hold a ``..`` component: inputs often come
+  from outside (a web form), and ``out/{topic}.md`` must not write ``out/../../x.md``.
 """
 
 from __future__ import annotations
@@ -47,6 +49,14 @@ def fill(text: str, inputs: Mapping[str, Any], *, where: str, errors: list[str])
         return _as_text(inputs[key])
 
     return _TOKEN.sub(replace, text)
+
+
+def climbing_inputs(template: str, inputs: Mapping[str, Any]) -> list[str]:
+    """The placeholders of path ``template`` whose input value has a ``..`` path component."""
+    return [
+        key for key in placeholders(template)
+        if key in inputs and ".." in re.split(r"[/\\]", _as_text(inputs[key]))
+    ]
 
 
 def _as_text(value: Any) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from crew.tasks.interpolate import fill
+from crew.tasks.interpolate import climbing_inputs, fill
 from crew.tools.base import BaseTool
 
 Guardrail = Callable[[Any], Any]
@@ -86,7 +86,8 @@ class Task(BaseModel):
     def interpolate(self, inputs: Mapping[str, Any], *, name: str | None = None) -> Task:
         """A copy with ``{placeholders}`` filled in description, expected output and output path.
 
-        Raises ``MissingInputError`` naming each missing placeholder and the field it is in.
+        Raises ``MissingInputError`` naming each missing placeholder and the field it is in,
+        and ``ConfigError`` when an input would put a ``..`` into the output path.
         """
         where = f"task '{name or self.key}'"
         errors: list[str] = []
@@ -99,6 +100,16 @@ class Task(BaseModel):
             from crew.errors import MissingInputError
 
             raise MissingInputError("; ".join(errors), errors=errors)
+        climbing = climbing_inputs(self.output_file, inputs) if self.output_file else []
+        if climbing:
+            from crew.errors import ConfigError
+
+            problems = [
+                f"input '{key}' ({inputs[key]!r}) would move the output_file of {where} out of its "
+                f"directory: '..' is not allowed in an input filled into a path"
+                for key in climbing
+            ]
+            raise ConfigError("; ".join(problems), errors=problems)
         if name is not None:
             filled["name"] = name
         return self.model_copy(update=filled)

@@ -380,3 +380,20 @@ def test_verbose_prints_one_line_per_step(capsys):
     Agent(role="Talker", goal="G", llm=model, tools=[add], verbose=True).execute_task(task())
     lines = capsys.readouterr().err.splitlines()
     assert lines == ["[Talker] sum #1 tool_calls: add -> success: 7", "[Talker] sum #2 final_answer: 7"]
+
+
+def test_folded_yaml_texts_lose_their_trailing_newline(capsys):
+    """`role: >` in YAML gives "Senior Researcher\n": it must not split the prompt or a verbose line."""
+    seen = []
+
+    def reply(messages, tools):
+        seen.append(messages[0]["content"])
+        return "ok"
+
+    agent = Agent(role="Senior Researcher\n", goal="  Find facts\n", backstory="Knows a lot.\n",
+                  llm=FunctionModel(reply), verbose=True)
+    assert (agent.role, agent.goal, agent.backstory, agent.name) == (
+        "Senior Researcher", "Find facts", "Knows a lot.", "Senior Researcher")
+    out = agent.execute_task(task())
+    assert seen == ["You are Senior Researcher. Knows a lot.\nYour goal: Find facts"] and out.agent == "Senior Researcher"
+    assert capsys.readouterr().err == "[Senior Researcher] sum #1 final_answer: ok\n"

@@ -10,6 +10,7 @@ from crew.errors import OutputValidationError
 from crew.tasks.task import Task
 from crew.testing import FunctionModel, TestModel
 from crew.tools import tool
+from crew.usage import Usage
 
 
 @tool
@@ -106,9 +107,12 @@ async def test_function_calling_llm_reads_an_action_the_parser_could_not():
     helper = scripted([{"name": "convert", "args": {"amount": 10, "currency": "GBP"}}], function_calling=True)
     model = scripted("Action: convert\nAction Input: ten dollars into pounds", "Final Answer: 9 GBP")
     agent = Agent(role="R", goal="G", llm=model, function_calling_llm=helper, tools=[search, convert])
-    out = await agent.aexecute_task(make_task())
+    steps = []
+    out = await agent.aexecute_task(make_task(), step_callback=steps.append)
 
     assert out.raw == "9 GBP" and out.usage.requests == 3
+    assert [s.usage.requests for s in steps] == [2, 1]  # the helper's call is part of the turn it served
+    assert Usage.total([s.usage for s in steps]) == out.usage
     assert [(r.name, r.args) for r in out.tool_calls] == [("convert", {"amount": 10, "currency": "GBP"})]
     [(helper_messages, helper_tools)] = helper.seen
     assert "ten dollars into pounds" in helper_messages[0]["content"]

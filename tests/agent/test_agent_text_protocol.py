@@ -141,3 +141,15 @@ def test_task_prompt_parts_and_token_estimate():
     )
     assert prompts.estimate_tokens("x" * 400) == 100
     assert prompts.estimate_tokens([{"role": "user", "content": "x" * 40}]) == 14
+
+
+def test_feedback_quotes_the_rejected_answer_and_an_empty_expected_output_is_left_out():
+    text = prompts.task_prompt(description="d", expected_output="", feedback="shorter", previous_answer="a {long} one")
+    assert text == ("Task: d\n\nYour previous answer was:\na {long} one\n\n"
+                    "It was rejected with this feedback; address it:\nshorter")
+    # without the answer (a direct call with feedback only) the feedback stands alone
+    assert prompts.task_prompt(description="d", expected_output="e", feedback="f").endswith(
+        "Expected output: e\n\nYour previous answer was rejected with this feedback; address it:\nf")
+    templated = prompts.task_prompt(description="d", expected_output="e", feedback="f", previous_answer="p",
+                                    template="{previous_answer}|{feedback}")
+    assert templated == "p|f"

@@ -21,6 +21,7 @@ from crew.testing import FunctionModel
 _TASK = re.compile(r"^Task: (\S+)", re.M)
 _CONTEXT = re.compile(r"^## (\S+)$", re.M)
 _FEEDBACK = re.compile(r"rejected with this feedback; address it:\n(.*)", re.S)
+_PREVIOUS = re.compile(r"Your previous answer was:\n(.*?)\n\nIt was rejected", re.S)
 
 
 def user_text(messages: list[dict[str, Any]]) -> str:
@@ -40,6 +41,11 @@ def feedback_of(messages: list[dict[str, Any]]) -> str | None:
     return match.group(1).strip() if match else None
 
 
+def previous_of(messages: list[dict[str, Any]]) -> str | None:
+    match = _PREVIOUS.search(user_text(messages))
+    return match.group(1) if match else None
+
+
 @dataclass
 class Call:
     task: str
@@ -47,6 +53,7 @@ class Call:
     end: float
     context: list[str]
     feedback: str | None
+    previous: str | None = None  # the rejected answer quoted beside the feedback
 
 
 @dataclass
@@ -76,7 +83,8 @@ class Recorder:
         finally:
             with self._lock:
                 self.running -= 1
-        self.calls.append(Call(task, start, time.perf_counter(), context_of(messages), feedback_of(messages)))
+        self.calls.append(Call(task, start, time.perf_counter(), context_of(messages), feedback_of(messages),
+                               previous_of(messages)))
         if self.fail.get(task, 0) > 0:
             self.fail[task] -= 1
             raise RuntimeError(f"model failure on {task}")

@@ -91,7 +91,7 @@ def test_work_delegated_in_a_failed_attempt_still_counts_once():
 
     def lead(messages, tools):
         if not any(m["role"] == "tool" for m in messages):
-            attempts.append(1)  # each attempt asks for different work (identical args would be a cache hit)
+            attempts.append(1)  # each attempt asks for different work, so the texts tell them apart
             return [{"name": DELEGATE_WORK,
                      "args": {"task": f"check part {len(attempts)}", "context": "", "coworker": "Checker"}}]
         if len(attempts) == 1:
@@ -131,3 +131,25 @@ async def test_concurrent_delegating_tasks_credit_each_coworker_once():
     assert out.usage_by_agent["Lead"].requests == 24
     assert all(out.usage_by_task[f"t{i}"].requests == 3 for i in range(12))
     assert_accounts_add_up(out)
+
+
+def test_delegation_is_never_served_from_the_cache():
+    """The same text delegated by two tasks is two pieces of work: the coworker runs twice."""
+    seen = []
+
+    def lead(messages, tools):
+        if any(m["role"] == "tool" for m in messages):
+            return "done"
+        return [{"name": DELEGATE_WORK, "args": {"task": "same words", "context": "", "coworker": "Helper"}},
+                {"name": ASK_QUESTION, "args": {"question": "same?", "context": "", "coworker": "Helper"}}]
+
+    boss = Agent(role="Lead", goal="lead", llm=FunctionModel(lead), allow_delegation=True)
+    helper = coworker("Helper", 3, seen)
+    tasks = [Task(name=f"t{i}", description=f"task {i}", agent=boss) for i in range(2)]
+    out = Crew(agents=[boss, helper], tasks=tasks).kickoff()
+
+    assert len(seen) == 4
+    assert {name: (s.runs, s.cache_hits) for name, s in out.tool_stats.items() if s.calls} == {
+        "Delegate_work_to_coworker": (2, 0), "Ask_question_to_coworker": (2, 0)}
+    assert all(not call.cached for o in out.tasks_output for call in o.tool_calls)
+    assert out.usage_by_agent["Helper"].requests == 4

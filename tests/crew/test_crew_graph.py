@@ -68,7 +68,8 @@ def test_unknown_context_and_missing_agents_are_all_reported_by_name(agent):
 
 def test_tasks_without_agents_are_fine_in_the_hierarchical_process():
     tasks = [Task(description="a"), Task(description="b")]
-    crew = Crew(agents=[], tasks=tasks, process="hierarchical", manager_llm="test")
+    crew = Crew(agents=[Agent(role="helper", goal="help", llm="test")], tasks=tasks, process="hierarchical",
+                manager_llm="test")
     assert crew.validate_graph().order == ["task_1", "task_2"]
 
 

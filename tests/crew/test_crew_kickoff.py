@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from crew import Agent, Crew, Task
-from crew.errors import ConfigError, CrewRunError
+from crew.errors import ConfigError, CrewRunError, MissingInputError
 from crew.testing import FunctionModel
 from crew.tools import tool
 
@@ -62,6 +62,22 @@ async def test_kickoff_for_each_async_raises_the_first_failure_with_its_index():
     with pytest.raises(CrewRunError) as info:
         await crew.kickoff_for_each_async([{"topic": "ok"}, {"topic": "bad"}], concurrency=2)
     assert info.value.index == 1 and info.value.task == "task_1"
+
+
+def test_kickoff_for_each_checks_every_input_before_any_kickoff_starts():
+    rec = Recorder()
+    crew = topic_crew(rec)
+    with pytest.raises(MissingInputError, match=r"missing input 'topic' for \{topic\} in task 'task_1'") as info:
+        crew.kickoff_for_each([{"topic": "fine"}, {"topic": "also fine"}, {"subject": "oops"}])
+    assert info.value.index == 2 and rec.calls == []  # nothing ran, not even the good ones
+    with pytest.raises(TypeError, match=r"a list of inputs mappings, one per kickoff; .* call kickoff\(inputs\)"):
+        crew.kickoff_for_each({"topic": "one"})
+    with pytest.raises(TypeError, match="inputs must be a mapping .* got str") as info:
+        crew.kickoff_for_each([{"topic": "a"}, "topic=b"])
+    assert info.value.index == 1
+    with pytest.raises(TypeError, match="inputs must be a mapping of placeholder names to values.*got list"):
+        crew.kickoff(["topic"])
+    assert rec.calls == []
 
 
 async def test_kickoff_inside_a_running_loop_runs_on_a_worker_thread():
@@ -186,9 +202,15 @@ def test_an_agent_allowed_to_delegate_gets_tools_over_its_coworkers_even_with_ta
     assert not boss.tools  # the declaration is untouched
 
 
-def test_hierarchical_needs_a_manager_model():
-    with pytest.raises(ConfigError, match="manager_llm"):
-        Crew(agents=[], tasks=[Task(description="d")], process="hierarchical")
+def test_hierarchical_needs_a_manager_model_and_someone_to_delegate_to():
+    helper = Agent(role="Helper", goal="help", llm="test")
+    crew = Crew(agents=[helper], tasks=[Task(description="d")], process="hierarchical")  # loads without a model
+    with pytest.raises(ConfigError, match="the hierarchical process needs a model for its manager: set manager_llm"):
+        crew.kickoff()
+    boss = Agent(role="Boss", goal="lead", llm="test")
+    for agents in ([], [boss]):
+        with pytest.raises(ConfigError, match="needs agents for the manager to delegate to"):
+            Crew(agents=agents, tasks=[Task(description="d")], process="hierarchical", manager_agent=boss)
 
 
 def run_python(code: str) -> str:
@@ -207,10 +229,13 @@ def test_building_a_crew_that_needs_litellm_starts_importing_it_in_the_backgroun
         Crew(agents=[offline], tasks=[Task(description="d", agent=offline)])
         before = importing()
         real = Agent(role="r", goal="g", llm="openai/gpt-4o-mini")
+        fields = {"agents": [real], "tasks": [Task(description="d", agent=real)]}
+        Crew.model_validate(fields, context={"prewarm": False})  # e.g. `crew validate`
+        inspecting = importing()
         Crew(agents=[real], tasks=[Task(description="d", agent=real)])
-        print(before, importing())
+        print(before, inspecting, importing())
     """)
-    assert out == "False True"
+    assert out == "False False True"
 
 
 def test_tasks_of_one_agent_run_concurrently_in_the_graph_process():

@@ -114,6 +114,25 @@ def test_continue_runs_everything_that_does_not_depend_on_the_failure():
     assert (out.task("child").agent, out.task("child").description) == ("Worker", "child")
 
 
+def test_continue_in_the_sequential_process_skips_only_the_tasks_that_read_the_failure():
+    """Coming later is not needing: a task whose context leaves the failed one out still runs,
+    after it, and so do the tasks waiting their turn behind a skipped one."""
+    rec = Recorder(fail={"bad": 1})
+    agent = rec.agent()
+    first = Task(name="first", description="first", agent=agent)
+    bad = Task(name="bad", description="bad", agent=agent)
+    own = Task(name="own", description="own", agent=agent, context=[first])
+    reader = Task(name="reader", description="reader", agent=agent, context=[bad])
+    last = Task(name="last", description="last", agent=agent, context=[own])
+    everything = Task(name="everything", description="everything", agent=agent)  # reads all before it
+    out = Crew(agents=[agent], tasks=[first, bad, own, reader, last, everything], on_error="continue").kickoff()
+    status = {o.name: o.status for o in out.tasks_output}
+    assert status == {"first": "done", "bad": "failed", "own": "done", "reader": "skipped", "last": "done",
+                      "everything": "skipped"}
+    assert rec.tasks_called() == ["first", "bad", "own", "last"]  # still in declared order
+    assert rec.call("last").context == ["own"]
+
+
 def test_retries_rerun_a_failed_task_up_to_max_retries():
     rec = Recorder(fail={"flaky": 2})
     agent = rec.agent()
@@ -180,6 +199,47 @@ def test_a_task_past_its_timeout_fails_with_a_timeout_error_and_can_be_retried()
     task = Task(name="retried", description="r", agent=agent2, timeout=0.1, max_retries=1)
     out = Crew(agents=[agent2], tasks=[task]).kickoff()
     assert out.raw == "finally" and out.task("retried").attempts == 2
+
+
+def test_a_blocking_sync_tool_does_not_hold_back_a_timeout_or_a_stop():
+    """A thread cannot be interrupted: kickoff reports the timeout (or the stop) at once and
+    the abandoned tool finishes on its own, instead of kickoff waiting for the thread."""
+    import threading
+
+    from crew import Agent
+    from crew.testing import FunctionModel
+    from crew.tools import tool
+
+    release, entered, left = threading.Event(), threading.Event(), threading.Event()
+
+    @tool
+    def stuck(x: str) -> str:
+        """Blocks until released."""
+        entered.set()
+        release.wait(5)
+        left.set()
+        return "late"
+
+    async def reply(messages, tools):
+        if task_of(messages) == "bad":
+            while not entered.is_set():  # fail only once the other task's tool is running
+                await asyncio.sleep(0.005)
+            raise RuntimeError("bad")
+        return "unused" if messages[-1]["role"] == "tool" else [{"name": "stuck", "args": {"x": "1"}}]
+
+    agent = Agent(role="w", goal="g", llm=FunctionModel(reply), tools=[stuck])
+    try:
+        with pytest.raises(CrewRunError, match="timed out after 0.05 s"):
+            Crew(agents=[agent], tasks=[Task(name="hang", description="hang", agent=agent, timeout=0.05)]).kickoff()
+        assert entered.is_set() and not left.is_set()  # returned while the tool was still blocked
+        entered.clear()
+        tasks = [Task(name="hang", description="hang", agent=agent, context=[]),
+                 Task(name="bad", description="bad", agent=agent, context=[])]
+        with pytest.raises(CrewRunError, match="task 'bad' failed") as info:
+            Crew(agents=[agent], tasks=tasks, process="graph").kickoff()
+        assert info.value.output.task("hang").status == "skipped" and not left.is_set()
+    finally:
+        release.set()
 
 
 async def test_cancelling_a_kickoff_cancels_its_running_tasks():

@@ -4,7 +4,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from crew import Agent, Crew, Task
-from crew.errors import GraphError, MissingInputError
+from crew.errors import ConfigError, GraphError, MissingInputError
 from crew.tasks.interpolate import placeholders
 from crew.testing import FunctionModel
 from crew.tools import tool
@@ -105,3 +105,17 @@ def test_escaped_braces_are_literal_and_not_placeholders():
     assert placeholders("{a} {{b}} {c-d} { e } {\"f\": 1} {1x}") == ["a", "c-d"]
     task = Task(description="{{not_an_input}} and {x}").interpolate({"x": "y"})
     assert task.description == "{not_an_input} and y"
+
+
+def test_an_input_may_not_move_an_output_file_out_of_its_directory(tmp_path):
+    """Inputs often come from outside (a web form): "out/{topic}.md" must stay in out/."""
+    rec = Recorder()
+    agent = rec.agent()
+    task = Task(name="t", description="t about {topic}", agent=agent, output_file=str(tmp_path / "out" / "{topic}.md"))
+    crew = Crew(agents=[agent], tasks=[task])
+    for topic in ("../escape", "a/../../escape", "..\\escape", ".."):
+        with pytest.raises(ConfigError, match=r"input 'topic' \(.*\) would move the output_file of task 't' out"):
+            crew.kickoff({"topic": topic})
+    assert rec.calls == [] and not list(tmp_path.rglob("*.md"))
+    crew.kickoff({"topic": "sub/dir..name"})  # a nested path and dots inside a name are fine
+    assert (tmp_path / "out" / "sub" / "dir..name.md").read_text() == "output of t"

@@ -69,6 +69,7 @@ def test_a_guardrail_rejection_goes_back_to_the_agent_as_feedback_until_accepted
     assert verdicts == ["too short", "still short", "a long enough answer"]
     assert [c.feedback for c in rec.calls] == [None, "'too short' is under 15 characters",
                                                "'still short' is under 15 characters"]
+    assert [c.previous for c in rec.calls] == [None, "too short", "still short"]  # quoted beside it
     assert out.raw == "A LONG ENOUGH ANSWER"  # (True, value) replaced the output
     assert out.task("t").usage.requests == 3  # every attempt's tokens are counted
 
@@ -107,7 +108,26 @@ def test_human_input_feedback_reruns_the_task_and_an_empty_answer_accepts():
     task = Task(name="t", description="t", agent=agent, human_input=True)
     out = Crew(agents=[agent], tasks=[task], human_feedback=person).kickoff()
     assert shown == ["draft 1", "draft 2"] and out.raw == "draft 2"
-    assert rec.calls[1].feedback == "add a title"
+    assert rec.calls[1].feedback == "add a title" and rec.calls[1].previous == "draft 1"
+
+
+def test_on_a_terminal_the_human_input_prompt_goes_to_stderr(monkeypatch, capsys):
+    """With stdout redirected (`> out.md`) a prompt on stdout would vanish and the run would seem to hang."""
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal("be shorter\n\n"))
+    rec = Recorder(reply=lambda task, messages: f"draft {len(rec.calls)}")
+    agent = rec.agent()
+    out = Crew(agents=[agent], tasks=[Task(name="t", description="t", agent=agent, human_input=True)]).kickoff()
+    assert out.raw == "draft 2" and rec.calls[1].feedback == "be shorter"
+    printed = capsys.readouterr()
+    assert printed.err.count("Feedback for the agent (empty line accepts): ") == 2 and "draft 1" in printed.err
+    assert printed.out == ""
 
 
 def test_human_input_without_a_terminal_accepts_the_output(monkeypatch):

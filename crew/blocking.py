@@ -1,0 +1,43 @@
+"""Running a coroutine to completion from sync code: ``Crew.kickoff``, ``Agent.execute_task``.
+
+Kept apart (and imported when first needed) so that loading a crew costs no asyncio and
+no thread-pool import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def run_blocking(make: Callable[[], Coroutine[Any, Any, T]], *, thread_name: str) -> T:
+    """Run the coroutine ``make()`` to completion from sync code, even inside a running loop
+    (then on a fresh loop in a worker thread named ``thread_name``, the caller waiting).
+
+    Sync tools run in worker threads, which cannot be interrupted: when a timeout or a
+    cancellation abandons one, ``asyncio.run`` would still wait for the thread before
+    returning (a 0.3 s timeout on a 2 s tool would return after 2 s). The loop's default
+    executor here does not wait at shutdown; an abandoned tool finishes on its own.
+    """
+
+    async def main() -> T:
+        asyncio.get_running_loop().set_default_executor(_DetachedPool(thread_name_prefix="crew-tool"))
+        return await make()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(main())
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name) as pool:
+        return pool.submit(asyncio.run, main()).result()
+
+
+class _DetachedPool(ThreadPoolExecutor):
+    """A thread pool whose shutdown never waits for running work (see ``run_blocking``)."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait=False, cancel_futures=cancel_futures)
