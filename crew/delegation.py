@@ -24,6 +24,7 @@ from crew.tasks.task import Task
 from crew.tools.base import BaseTool
 from crew.tools.calls import RunContext
 from crew.tools.decorator import tool
+from crew.tools.definition import never_cache
 from crew.usage import Usage
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ def delegation_tools(
 
     # never cached: a coworker's answer depends on more than the arguments (its model, the moment,
     # the run), and a manager that delegates the same text in two tasks wants two pieces of work
-    options: dict[str, Any] = {"response_format": "content_and_artifact", "cache_function": _never_cache}
+    options: dict[str, Any] = {"response_format": "content_and_artifact", "cache_function": never_cache}
     return [
         tool(DELEGATE_WORK, delegate_work,
              description=prompts.render(prompts.DELEGATE_WORK, {"coworkers": listed}), **options),
@@ -150,10 +151,6 @@ def _model_name(agent: Agent, llm: Any) -> str | None:
         return getattr(agent.chat_model(llm), "model", None)
     except ConfigError:
         return None
-
-
-def _never_cache(arguments: dict[str, Any], result: Any) -> bool:
-    return False
 
 
 def _label(agent: Agent, coworkers: Sequence[Agent]) -> str:

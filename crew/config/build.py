@@ -182,16 +182,23 @@ class Builder:
         return self.llm_override or value or os.environ.get("CREW_LLM") or None
 
     def construct(
-        self, entry: Entry, cls: type, kwargs: dict[str, Any], *, passthrough: tuple[type[Exception], ...] = ()
+        self,
+        entry: Entry,
+        cls: type,
+        kwargs: dict[str, Any],
+        *,
+        passthrough: tuple[type[Exception], ...] = (),
+        context: dict[str, Any] | None = None,
     ) -> Any:
         """``cls(**kwargs)`` with validation errors mapped back to lines; None after an error.
 
-        Exceptions in ``passthrough`` propagate, for callers that can locate them better.
+        Exceptions in ``passthrough`` propagate, for callers that can locate them better;
+        ``context`` is pydantic's validation context (``{"prewarm": False}`` for a Crew).
         """
         from pydantic import ValidationError
 
         try:
-            return cls(**kwargs)
+            return cls.model_validate(kwargs, context=context)
         except passthrough:
             raise
         except ValidationError as exc:

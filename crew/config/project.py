@@ -251,18 +251,24 @@ def _build(builder: Builder, files: dict[str, Path], trees: dict[str, Any], unre
 
     workers = [agent for agent in agents.values() if agent is not manager]
     crew_entry = Entry("crew", settings.data, crew_file or project.files[0], 1, "")
-    project.crew = _construct_crew(builder, crew_entry, Crew, {"agents": workers, "tasks": tasks, **kwargs}, task_entries)
+    # Only a kickoff needs litellm: validate, plot and tools must not pay for its import.
+    project.crew = _construct_crew(
+        builder, crew_entry, Crew, {"agents": workers, "tasks": tasks, **kwargs}, task_entries,
+        context={"prewarm": builder.require_model},
+    )
     return project
 
 
-def _construct_crew(builder: Builder, entry: Entry, cls: type, kwargs: dict[str, Any], tasks: list[Entry]) -> Any:
+def _construct_crew(
+    builder: Builder, entry: Entry, cls: type, kwargs: dict[str, Any], tasks: list[Entry], *, context: dict[str, Any]
+) -> Any:
     """Build the Crew; its graph errors name tasks, which are mapped back to their lines."""
     import re
 
     from crew.errors import GraphError
 
     try:
-        return builder.construct(entry, cls, kwargs, passthrough=(GraphError,))
+        return builder.construct(entry, cls, kwargs, passthrough=(GraphError,), context=context)
     except GraphError as exc:
         by_name = {e.name: e for e in tasks}
         for message in exc.errors:

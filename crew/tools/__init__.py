@@ -4,7 +4,7 @@ from crew.errors import ToolException
 from crew.tools.base import BaseTool, Tool
 from crew.tools.calls import RunContext, ToolCall, ToolResult
 from crew.tools.decorator import tool
-from crew.tools.definition import EnvVar
+from crew.tools.definition import EnvVar, always_cache, never_cache
 from crew.tools.executor import ToolExecutor
 from crew.tools.schema import sanitize_tool_name
 
@@ -18,5 +18,7 @@ __all__ = [
     "ToolExecutor",
     "ToolResult",
     "sanitize_tool_name",
+    "always_cache",
+    "never_cache",
     "tool",
 ]

@@ -15,7 +15,6 @@ Two families of entry points:
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import threading
@@ -47,6 +46,7 @@ from crew.tools.definition import (
 )
 from crew.tools.invocation import Invocation, run_coroutine_sync
 from crew.tools.json_schema import model_from_json_schema
+from crew.tools.threads import in_thread
 from crew.tools.schema import (
     args_hint,
     build_args_model,
@@ -228,7 +228,7 @@ class BaseTool(Invocation, BaseModel, ABC):
 
     async def _arun(self, *args: Any, **kwargs: Any) -> Any:
         """The asynchronous work. Default: ``_run`` in a worker thread, never blocking the loop."""
-        return await asyncio.to_thread(self._run, *args, **kwargs)
+        return await in_thread(self._run, *args, **kwargs)
 
     # -- facts ----------------------------------------------------------------------
 
@@ -309,7 +309,7 @@ class BaseTool(Invocation, BaseModel, ABC):
         if rt.native_async:
             result = await self._arun(**validated)
         else:
-            result = await asyncio.to_thread(self._run, **validated)
+            result = await in_thread(self._run, **validated)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -467,7 +467,7 @@ class Tool(BaseTool):
 
     async def _arun(self, *args: Any, **kwargs: Any) -> Any:
         if self.coroutine is None:
-            return await asyncio.to_thread(self.func, *args, **kwargs)  # type: ignore[arg-type]
+            return await in_thread(self.func, *args, **kwargs)  # type: ignore[arg-type]
         return await self.coroutine(*args, **kwargs)
 
     @classmethod

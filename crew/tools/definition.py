@@ -27,6 +27,15 @@ def always_cache(arguments: dict[str, Any], result: Any) -> bool:
     return True
 
 
+def never_cache(arguments: dict[str, Any], result: Any) -> bool:
+    """A ``cache_function`` for tools whose every call must run (side effects, fresh data).
+
+    The executor recognises it before the call: such a tool is neither looked up in the
+    cache nor made to wait for an identical call in flight, so concurrent calls overlap.
+    """
+    return False
+
+
 def pick_description(explicit: str | None, docstring: str | None, schema: Any) -> str | None:
     """Explicit > docstring (dedented, stripped) > the argument schema's own description."""
     if explicit:

@@ -29,6 +29,7 @@ from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
+from crew.tools.definition import never_cache
 from crew.tools.calls import RunContext, ToolCall, ToolResult, new_call_id
 from crew.tools.invocation import run_coroutine_sync
 
@@ -256,7 +257,7 @@ class ToolExecutor:
         if dropped and bus.enabled("tool.args_dropped"):
             bus.emit("tool.args_dropped", run_id=self._run_id(context), tool=name, dropped=dropped,
                      task=context and context.task, agent=context and context.agent)
-        if self.cache is not None:
+        if self.cache is not None and tool.cache_function is not never_cache:
             pending.key = cache_key(name, pending.args, tool.injected_params)
             if pending.key is not None:
                 hit, value = self._cache_get(pending)

@@ -281,3 +281,17 @@ def test_manager_agent_is_named_and_left_out_of_the_workers(crew_dir) -> None:
     assert [a.name for a in crew.agents] == ["analyst"]
     assert crew.tasks[0].agent is None and crew.tasks[1].agent is crew.agents[0]
     assert crew.tasks[1].context == ["study"]
+
+
+def test_inspecting_a_crew_with_a_real_model_does_not_load_litellm(crew_dir) -> None:
+    """validate, plot and tools only build the crew: litellm's ~5 s import must not start."""
+    folder = crew_dir({"crew.yaml": SIMPLE.replace("llm: test", "llm: openai/gpt-4o-mini")})
+    code = (
+        "import sys, threading, time\n"
+        "from crew.config import load_project\n"
+        f"load_project({str(folder)!r})\n"
+        "time.sleep(0.2)\n"
+        "print('litellm' in sys.modules, threading.active_count())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["False", "1"], done.stderr

@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel
 
 from crew.events import bus
-from crew.tools import RunContext, ToolExecutor, tool
+from crew.tools import RunContext, ToolExecutor, never_cache, tool
 from crew.tools.cache import CacheBackend, InMemoryCache, SQLiteCache, cache_key
 
 
@@ -190,6 +190,23 @@ async def test_single_flight_across_asyncio_tasks():
     assert runs == ["ab"]
     assert {r.content for r in results} == {"abab"}
     assert executor.stats["slow"].cache_hits == 49
+
+
+def test_never_cache_tools_skip_the_cache_and_the_wait_so_identical_calls_overlap():
+    """8 identical calls meet inside the tool at once: none waits for another."""
+    inside = threading.Barrier(8, timeout=10)
+
+    @tool(cache_function=never_cache)
+    def notify(channel: str) -> str:
+        """Send a notification (a side effect: every call must run)."""
+        inside.wait()
+        return f"sent to {channel}"
+
+    executor = ToolExecutor([notify])
+    results = executor.execute_many([{"name": "notify", "args": {"channel": "ops"}}] * 8)
+    assert [r.content for r in results] == ["sent to ops"] * 8
+    stats = executor.stats["notify"]
+    assert (stats.runs, stats.cache_hits) == (8, 0)
 
 
 async def test_a_cancelled_waiter_does_not_disturb_the_others():
