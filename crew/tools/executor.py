@@ -15,8 +15,8 @@ one lock, so limits stay exact when threads and tasks race.
 
 from __future__ import annotations
 
-import asyncio
 import json
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
@@ -29,15 +29,23 @@ from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
-from crew.tools.definition import never_cache
 from crew.tools.calls import RunContext, ToolCall, ToolResult, new_call_id
+from crew.tools.definition import never_cache
 from crew.tools.invocation import run_coroutine_sync
 
 __all__ = ["ToolExecutor", "ToolStats"]
 
 Call = ToolCall | Mapping[str, Any]
 
-_running_loop = asyncio.events._get_running_loop  # C function: a cheap "am I inside a loop?"
+
+
+def _running_loop() -> Any:
+    """This thread's running loop, if any. No loop runs before asyncio is imported, and
+    importing it here would cost every ``import crew`` ~40 ms (``crew validate`` needs none)."""
+    aio = sys.modules.get("asyncio")
+    return None if aio is None else aio.events._get_running_loop()
+
+
 _NOT_SHARED = object()  # what a leader hands its waiters when it stored nothing: they run themselves
 
 
@@ -189,6 +197,8 @@ class ToolExecutor:
         if pending.key is not None:
             waiting = self._join(pending)
             if waiting is not None:
+                import asyncio
+
                 shared = await asyncio.wrap_future(waiting)
                 if shared is not _NOT_SHARED:
                     return self._hit(pending, shared)
@@ -224,6 +234,8 @@ class ToolExecutor:
         When a tool asks to re-raise, its exception propagates and the turn's other
         calls are cancelled.
         """
+        import asyncio
+
         tasks = [asyncio.ensure_future(self.aexecute(call, tools=tools, context=context)) for call in calls]
         try:
             return list(await asyncio.gather(*tasks))

@@ -8,7 +8,6 @@ The mixin only assembles steps ``BaseTool`` defines (validate, claim, execute, f
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -77,6 +76,8 @@ class Invocation(_Base):
 
     async def abatch(self, inputs: list[Any], *, max_concurrency: int | None = None) -> list[Any]:
         """``ainvoke`` each input concurrently; results in the inputs' order."""
+        import asyncio
+
         gate = asyncio.Semaphore(max_concurrency or max(1, len(inputs)))
 
         async def one(item: Any) -> Any:
@@ -147,6 +148,8 @@ class _Outcome:
 
 def run_coroutine_sync(coro: Coroutine[Any, Any, Any] | Awaitable[Any]) -> Any:
     """Finish a coroutine from sync code; inside a running loop it runs on a separate thread's loop."""
+
+    import asyncio  # here, not at module level: loading tools needs no event loop
 
     async def finish() -> Any:
         return await coro

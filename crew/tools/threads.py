@@ -8,7 +8,6 @@ sized for waiting rather than for CPU (``CREW_TOOL_THREADS``, default 64).
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import functools
 import os
@@ -36,5 +35,7 @@ def tool_pool() -> ThreadPoolExecutor:
 
 async def in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """``asyncio.to_thread`` on the tool pool: the caller's context variables go along."""
+    import asyncio  # only async callers get here, and they have it loaded
+
     call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
     return await asyncio.get_running_loop().run_in_executor(tool_pool(), call)
