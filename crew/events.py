@@ -25,7 +25,7 @@ _SECRET_MARKERS = ("api_key", "apikey", "authorization", "secret", "password", "
 class Event(BaseModel):
     """One thing that happened: ``type`` is dotted (``tool.call``, ``task.done`` ...)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     type: str
     time: float = Field(default_factory=time.time)

@@ -1,4 +1,8 @@
-"""What a task and a crew produce: outputs, statuses, usage and timings."""
+"""What a task and a crew produce: outputs, statuses, usage and timings.
+
+These models are built on first use (``defer_build``): loading a crew to validate or
+plot it never needs them, and building their validators costs startup time.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,8 @@ TaskStatus = Literal["done", "failed", "skipped"]
 class ToolCallRecord(BaseModel):
     """One tool call made while a task ran, as kept in its output."""
 
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     status: Literal["success", "error"] = "success"
@@ -27,7 +33,7 @@ class ToolCallRecord(BaseModel):
 class TaskOutput(BaseModel):
     """The result of one task. ``raw`` is empty unless ``status`` is "done"."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     name: str
     description: str = ""
@@ -67,6 +73,8 @@ class TaskOutput(BaseModel):
 
 
 class ToolStatsRecord(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     calls: int = 0
     cache_hits: int = 0
     runs: int = 0
@@ -78,7 +86,7 @@ class ToolStatsRecord(BaseModel):
 class CrewOutput(BaseModel):
     """The result of a kickoff: the final task's output plus every task's, in declared order."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     run_id: str | None = None
     raw: str = ""

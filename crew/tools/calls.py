@@ -21,6 +21,8 @@ def new_call_id() -> str:
 class ToolCall(BaseModel):
     """A model's request to run one tool (LangChain's ``ToolCall`` shape)."""
 
+    model_config = ConfigDict(defer_build=True)  # built on first use: loading a crew needs none
+
     name: str
     args: dict[str, Any] = Field(default_factory=dict)
     id: str = Field(default_factory=new_call_id)
@@ -35,7 +37,7 @@ class ToolResult(BaseModel):
     ``content_and_artifact`` tool's return value (never shown to the model).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     content: str
     tool_call_id: str
@@ -56,7 +58,7 @@ class RunContext(BaseModel):
     cache key; the executor fills it for every call.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     run_id: str | None = None
     task: str | None = None
