@@ -27,7 +27,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from crew.agent import Agent  # noqa: E402
-from crew.agent_loop import TaskRun  # noqa: E402
 from crew.prompts import estimate_tokens  # noqa: E402
 from crew.tasks.task import Task  # noqa: E402
 from crew.testing import FunctionModel, OpenAIServer, Reply  # noqa: E402
@@ -178,20 +177,26 @@ async def through_litellm(rounds: int) -> None:
 
 
 def prompt_sizes() -> None:
+    """Measured on what the model really receives on its first turn (the public path, no internals)."""
     task = Task(name="q", description="Find three recent papers on protein folding and summarise each.",
                 expected_output="Three bullet points with title, year and a one-line summary.")
     print("prompt size of a 3-tool agent (estimated tokens, ~4 chars each):")
     for text_mode in (False, True):
+        first: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
+
+        def answer(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+            first.append((messages, tools))
+            return "Final Answer: done"
+
         agent = Agent(role="Researcher", goal="Answer questions with sources", backstory="A careful analyst.",
-                      llm=FunctionModel(script, function_calling=not text_mode), tools=TOOLS)
-        run = TaskRun(agent, task, model=agent.chat_model(), tools=TOOLS, executor=ToolExecutor(TOOLS), context=(),
-                      run_id=None, feedback=None, callbacks=(), extraction_model=None)
-        system, user = run.messages
+                      llm=FunctionModel(answer, function_calling=not text_mode), tools=TOOLS)
+        agent.execute_task(task)
+        (system, user), tools = first[0][0][:2], first[0][1]
         label = "text mode" if text_mode else "native"
         row(f"{label}: system prompt (role, goal, backstory, 3 tools)", estimate_tokens(system["content"]), "tokens")
         row(f"{label}: user prompt (task)", estimate_tokens(user["content"]), "tokens")
-        if run.openai_tools:
-            row(f"{label}: tools parameter (provider format)", estimate_tokens(json.dumps(run.openai_tools)), "tokens")
+        if tools:
+            row(f"{label}: tools parameter (provider format)", estimate_tokens(json.dumps(tools)), "tokens")
 
 
 async def main() -> None:

@@ -13,8 +13,10 @@ starts the local OpenAI-compatible server, builds an LLM pointed at it, does som
 request arriving at the server. Setup work is either I/O-bound (sleeping, as when
 waiting on files or the network: the import overlaps it fully) or CPU-bound (building
 and validating pydantic models: import and setup then share one GIL, so the gain is
-smaller). The last lines are the warm cost of one call to the local server through
-litellm alone and through LLM.acomplete, and crew's own CPU work per call measured
+smaller). Then the same through a ``Crew``, which prewarms when it is built: the time
+from ``kickoff()`` to the first request, with the kickoff right after building the crew
+and after 3 s of other work. The last lines are the warm cost of one call to the local
+server through litellm alone and through LLM.acomplete, and crew's own CPU work per call measured
 apart (the difference of the two totals is below their noise).
 
 Goal: with prewarm, build -> first request ~ max(setup, import) + one call, instead of
@@ -63,6 +65,30 @@ CHILD = textwrap.dedent("""
         first = server.requests[0].received_at
         print(json.dumps({{"first_request": first - built_at, "setup": setup_done - built_at}}))
 """)
+
+CREW_CHILD = textwrap.dedent("""
+    import json, sys, time
+    sys.path.insert(0, {root!r})
+    from crew import Agent, Crew, Task
+    from crew.llm import LLM
+    from crew.testing import OpenAIServer, Reply
+
+    with OpenAIServer(handler=lambda request: Reply.text("ok")) as server:
+        built_at = time.time()
+        llm = LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test")
+        agent = Agent(role="Writer", goal="Write", llm=llm)
+        crew = Crew(agents=[agent], tasks=[Task(description="Say ok", expected_output="ok", agent=agent)])
+        time.sleep({seconds!r})   # the application's own work between building the crew and kickoff
+        kickoff_at = time.time()
+        crew.kickoff()
+        first = server.requests[0].received_at
+        print(json.dumps({{"first_request": first - built_at, "kickoff": first - kickoff_at}}))
+""")
+
+CREW_SCENARIOS = [
+    ("Crew built, kickoff at once", 0.0),
+    ("Crew built, 3 s of other work, kickoff", 3.0),
+]
 
 WARM = textwrap.dedent("""
     import asyncio, json, sys, time
@@ -140,6 +166,14 @@ def main() -> None:
         saved = figures[f"{kind} setup, no prewarm"] - figures[f"{kind} setup, prewarm"]
         print(f"prewarm saves {saved:.2f} s with {kind} setup "
               f"(the cold import + first call alone take {no_setup:.2f} s)")
+
+    print(f"{'through a Crew (it prewarms when built)':<44} {'kickoff -> first request':>25}   {'build -> first':>14}")
+    for label, seconds in CREW_SCENARIOS:
+        samples = [run(CREW_CHILD.format(root=str(ROOT), seconds=seconds)) for _ in range(args.repeat)]
+        kickoff = statistics.median(x["kickoff"] for x in samples)
+        built = statistics.median(x["first_request"] for x in samples)
+        goal = f"build -> first ~ max({seconds:g} s, import) + one call" if seconds else "~ cold import + one call"
+        print(f"{label:<44} {kickoff:>23.2f} s   {built:>12.2f} s   {goal}")
 
     warm = run(WARM.format(root=str(ROOT), calls=40))
     print(f"warm call, litellm.acompletion alone -> local server: {warm['bare'] * 1000:6.2f} ms   "

@@ -7,6 +7,7 @@ tool call's arguments are parsed by the same rules whatever model produced them.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -116,8 +117,30 @@ def emit_call(response: LLMResponse, *, attempts: int = 1, stream: bool = False)
              finish_reason=response.finish_reason)
 
 
+class _StaticProtocolMeta(type(Protocol)):  # type: ignore[misc]
+    """``isinstance`` that looks the members up without running them, as Python 3.12 does.
+
+    Python 3.11's protocol check calls ``hasattr``, which runs properties: asking whether
+    an ``LLM`` is a ChatModel evaluated ``supports_function_calling``, which imports litellm
+    (seconds) right where an ``Agent`` is built, before the crew could prewarm it.
+    """
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        if cls is not ChatModel:  # a concrete class deriving from the protocol
+            return super().__instancecheck__(instance)
+        return all(_has_member(instance, name) for name in _CHAT_MODEL_MEMBERS)
+
+
+def _has_member(instance: Any, name: str) -> bool:
+    try:
+        inspect.getattr_static(instance, name)
+    except AttributeError:
+        return False
+    return True
+
+
 @runtime_checkable
-class ChatModel(Protocol):
+class ChatModel(Protocol, metaclass=_StaticProtocolMeta):
     """What an agent needs from a model. ``LLM``, ``TestModel`` and ``FunctionModel`` implement it."""
 
     model: str
@@ -130,3 +153,6 @@ class ChatModel(Protocol):
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                  output_schema: dict[str, Any] | None = None) -> LLMResponse: ...
+
+
+_CHAT_MODEL_MEMBERS = ("model", "supports_function_calling", "acomplete", "complete")

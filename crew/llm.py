@@ -27,7 +27,7 @@ from crew.chat import ChatModel, InvalidToolCall, LLMResponse, emit_call, split_
 from crew.errors import ConfigError, LLMError
 from crew.events import bus
 from crew.ratelimit import RateLimiter, shared_limiter
-from crew.retry import RetryPolicy
+from crew.retry import MalformedResponse, RetryPolicy
 from crew.usage import Usage
 
 __all__ = ["LLM", "ChatModel", "InvalidToolCall", "LLMResponse", "as_chat_model", "load_litellm",
@@ -78,6 +78,10 @@ async def _aload_litellm() -> Any:
     if _litellm is not None:
         return _litellm
     return await asyncio.to_thread(load_litellm)  # a cold import must not freeze the event loop
+
+
+_SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
+"""Environment variables whose values never show in errors (``OPENAI_API_KEY``, ``AWS_SECRET_ACCESS_KEY``)."""
 
 
 class LLM(BaseModel):
@@ -185,9 +189,11 @@ class LLM(BaseModel):
                 if self.stream:
                     raw = _assembled(litellm, [chunk async for chunk in raw], messages)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
-                await asyncio.sleep(self._after_failure(exc, attempts, policy))
-                continue
-            return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+                failure = exc
+            else:
+                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+            # outside the except block, so an LLMError raised here has no implicit __context__
+            await asyncio.sleep(self._after_failure(failure, attempts, policy))
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
                  output_schema: dict[str, Any] | None = None) -> LLMResponse:
@@ -206,9 +212,11 @@ class LLM(BaseModel):
                 if self.stream:
                     raw = _assembled(litellm, list(raw), messages)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
-                time.sleep(self._after_failure(exc, attempts, policy))
-                continue
-            return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+                failure = exc
+            else:
+                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+            # outside the except block, so an LLMError raised here has no implicit __context__
+            time.sleep(self._after_failure(failure, attempts, policy))
 
     def _after_failure(self, exc: Exception, attempts: int, policy: RetryPolicy) -> float:
         """Seconds to wait before the next attempt; raises LLMError when there is none."""
@@ -221,7 +229,6 @@ class LLM(BaseModel):
                              f"{_shorten(cause)}", model=self.model)
             # chain the original for callers that inspect it, unless its text holds a secret
             error.__cause__ = exc if cause == described else None
-            error.__suppress_context__ = True
             raise error
         bus.emit("llm.retry", model=self.model, attempt=attempts, delay=round(delay, 3), reason=why,
                  error=_shorten(cause, 200))
@@ -229,7 +236,7 @@ class LLM(BaseModel):
 
     def _scrub(self, text: str) -> str:
         """Remove every credential we know of from a provider's error text."""
-        secrets = {v for k, v in os.environ.items() if k.upper().endswith(("_API_KEY", "_TOKEN")) and len(v) >= 8}
+        secrets = {v for k, v in os.environ.items() if k.upper().endswith(_SECRET_SUFFIXES) and len(v) >= 8}
         if self.api_key is not None and self.api_key.get_secret_value():
             secrets.add(self.api_key.get_secret_value())
         for secret in sorted(secrets, key=len, reverse=True):
@@ -270,11 +277,27 @@ def _cost(litellm: Any, raw: Any) -> float:
 
 
 def _assembled(litellm: Any, chunks: list[Any], messages: list[dict[str, Any]]) -> Any:
-    """One response from a stream's chunks (content and tool-call deltas joined, usage kept)."""
-    response = litellm.stream_chunk_builder(chunks, messages=messages) if chunks else None
+    """One response from a stream's chunks (content and tool-call deltas joined, usage kept).
+
+    A stream in which nothing arrived (a body that was not server-sent events, a
+    connection cut before the first delta) is a broken reply to retry, not an empty answer.
+    """
+    response = litellm.stream_chunk_builder(chunks, messages=messages) if any(map(_carries, chunks)) else None
     if response is None or not response.choices:
-        raise ValueError("the model's stream ended without a message")
+        raise MalformedResponse("the model's stream ended without a message (no content, tool call or usage)")
     return response
+
+
+def _carries(chunk: Any) -> bool:
+    """Whether a stream chunk holds anything of a reply: a content or tool-call delta, or usage."""
+    if getattr(chunk, "usage", None) is not None:
+        return True
+    for choice in getattr(chunk, "choices", None) or []:
+        delta = getattr(choice, "delta", None)
+        if delta is not None and (delta.content is not None or getattr(delta, "tool_calls", None)
+                                  or getattr(delta, "function_call", None)):
+            return True
+    return False
 
 
 def _describe(exc: BaseException) -> str:

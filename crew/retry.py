@@ -22,16 +22,45 @@ from typing import Any
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
 
+class MalformedResponse(Exception):
+    """A reply that could not be read (a stream that ended without a message); transient like a 5xx."""
+
+
 def is_retryable(exc: BaseException) -> bool:
-    """Transient failures: 408/409/425/429, any 5xx, timeouts and dropped connections.
+    """Transient failures: 408/409/425/429, any 5xx, timeouts, dropped connections, unreadable replies.
 
     litellm maps every provider error to an exception carrying ``status_code``
     (timeouts are 408, connection failures 500), which keeps this test provider-neutral.
+    A configuration error the client found before sending anything is never transient,
+    even when litellm labels it 500.
     """
+    if isinstance(exc, MalformedResponse):
+        return True
+    if refused_before_sending(exc):
+        return False
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         return status in _RETRYABLE_STATUS or status >= 500
     return isinstance(exc, (TimeoutError, ConnectionError))
+
+
+def refused_before_sending(exc: BaseException) -> bool:
+    """Whether the SDK refused the call before any request left (no API key, bad client options).
+
+    The OpenAI SDK (used by litellm for OpenAI and every OpenAI-compatible endpoint)
+    raises its bare ``OpenAIError`` for those, and litellm re-raises it as HTTP 500, so
+    without this check a missing key would be "retried" with backoff. Errors of a real
+    exchange are subclasses (``APIStatusError``, ``APIConnectionError``) and do not match.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        kind = type(current)
+        if kind.__name__ == "OpenAIError" and kind.__module__.split(".")[0] == "openai":
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -97,10 +126,14 @@ class RetryPolicy:
 
     def next_delay(self, attempts: int, exc: BaseException) -> tuple[float | None, str]:
         """After ``attempts`` failed attempts with ``exc``: (seconds to wait, or None to stop; why)."""
+        if refused_before_sending(exc):
+            return None, "refused by the client before sending: a configuration problem"
         if not is_retryable(exc):
             return None, "not retryable"
         if attempts > self.retries:
-            return None, f"{self.retries} retries spent" if self.retries else "retries disabled"
+            if not self.retries:
+                return None, "retries disabled"
+            return None, f"{self.retries} {'retry' if self.retries == 1 else 'retries'} spent"
         asked = retry_after(exc)
         if asked is not None:
             if asked > self.max_delay:

@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-_DECOR = r"[ \t>*#_`-]*"  # markdown that weak models put around markers
-_END = r"[ \t*_`]*:[ \t*_`]*"
+_DECOR = r"[ \t>*#_`-]*(?:\d{1,2}[.)])?[ \t*_`]*"  # markdown (and list numbers) weak models put before markers
+_END = r"[ \t*_`]*:[ \t*_]*"  # no backticks after the colon: they open the fence of what follows
 _FINAL = re.compile(rf"^{_DECOR}final[ _]?answer{_END}", re.I | re.M)
 _ACTION = re.compile(rf"^{_DECOR}action{_END}(?P<name>.*?)(?=[ \t]*action[ _]?input\s*:|$)", re.I | re.M)
 _INPUT = re.compile(rf"{_DECOR}action[ _]?input{_END}", re.I)
-_STOP = re.compile(rf"^{_DECOR}(observation|thought|final[ _]?answer){_END}", re.I | re.M)
+_STOP = re.compile(rf"^{_DECOR}(observation|thought|final[ _]?answer|action){_END}", re.I | re.M)
 _THOUGHT = re.compile(rf"^{_DECOR}thought{_END}", re.I)
 _NO_ACTION = frozenset({"none", "n/a", "no action", "null", "-"})
 _FENCE = re.compile(r"^```[\w-]*[ \t]*\n?|\n?```[ \t]*$")
@@ -60,7 +60,9 @@ def parse_reply(text: str) -> Parsed:
     """Parse one reply; whichever of ``Action:`` and ``Final Answer:`` comes first wins.
 
     The first-wins rule matters: a model that writes an action and then imagines its
-    observation and a final answer has not seen the tool's result yet.
+    observation and a final answer has not seen the tool's result yet. For the same
+    reason only the first action is read: the reply is cut before a second one, so the
+    history shows the model exactly the request that was answered.
     """
     final = _FINAL.search(text)
     action = _ACTION.search(text)

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from crew.chat import LLMResponse, emit_call
+from crew.chat import LLMResponse, emit_call, parse_arguments
 from crew.testing.values import example_value
 from crew.tools.calls import ToolCall
 from crew.usage import Usage
@@ -114,7 +114,10 @@ class TestModel:
             return json.dumps(example_value(output_schema, self._rng("answer")))
         task = _first_user_text(messages)
         task = task if len(task) <= 160 else task[:159] + "…"
-        results = [f"{m.get('name') or 'tool'}: {' '.join(str(m.get('content', '')).split())[:80]}"
+        names = {call.get("id"): (call.get("function") or {}).get("name")  # tool messages carry only the id
+                 for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or []}
+        results = [f"{m.get('name') or names.get(m.get('tool_call_id')) or 'tool'}: "
+                   f"{' '.join(str(m.get('content', '')).split())[:80]}"
                    for m in messages if m.get("role") == "tool"]
         answer = f"Test answer for: {task}" if task else "Test answer."
         return answer + (f" (tool results: {'; '.join(results)})" if results else "")
@@ -196,8 +199,11 @@ def _tool_call(item: dict[str, Any] | ToolCall, index: int) -> ToolCall:
         raise TypeError(f"tool call #{index} from FunctionModel fn must be a dict with 'name' and 'args' "
                         f"(or a ToolCall), got {item!r}")
     args = item.get("args", item.get("arguments", {}))
-    if isinstance(args, str):
-        args = json.loads(args) if args.strip() else {}
+    try:
+        args = parse_arguments(args if isinstance(args, (str, dict)) or args is None else json.dumps(args))
+    except ValueError as exc:
+        raise TypeError(f"tool call #{index} ({item['name']!r}) from FunctionModel fn: 'args' must be a dict "
+                        f"or a JSON object string; {exc}") from None
     fields = {"name": item["name"], "args": args}
     if item.get("id"):
         fields["id"] = item["id"]

@@ -207,12 +207,33 @@ def _object(schema: dict[str, Any], rng: random.Random, root: dict, name: str, d
     for key, sub in properties.items():
         if key in required or (depth < _MAX_DEPTH - 1 and rng.random() < 0.5):
             out[key] = example_value(sub, rng, root=root, name=key, depth=depth + 1)
-    extra = schema.get("additionalProperties")
-    if not properties and isinstance(extra, dict) and depth < _MAX_DEPTH:
-        wanted = max(1, schema.get("minProperties", 1))
-        for i in range(wanted):
-            out[f"key{i + 1}"] = example_value(extra, rng, root=root, name=f"key{i + 1}", depth=depth + 1)
+    # more keys: a map's entries (additionalProperties / patternProperties), or up to minProperties
+    extra, names_schema = schema.get("additionalProperties"), schema.get("propertyNames")
+    value_schema = extra if isinstance(extra, dict) else None if extra is False else {}
+    patterns = schema.get("patternProperties") or {}
+    if patterns:
+        pattern, value_schema = next(iter(patterns.items()))
+        names_schema = {"pattern": pattern}
+    wanted = schema.get("minProperties", 0) - len(out)
+    if not properties and (isinstance(extra, dict) or patterns) and depth < _MAX_DEPTH:
+        wanted = max(1, wanted)  # a typed map: show one entry
+    if wanted > 0 and value_schema is not None:
+        for key in _key_names(names_schema, rng, root, taken=out)[:wanted]:
+            out[key] = example_value(value_schema, rng, root=root, name=key, depth=depth + 1)
     return out
+
+
+def _key_names(names_schema: Any, rng: random.Random, root: dict[str, Any], taken: dict[str, Any]) -> list[str]:
+    """Fresh keys for a map, valid for ``propertyNames`` (``dict[Literal[...], T]``, enum or pattern keys)."""
+    names_schema = _resolve(names_schema, root) if isinstance(names_schema, dict) else {}
+    if names_schema.get("enum") or "const" in names_schema:
+        keys = names_schema.get("enum") or [names_schema["const"]]
+        return [str(k) for k in keys if str(k) not in taken]
+    if names_schema:
+        keys = [str(example_value({"type": "string", **names_schema}, rng, root=root, name=f"key{i + 1}"))
+                for i in range(8)]
+        return list(dict.fromkeys(k for k in keys if k not in taken))
+    return [f"key{i + 1}" for i in range(len(taken), len(taken) + 8)]
 
 
 _MAKERS = {

@@ -77,3 +77,23 @@ def test_llm_settings_are_validated_with_clear_errors():
     with pytest.raises(ValueError, match="max_rpm"):
         LLM("openai/gpt-4o-mini", max_rpm=0)
     assert LLM(model="openai/gpt-4o-mini", top_p=0.5).model_extra == {"top_p": 0.5}
+
+
+def test_building_agents_and_crews_leaves_the_import_to_the_background():
+    # isinstance(llm, ChatModel) used to run LLM.supports_function_calling, which imported
+    # litellm (seconds) synchronously inside Agent(...), before the crew could prewarm it
+    out = run_python("""
+        import sys
+        from crew import Agent, Crew, Task
+        from crew.chat import ChatModel
+        from crew.llm import LLM
+        llm = LLM("openai/gpt-4o-mini")                    # function_calling unset: litellm would be asked
+        assert isinstance(llm, ChatModel) and not isinstance(object(), ChatModel)
+        agent = Agent(role="Writer", goal="Write", llm=llm, function_calling_llm=LLM("openai/gpt-4o"))
+        task = Task(description="d", expected_output="x", agent=agent)
+        before_crew = "litellm" in sys.modules
+        Crew(agents=[agent], tasks=[task])                 # starts the background import
+        import crew.llm
+        print(before_crew, crew.llm._prewarm_thread is not None)
+    """)
+    assert out == "False True"

@@ -117,10 +117,12 @@ async def test_retry_after_beyond_max_delay_gives_up_at_once(openai_server):
 
 async def test_api_key_never_in_errors_events_or_repr(openai_server, events, monkeypatch):
     env_key = "sk-env-Another-Secret-98765"
+    aws_secret = "wJalrXUtnFEMI-K7MDENG-bPxRfiCY"
     monkeypatch.setenv("OPENAI_API_KEY", env_key)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", aws_secret)
     # a provider that echoes credentials back in its error text
     openai_server.handler = lambda request: Reply.error(
-        500, f"bad key {KEY} (also saw {env_key})")
+        500, f"bad key {KEY} (also saw {env_key} and {aws_secret})")
     llm = local_llm(openai_server, num_retries=1)
     with pytest.raises(LLMError) as caught:
         await llm.acomplete(MESSAGES)
@@ -129,9 +131,10 @@ async def test_api_key_never_in_errors_events_or_repr(openai_server, events, mon
     shown = [str(error), repr(error), repr(llm), str(llm), llm.model_dump_json(), str(llm.model_dump())]
     shown += [str(e.data) for e in events]
     for text in shown:
-        assert KEY not in text and env_key not in text
+        assert KEY not in text and env_key not in text and aws_secret not in text
     assert "bad key ***" in str(error)
-    assert error.__cause__ is None  # the original exception holds the key, so it is not chained
+    # the original exception holds the key, so it is not chained, not even implicitly
+    assert error.__cause__ is None and error.__context__ is None
     assert all(r.headers.get("authorization") == "***" for r in openai_server.requests)
 
 
@@ -169,3 +172,35 @@ async def test_no_log_record_holds_the_key_even_at_debug(openai_server, caplog):
     crew_records = [r.getMessage() for r in caplog.records if r.name == "crew"]
     assert any('"llm.retry"' in m for m in crew_records) and any('"llm.call"' in m for m in crew_records)
     assert all(KEY not in r.getMessage() and KEY not in str(r.args) for r in caplog.records)
+
+
+def test_a_missing_key_is_reported_at_once_not_retried(openai_server, monkeypatch):
+    # the OpenAI SDK refuses before sending; litellm labels that HTTP 500, which must not mean "retry"
+    for name in ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, num_retries=3, retry_base_delay=0.5)
+    started = time.perf_counter()
+    with pytest.raises(LLMError, match=r"1 attempt\(s\) \(refused by the client before sending.*Missing credentials"):
+        llm.complete(MESSAGES)
+    assert openai_server.requests == [] and time.perf_counter() - started < 0.5  # no backoff was slept
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+async def test_a_stream_without_any_message_is_retried_not_an_empty_answer(openai_server, sync):
+    openai_server.enqueue(Reply.malformed(), Reply.text("ok"))
+    llm = local_llm(openai_server, stream=True)
+    response = llm.complete(MESSAGES) if sync else await llm.acomplete(MESSAGES)
+    assert response.content == "ok" and len(openai_server.requests) == 2
+
+
+async def test_a_stream_that_stays_broken_names_the_cause(openai_server):
+    openai_server.handler = lambda request: Reply.malformed()
+    with pytest.raises(LLMError, match=r"2 attempt\(s\) \(1 retry spent\): MalformedResponse: .*without a message"):
+        await local_llm(openai_server, stream=True, num_retries=1).acomplete(MESSAGES)
+    assert len(openai_server.requests) == 2
+
+
+async def test_an_empty_streamed_answer_is_still_an_answer(openai_server):
+    openai_server.enqueue(Reply.text("", completion_tokens=0))
+    response = await local_llm(openai_server, stream=True).acomplete(MESSAGES)
+    assert response.content == "" and len(openai_server.requests) == 1

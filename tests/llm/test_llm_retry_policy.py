@@ -65,3 +65,21 @@ def test_next_delay_counts_retries_after_the_first_attempt():
     assert policy.next_delay(3, error) == (None, "2 retries spent")
     assert policy.next_delay(1, litellm_error("BadRequestError", 400)) == (None, "not retryable")
     assert policy.next_delay(1, litellm_error("RateLimitError", 429, {"Retry-After": "3"})) == (3.0, "Retry-After 3 s")
+    assert RetryPolicy(retries=1).next_delay(2, error) == (None, "1 retry spent")
+    assert RetryPolicy(retries=0).next_delay(1, error) == (None, "retries disabled")
+
+
+def test_unreadable_replies_are_retried_and_client_side_refusals_are_not():
+    import openai
+
+    from crew.retry import MalformedResponse, refused_before_sending
+
+    assert is_retryable(MalformedResponse("stream ended without a message"))
+    refused = litellm_error("InternalServerError", 500)
+    refused.__context__ = openai.OpenAIError("Missing credentials")  # what litellm chains for a missing key
+    assert refused_before_sending(refused) and not is_retryable(refused)
+    assert RetryPolicy().next_delay(1, refused)[0] is None
+    real = litellm_error("InternalServerError", 500)
+    real.__context__ = openai.InternalServerError("boom", response=httpx.Response(
+        500, request=httpx.Request("POST", "http://127.0.0.1/v1")), body=None)
+    assert not refused_before_sending(real) and is_retryable(real)

@@ -156,6 +156,10 @@ def test_function_model_rejects_bad_returns_clearly():
         FunctionModel(lambda m, t: [{"args": {}}]).complete(TASK)
     with pytest.raises(TypeError, match="callable"):
         FunctionModel("not a function")
+    with pytest.raises(TypeError, match=r"tool call #0 \('search'\).*JSON object string.*not valid JSON"):
+        FunctionModel(lambda m, t: [{"name": "search", "args": "query=x"}]).complete(TASK)
+    with pytest.raises(TypeError, match="must be a JSON object, got list"):
+        FunctionModel(lambda m, t: [{"name": "search", "args": ["x"]}]).complete(TASK)
 
 
 def test_doubles_report_calls_on_the_event_bus():
@@ -168,3 +172,12 @@ def test_doubles_report_calls_on_the_event_bus():
         unsubscribe()
     calls = [e.data for e in seen if e.type == "llm.call"]
     assert [(c["model"], c["tool_calls"]) for c in calls] == [("test", 2), ("function", 0)]
+
+
+def test_test_model_names_each_tool_result_it_saw():
+    turn = TestModel().complete(TASK, TOOLS)
+    history = [*TASK, turn.raw_message,  # agents answer with the call id only, as OpenAI does
+               *({"role": "tool", "tool_call_id": c.id, "content": f"result of {c.name}"} for c in turn.tool_calls)]
+    answer = TestModel().complete(history, TOOLS).content
+    for call in turn.tool_calls:
+        assert f"{call.name}: result of {call.name}" in answer

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import enum
+import json
 import ipaddress
 import random
 import uuid
@@ -127,3 +128,25 @@ def test_unsatisfiable_schemas_say_where():
         example_value({"type": "object", "properties": {"t": {"type": "tensor"}}, "required": ["t"]})
     with pytest.raises(ValueError, match="only local"):
         example_value({"$ref": "https://example.com/schema.json"})
+
+
+@pytest.mark.parametrize("kind", [
+    dict[Literal["a", "b"], int],                                   # propertyNames: enum
+    dict[Color, Address],                                           # propertyNames: $ref to an enum
+    dict[Annotated[str, Field(pattern=r"^k[0-9]$")], int],          # patternProperties
+    Annotated[dict[str, int], Field(min_length=3)],                 # minProperties
+])
+def test_map_keys_follow_the_key_schema(kind):
+    adapter = TypeAdapter(kind)
+    schema = adapter.json_schema()
+    for seed in range(20):
+        value = example_value(schema, random.Random(seed))
+        assert value, schema  # a typed map shows at least one entry
+        adapter.validate_json(json.dumps(value))
+
+
+def test_min_properties_is_met_without_breaking_a_closed_object():
+    open_object = {"type": "object", "properties": {"a": {"type": "integer"}}, "minProperties": 3}
+    assert len(example_value(open_object, random.Random(0))) >= 3
+    closed = {**open_object, "minProperties": 0, "additionalProperties": False}
+    assert set(example_value(closed, random.Random(1))) <= {"a"}
