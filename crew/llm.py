@@ -14,7 +14,6 @@ waits on the network.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import threading
@@ -77,6 +76,8 @@ def _prewarm() -> None:
 async def _aload_litellm() -> Any:
     if _litellm is not None:
         return _litellm
+    import asyncio  # imported where a loop runs: loading a crew needs none
+
     return await asyncio.to_thread(load_litellm)  # a cold import must not freeze the event loop
 
 
@@ -193,6 +194,8 @@ class LLM(BaseModel):
             else:
                 return self._finish(litellm, raw, time.perf_counter() - started, attempts)
             # outside the except block, so an LLMError raised here has no implicit __context__
+            import asyncio
+
             await asyncio.sleep(self._after_failure(failure, attempts, policy))
 
     def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,

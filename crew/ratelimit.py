@@ -10,7 +10,6 @@ waiting never blocks other callers or the event loop.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections import deque
@@ -57,6 +56,8 @@ class RateLimiter:
         start = self.reserve()
         delay = start - time.monotonic()
         if delay > 0:
+            import asyncio  # only async callers get here, and they have it loaded
+
             await asyncio.sleep(delay)
         return start
 
