@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crew.events import bus
 from crew.tools.calls import ToolCall, new_call_id
@@ -27,6 +27,8 @@ class InvalidToolCall(BaseModel):
     with an error tool message (``error`` says what was wrong) and the model can retry.
     """
 
+    model_config = ConfigDict(defer_build=True)  # built on the first reply: loading a crew needs none
+
     id: str
     name: str
     arguments: str
@@ -40,6 +42,8 @@ class LLMResponse(BaseModel):
     the history; it is derived from the other fields when not given, so it always
     carries the ids the tool messages must answer.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     content: str | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
