@@ -136,16 +136,19 @@ class Agent(BaseModel):
         ``previous_answer`` that answer (quoted in the prompt beside the feedback);
         ``llm`` is the model to use when the agent has none; ``step_callback`` runs after
         each turn in addition to the agent's own. Raises ``TaskTimeoutError`` past
-        ``max_execution_time``, ``LLMError`` when the model fails, ``OutputValidationError``
+        ``max_execution_time``, ``LLMError`` when the model fails, ``AgentError`` when it
+        replies with nothing twice in a row (or at ``max_iter``), ``OutputValidationError``
         when a structured answer still does not fit after the re-asks.
         """
         if tools is None:
             tools = task.tools if task.tools is not None else self.tools
         callbacks = [cb for cb in (self.step_callback, step_callback) if cb is not None]
+        model = self.chat_model(llm)
+        await _settle_function_calling(model)
         run = TaskRun(
             self,
             task,
-            model=self.chat_model(llm),
+            model=model,
             tools=tools,
             executor=executor if executor is not None else ToolExecutor(tools),
             context=context,
@@ -197,3 +200,27 @@ class Agent(BaseModel):
         if errors:
             raise MissingInputError("; ".join(errors), errors=errors)
         return self.model_copy(update=filled)
+
+
+async def _settle_function_calling(model: Any) -> None:
+    """Make ``model.supports_function_calling`` free to read before the loop reads it.
+
+    For an ``LLM`` without ``function_calling`` set the answer comes from litellm's model
+    table, so the first read imports litellm (3-5 s) or waits for a background import in
+    flight; on the event loop that would freeze every other task of the crew. That read
+    happens in a worker thread instead, and the property keeps its answer. Once litellm is
+    loaded a read is a table lookup and stays on the loop: no thread hop per task.
+    """
+    from crew import llm
+
+    if llm.litellm_loaded():  # loaded, not merely in sys.modules (which an import in flight is)
+        return
+    inner = model
+    while not isinstance(inner, llm.LLM):  # wrappers such as the crew's rate-limiting one expose .inner
+        inner = getattr(inner, "inner", None)
+        if inner is None:
+            return  # not litellm's: a double or the user's own ChatModel answers by itself
+    if inner.function_calling is None:
+        import asyncio
+
+        await asyncio.to_thread(lambda: model.supports_function_calling)

@@ -9,7 +9,10 @@ shared executor and every result goes back as a tool message answering its call 
 in text mode the reply is parsed (``crew.text_protocol``) and one action runs per turn.
 The loop ends on a final answer, on a ``result_as_answer`` tool (its content is the
 answer and no model call follows), or after ``max_iter`` turns, when the model is asked
-once, without tools, for its best answer. A structured answer is then validated and,
+once, without tools, for its best answer. An empty reply (no text, no tool call: the
+token limit ran out, a content filter, a provider hiccup) is never an answer: the model is
+asked once to continue, and a second empty reply in a row, or an empty best answer, is an
+``AgentError`` naming the reply's ``finish_reason``. A structured answer is then validated and,
 when it does not fit, the model is re-asked with the problems, a bounded number of times.
 """
 
@@ -103,6 +106,7 @@ class TaskRun:
         self.usage = Usage()
         self.records: list[ToolCallRecord] = []
         self.corrected = False  # the previous turn was answered with a format correction
+        self.empty_turn: int | None = None  # the last turn whose reply was empty
         self.messages: list[dict[str, Any]] = [
             {"role": "system", "content": self._system_prompt()},
             {"role": "user", "content": self._task_prompt(context, feedback, previous_answer)},
@@ -172,6 +176,8 @@ class TaskRun:
         invalid = getattr(response, "invalid_tool_calls", None) or []
         if not response.tool_calls and not invalid:
             text = response.content or ""
+            if not text.strip():
+                return await self._empty_reply(turn, response, text)
             self.messages.append({"role": "assistant", "content": text})
             await self._step(turn, "final_answer", response, text=text)
             return _Final(text)
@@ -191,8 +197,10 @@ class TaskRun:
         response = await self._ask(None)
         text = response.content or ""
         parsed = parse_reply(text)
+        answer = parsed.answer if isinstance(parsed, FinalAnswer) else text.strip()
+        if not answer and not isinstance(parsed, Action):  # nothing said ("", or a bare "Final Answer:")
+            return await self._empty_reply(turn, response, text)
         if not self.tools:  # nothing to call: whatever it says is the answer
-            answer = parsed.answer if isinstance(parsed, FinalAnswer) else text.strip()
             return await self._text_final(turn, response, text, answer)
         if isinstance(parsed, FinalAnswer):
             return await self._text_final(turn, response, text, parsed.answer)
@@ -210,7 +218,7 @@ class TaskRun:
         if not calls:
             assert isinstance(parsed, Unparseable)
             if self.corrected and not parsed.has_marker:
-                return await self._text_final(turn, response, text, text.strip())  # weak models do this
+                return await self._text_final(turn, response, text, answer)  # weak models do this
             self.corrected = True
             self.messages.append({"role": "assistant", "content": text})
             self.messages.append(
@@ -233,6 +241,29 @@ class TaskRun:
         await self._step(turn, "final_answer", response, text=answer)
         return _Final(answer)
 
+    async def _empty_reply(self, turn: int, response: LLMResponse, text: str) -> None:
+        """A reply with neither an answer nor a tool call: ask once to go on; twice in a row is an error.
+
+        Taking it as the answer would let the task "succeed" with nothing and its readers run on it.
+        """
+        if self.empty_turn == turn - 1:
+            await self._step(turn, "final_answer", response, text="")  # reported even so: it was paid for
+            raise self._no_answer(response, f"agent '{self.agent.role}' got an empty reply on task "
+                                            f"'{self.task_name}' twice in a row, the second after asking the "
+                                            "model to continue")
+        self.empty_turn = turn
+        if text:  # a bare "Final Answer:"; an empty assistant message is refused by some providers
+            self.messages.append({"role": "assistant", "content": text})
+        ask = prompts.EMPTY_REPLY_TEXT if self.text_mode else prompts.EMPTY_REPLY
+        self.messages.append({"role": "user", "content": ask})
+        await self._step(turn, "correction", response, text=text)
+
+    def _no_answer(self, response: LLMResponse, message: str) -> AgentError:
+        reason = response.finish_reason
+        hint = _FINISH_HINTS.get(reason or "", "")
+        return AgentError(f"{message} (finish_reason: {reason or 'not reported'}{hint})",
+                          agent=self.agent.role, task=self.task_name)
+
     async def _best_answer(self, turn: int) -> _Final:
         """Past ``max_iter``: one call without tools for the best answer the model has."""
         ask = prompts.FORCE_FINAL_TEXT if self.text_mode else prompts.FORCE_FINAL
@@ -243,12 +274,9 @@ class TaskRun:
         answer = self._answer_text(text)
         await self._step(turn, "final_answer", response, text=answer)  # reported even when empty: it was paid for
         if not answer:
-            raise AgentError(
-                f"agent '{self.agent.role}' gave no final answer to task '{self.task_name}' "
-                f"within max_iter={self.agent.max_iter} turns, and none when asked for its best answer",
-                agent=self.agent.role,
-                task=self.task_name,
-            )
+            raise self._no_answer(response, f"agent '{self.agent.role}' gave no final answer to task "
+                                            f"'{self.task_name}' within max_iter={self.agent.max_iter} turns, "
+                                            "and none when asked for its best answer")
         return _Final(answer)
 
     async def _shape(self, final: _Final, turn: int) -> tuple[str, BaseModel | None]:
@@ -355,6 +383,13 @@ class TaskRun:
             outcome = callback(step)
             if inspect.isawaitable(outcome):
                 await outcome
+
+
+_FINISH_HINTS = {
+    "length": ": the reply ran into the token limit, raise max_tokens",
+    "content_filter": ": the provider's content filter withheld the reply",
+}
+"""What the usual reasons for an empty reply mean for the user."""
 
 
 def _direct(results: Sequence[ToolResult]) -> _Final | None:

@@ -56,6 +56,11 @@ def load_litellm() -> Any:
     return _litellm
 
 
+def litellm_loaded() -> bool:
+    """Whether litellm is imported and ready; an import still in flight does not count."""
+    return _litellm is not None
+
+
 def prewarm_litellm() -> None:
     """Start importing litellm in a daemon thread; idempotent, and a no-op once it is loaded."""
     global _prewarm_thread

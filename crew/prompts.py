@@ -68,6 +68,10 @@ CORRECTION = (
     "'Action Input:' (a JSON object); to finish, reply with 'Final Answer:' and your answer."
 )
 
+EMPTY_REPLY = "Your reply was empty. Continue: call a tool if you need one, or give your complete final answer."
+
+EMPTY_REPLY_TEXT = EMPTY_REPLY + " Use 'Action:' with 'Action Input:', or 'Final Answer:'."
+
 FORCE_FINAL = "You have reached your step limit. Give your best final answer now, without using tools."
 
 FORCE_FINAL_TEXT = FORCE_FINAL + " Reply with 'Final Answer:' followed by the answer."
