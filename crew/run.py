@@ -18,7 +18,7 @@ from crew.events import Event, bus
 from crew.scheduler import Scheduler
 from crew.task_runner import TaskRunner, terminal_feedback
 from crew.tasks.graph import task_names
-from crew.tasks.output import CrewOutput, TaskOutput, ToolStatsRecord
+from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
 from crew.usage import Usage
 
@@ -250,7 +250,7 @@ class CrewRun:
             usage_by_task={o.name: o.usage for o in ordered},
             usage_by_agent=by_agent,
             usage_by_model=by_model,
-            tool_stats={name: ToolStatsRecord(**vars(s)) for name, s in executor.stats.items()},
+            tool_stats=executor.stats,
             started_at=started,
             finished_at=time.time(),
         )

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crew.tools.executor import ToolStats
 from crew.usage import Usage
 
 TaskStatus = Literal["done", "failed", "skipped"]
@@ -30,7 +31,29 @@ class ToolCallRecord(BaseModel):
     duration: float = 0.0
 
 
-class TaskOutput(BaseModel):
+class _Answer:
+    """What a task's and a crew's outputs share: one answer as text, a model or a dict."""
+
+    raw: str
+    pydantic: Any
+    json_dict: dict[str, Any] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.json_dict is not None:
+            return self.json_dict
+        if self.pydantic is not None:
+            return self.pydantic.model_dump(mode="json")
+        return {}
+
+    def __str__(self) -> str:
+        if self.pydantic is not None:
+            return self.pydantic.model_dump_json()
+        if self.json_dict is not None:
+            return json.dumps(self.json_dict, ensure_ascii=False)
+        return self.raw
+
+
+class TaskOutput(_Answer, BaseModel):
     """The result of one task. ``raw`` is empty unless ``status`` is "done"."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
@@ -57,33 +80,9 @@ class TaskOutput(BaseModel):
             return 0.0
         return self.finished_at - self.started_at
 
-    def to_dict(self) -> dict[str, Any]:
-        if self.json_dict is not None:
-            return self.json_dict
-        if self.pydantic is not None:
-            return self.pydantic.model_dump(mode="json")
-        return {}
-
-    def __str__(self) -> str:
-        if self.pydantic is not None:
-            return self.pydantic.model_dump_json()
-        if self.json_dict is not None:
-            return json.dumps(self.json_dict, ensure_ascii=False)
-        return self.raw
 
 
-class ToolStatsRecord(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
-    calls: int = 0
-    cache_hits: int = 0
-    runs: int = 0
-    errors: int = 0
-    refused: int = 0
-    run_seconds: float = 0.0
-
-
-class CrewOutput(BaseModel):
+class CrewOutput(_Answer, BaseModel):
     """The result of a kickoff: the final task's output plus every task's, in declared order."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
@@ -97,7 +96,7 @@ class CrewOutput(BaseModel):
     usage_by_task: dict[str, Usage] = Field(default_factory=dict)
     usage_by_agent: dict[str, Usage] = Field(default_factory=dict)
     usage_by_model: dict[str, Usage] = Field(default_factory=dict)
-    tool_stats: dict[str, ToolStatsRecord] = Field(default_factory=dict)
+    tool_stats: dict[str, ToolStats] = Field(default_factory=dict)
     started_at: float | None = None
     finished_at: float | None = None
 
@@ -112,19 +111,6 @@ class CrewOutput(BaseModel):
                 return out
         raise KeyError(name)
 
-    def to_dict(self) -> dict[str, Any]:
-        if self.json_dict is not None:
-            return self.json_dict
-        if self.pydantic is not None:
-            return self.pydantic.model_dump(mode="json")
-        return {}
-
-    def __str__(self) -> str:
-        if self.pydantic is not None:
-            return self.pydantic.model_dump_json()
-        if self.json_dict is not None:
-            return json.dumps(self.json_dict, ensure_ascii=False)
-        return self.raw
 
     def __repr__(self) -> str:
         """A summary, not every task's output: a 1000-task run would print pages (and asyncio
