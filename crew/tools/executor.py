@@ -464,11 +464,16 @@ class ToolExecutor:
 
 
 def _unpack(call: Mapping[str, Any]) -> tuple[str, Any, str]:
-    """Read a tool-call dict: ``{"name", "args", "id"}`` (``arguments`` accepted for ``args``)."""
-    name = call.get("name") if isinstance(call, Mapping) else None
+    """Read a tool-call dict: ``{"name", "args", "id"}`` (``arguments`` accepted for ``args``),
+    or one as an OpenAI-format reply holds it: ``{"id", "type": "function", "function": {"name", "arguments"}}``."""
+    if not isinstance(call, Mapping):
+        raise ValueError(f"a tool call needs a 'name' key holding the tool's name, got {call!r}")
+    function = call.get("function")
+    body = function if "name" not in call and isinstance(function, Mapping) else call
+    name = body.get("name")
     if not isinstance(name, str):
         raise ValueError(f"a tool call needs a 'name' key holding the tool's name, got {call!r}")
-    args = call.get("args", call.get("arguments"))
+    args = body.get("args", body.get("arguments"))
     return name, {} if args is None else args, call.get("id") or new_call_id()
 
 

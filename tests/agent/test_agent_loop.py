@@ -1,10 +1,12 @@
 """The native-mode loop with model doubles: tool turns, result_as_answer, limits, cache, max_iter, timeouts."""
 
 import asyncio
+import json
 import re
 import threading
 
 import pytest
+from pydantic import BaseModel
 
 from crew.agent import Agent
 from crew.errors import AgentError, ConfigError, TaskTimeoutError
@@ -397,3 +399,140 @@ def test_folded_yaml_texts_lose_their_trailing_newline(capsys):
     out = agent.execute_task(task())
     assert seen == ["You are Senior Researcher. Knows a lot.\nYour goal: Find facts"] and out.agent == "Senior Researcher"
     assert capsys.readouterr().err == "[Senior Researcher] sum #1 final_answer: ok\n"
+
+
+# -- audit additions: fields, result_as_answer order, tool messages, the loop, templates -------
+
+
+async def test_fields_and_defaults_are_crewais_and_max_iter_15_bounds_the_loop():
+    agent = Agent(role="R", goal="G", llm=FunctionModel(lambda m, t: [{"name": "add", "args": {"a": 1, "b": len(m)}}]
+                                                        if t else "best effort"), tools=[add])
+    assert (agent.backstory, agent.max_iter, agent.max_execution_time, agent.allow_delegation, agent.verbose) == (
+        "", 15, None, False, False)
+    assert (agent.system_template, agent.prompt_template, agent.function_calling_llm, agent.step_callback) == (
+        None, None, None, None)
+    out = await agent.aexecute_task(task())
+    assert out.raw == "best effort"
+    assert len(out.tool_calls) == 15 and out.usage.requests == 16  # 15 turns, then one best-answer call
+
+
+async def test_several_result_as_answer_calls_take_the_first_in_the_models_order_after_all_ran():
+    finished = []
+
+    @tool(result_as_answer=True)
+    def broken_verdict(x: int) -> str:
+        """Fails: an error result never ends the task."""
+        finished.append("broken")
+        raise ValueError("no verdict")
+
+    @tool(result_as_answer=True)
+    async def slow_verdict(x: int) -> str:
+        """The first qualifying call in the model's order, and the last to finish."""
+        await asyncio.sleep(0.05)
+        finished.append("slow")
+        return f"slow {x}"
+
+    @tool(result_as_answer=True)
+    def quick_verdict(x: int) -> str:
+        """Finishes first."""
+        finished.append("quick")
+        return f"quick {x}"
+
+    model = FunctionModel(lambda m, t: [{"name": "broken_verdict", "args": {"x": 0}},
+                                        {"name": "slow_verdict", "args": {"x": 1}},
+                                        {"name": "add", "args": {"a": 1, "b": 1}},
+                                        {"name": "quick_verdict", "args": {"x": 2}}])
+    agent = Agent(role="Judge", goal="Decide", llm=model, tools=[broken_verdict, slow_verdict, add, quick_verdict])
+    out = await agent.aexecute_task(task("decide"))
+
+    assert model.calls == 1  # no model call after the tools returned
+    assert out.raw == "slow 1"
+    assert finished.index("quick") < finished.index("slow")  # finishing order does not matter, the model's does
+    assert [(r.name, r.status) for r in out.tool_calls] == [
+        ("broken_verdict", "error"), ("slow_verdict", "success"), ("add", "success"), ("quick_verdict", "success")]
+
+
+class Weather(BaseModel):
+    city: str
+    temp: float
+
+
+async def test_tool_results_go_back_as_text_strings_as_is_and_the_rest_as_json():
+    @tool
+    def text() -> str:
+        """A string."""
+        return 'He said "hi"'
+
+    @tool
+    def mapping() -> dict:
+        """A dict."""
+        return {"b": 1, "a": [True, None]}
+
+    @tool
+    def items() -> list:
+        """A list."""
+        return ["x", 2]
+
+    @tool
+    def model_result() -> Weather:
+        """A pydantic model."""
+        return Weather(city="Oslo", temp=3.5)
+
+    seen = []
+
+    def fn(messages, tools):
+        if last(messages)["role"] == "tool":
+            seen.extend(m for m in messages if m["role"] == "tool")
+            return "done"
+        return [{"name": name, "args": {}, "id": f"id_{name}"} for name in ("text", "mapping", "items", "model_result")]
+
+    agent = Agent(role="R", goal="G", llm=FunctionModel(fn), tools=[text, mapping, items, model_result])
+    await agent.aexecute_task(task())
+    assert seen == [
+        {"role": "tool", "tool_call_id": "id_text", "content": 'He said "hi"'},
+        {"role": "tool", "tool_call_id": "id_mapping", "content": '{"b": 1, "a": [true, null]}'},
+        {"role": "tool", "tool_call_id": "id_items", "content": '["x", 2]'},
+        {"role": "tool", "tool_call_id": "id_model_result", "content": '{"city":"Oslo","temp":3.5}'},
+    ]
+    assert json.loads(seen[3]["content"]) == {"city": "Oslo", "temp": 3.5}
+
+
+async def test_sync_tools_never_block_the_agents_event_loop():
+    loop_moved = threading.Event()
+
+    @tool
+    def wait_for_the_loop() -> str:
+        """Blocks its thread until the event loop has run something else."""
+        return "unblocked" if loop_moved.wait(5) else "the loop was blocked"
+
+    async def elsewhere() -> None:
+        await asyncio.sleep(0.01)
+        loop_moved.set()
+
+    model = FunctionModel(lambda m, t: last(m)["content"] if last(m)["role"] == "tool"
+                          else [{"name": "wait_for_the_loop", "args": {}}])
+    agent = Agent(role="R", goal="G", llm=model, tools=[wait_for_the_loop])
+    out, _ = await asyncio.gather(agent.aexecute_task(task()), elsewhere())
+    assert out.raw == "unblocked"
+
+
+async def test_templates_replace_both_prompts_and_the_tools_still_reach_the_model():
+    seen = []
+
+    def fn(messages, tools):
+        seen.append(messages)
+        return "ok"
+
+    agent = Agent(role="Analyst", goal="Count", backstory="Careful.", llm=FunctionModel(fn), tools=[add],
+                  system_template="[{role}|{goal}|{backstory}]", prompt_template="<<{description} -> {expected_output}>>")
+    await agent.aexecute_task(task())
+    crewai = Agent(role="Analyst", goal="Count", llm=FunctionModel(fn), tools=[add],
+                   system_template="SYS({{ .System }})", prompt_template="USER({{ .Prompt }})")
+    await crewai.aexecute_task(task())
+
+    (system, user), (crewai_system, crewai_user) = seen
+    assert system["content"].startswith("[Analyst|Count|Careful.]")
+    assert "Tool Name: add" in system["content"]  # a template without {tools} still gets the tool block
+    assert user["content"] == "<<Add 3 and 4 -> a number>>"
+    assert crewai_system["content"].startswith("SYS(You are Analyst.") and "Tool Name: add" in crewai_system["content"]
+    assert crewai_user["content"] == "USER(Task: Add 3 and 4\n\nExpected output: a number)"

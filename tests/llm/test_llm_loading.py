@@ -97,3 +97,16 @@ def test_building_agents_and_crews_leaves_the_import_to_the_background():
         print(before_crew, crew.llm._prewarm_thread is not None)
     """)
     assert out == "False True"
+
+
+def test_crew_llm_is_the_only_module_that_imports_litellm():
+    import re
+    from pathlib import Path
+
+    import crew
+
+    package = Path(crew.__file__).parent
+    importing = re.compile(r"^\s*(import litellm|from litellm[\s.]|.*import_module\(\s*['\"]litellm)", re.M)
+    offenders = [str(path.relative_to(package)) for path in sorted(package.rglob("*.py"))
+                 if importing.search(path.read_text(encoding="utf-8"))]
+    assert offenders == ["llm.py"]

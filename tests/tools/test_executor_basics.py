@@ -56,6 +56,13 @@ def test_missing_call_id_gets_one_and_args_may_be_json_text():
     assert result.tool_call_id.startswith("call_")
 
 
+def test_a_tool_call_in_openais_reply_format_is_accepted_as_is():
+    executor = ToolExecutor([add])
+    raw = {"id": "call_9", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 5}'}}
+    result = executor.execute(raw)
+    assert (result.content, result.tool_call_id, result.status) == ("6", "call_9", "success")
+
+
 def test_lookup_accepts_written_name_sanitised_name_and_any_case():
     executor = ToolExecutor([weather])
     assert weather.tool_name != weather.name
@@ -243,6 +250,22 @@ def test_result_as_answer_flag_only_on_success_and_kept_on_cache_hits():
     assert not failed.result_as_answer and failed.status == "error"
     assert not invalid.result_as_answer
     assert not ToolExecutor([add]).execute({"name": "add", "args": {"a": 1, "b": 1}}).result_as_answer
+
+
+def test_every_qualifying_result_of_a_turn_carries_the_flag_in_the_calls_order():
+    @tool(result_as_answer=True)
+    def verdict(n: int) -> str:
+        """Give a verdict."""
+        if n < 0:
+            raise ValueError("negative")
+        return f"verdict {n}"
+
+    results = ToolExecutor([verdict, add]).execute_many([
+        {"name": "verdict", "args": {"n": 2}}, {"name": "add", "args": {"a": 1, "b": 1}},
+        {"name": "verdict", "args": {"n": -1}}, {"name": "verdict", "args": {"n": 1}},
+    ])
+    assert [(r.content, r.result_as_answer) for r in results] == [
+        ("verdict 2", True), ("2", False), ("ValueError: negative", False), ("verdict 1", True)]
 
 
 def test_content_and_artifact_keeps_the_artifact_out_of_the_content():

@@ -112,6 +112,16 @@ def test_a_raising_cache_function_keeps_the_result_but_stores_nothing():
     assert not executor.execute({"name": "echo", "args": {"text": "a"}}).cached
 
 
+def test_the_default_cache_is_in_memory_and_lives_for_one_executor():
+    add, runs = counting_add()
+    first_run = ToolExecutor([add])  # one executor per crew run
+    assert isinstance(first_run.cache, InMemoryCache)
+    assert [first_run.execute({"name": "add", "args": {"a": 1, "b": 2}}).cached for _ in range(2)] == [False, True]
+    next_run = ToolExecutor([add])
+    assert next_run.execute({"name": "add", "args": {"a": 1, "b": 2}}).cached is False  # a new run starts empty
+    assert runs == [(1, 2), (1, 2)]
+
+
 def test_cache_false_always_runs():
     add, runs = counting_add()
     executor = ToolExecutor([add], cache=False)

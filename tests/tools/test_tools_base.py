@@ -4,6 +4,7 @@ import asyncio
 import copy
 import threading
 import time
+from abc import ABC
 from datetime import date
 
 import pytest
@@ -132,6 +133,24 @@ def test_class_tool_definition_errors():
     with pytest.raises(ToolDefinitionError,
                        match="^Invalid tool 'undescribed': cache_function: Input should be callable"):
         Undescribed(description="d", cache_function="nope")
+
+
+def test_class_tool_max_usage_count_zero_or_negative_rejected_when_built():
+    for bad in (0, -1):
+        with pytest.raises(ToolDefinitionError, match=rf"^Tool 'web search': max_usage_count must be a positive "
+                                                      rf"integer or None, got {bad}$"):
+            Search(max_usage_count=bad)
+        with pytest.raises(ValueError, match="max_usage_count"):  # ToolDefinitionError is a ValueError
+            Tool(name="t", description="d", func=lambda: 1, max_usage_count=bad)
+    assert Search(max_usage_count=1).max_usage_count == 1 and Search().max_usage_count is None
+
+
+def test_fields_and_their_defaults():
+    search = Search()
+    assert isinstance(search, BaseModel) and issubclass(BaseTool, ABC)  # a pydantic model and an abstract base
+    assert (search.result_schema, search.env_vars, search.result_as_answer, search.max_usage_count,
+            search.current_usage_count) == (None, [], False, None, 0)
+    assert issubclass(search.args_schema, BaseModel) and search.cache_function({"query": "q"}, "r") is True
 
 
 def test_env_vars():

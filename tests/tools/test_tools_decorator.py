@@ -66,6 +66,22 @@ def test_custom_name_forms():
     assert tool(search, description="Explicit.").description == "Explicit."
 
 
+def test_every_form_returns_a_tool_for_sync_and_async_functions():
+    def search(q: str) -> str:
+        """Search."""
+        return q
+
+    async def asearch(q: str) -> str:
+        """Search, asynchronously."""
+        return q
+
+    for fn in (search, asearch):
+        built = [tool(fn), tool("custom name")(fn), tool(name="n", description="d")(fn), tool("n", fn), tool()(fn),
+                 tool(fn, max_usage_count=2), Tool.from_function(fn)]
+        assert all(type(t) is Tool for t in built), fn
+        assert all(t.run(q="x") == "x" for t in built)
+
+
 def test_name_given_twice_differently_is_an_error():
     def search(q: str) -> str:
         """Search."""
