@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # tools
     "BaseTool": "crew.tools.base",
-    "Tool": "crew.tools.base",
+    "Tool": "crew.tools.function_tool",
     "tool": "crew.tools.decorator",
     "ToolCall": "crew.tools.calls",
     "ToolResult": "crew.tools.calls",
@@ -77,7 +77,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from crew.llm import LLM, LLMResponse
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
-    from crew.tools.base import BaseTool, Tool
+    from crew.tools.base import BaseTool
+    from crew.tools.function_tool import Tool
     from crew.tools.calls import RunContext, ToolCall, ToolResult
     from crew.tools.decorator import tool
     from crew.tools.executor import ToolExecutor

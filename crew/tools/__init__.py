@@ -1,11 +1,12 @@
 """Tool definition and execution. Nothing here knows about agents or tasks."""
 
 from crew.errors import ToolException
-from crew.tools.base import BaseTool, Tool
+from crew.tools.base import BaseTool
 from crew.tools.calls import RunContext, ToolCall, ToolResult
 from crew.tools.decorator import tool
 from crew.tools.definition import EnvVar, always_cache, never_cache
 from crew.tools.executor import ToolExecutor
+from crew.tools.function_tool import Tool
 from crew.tools.schema import sanitize_tool_name
 
 __all__ = [

@@ -19,7 +19,7 @@ import inspect
 import json
 import threading
 from abc import ABC
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import (
@@ -40,13 +40,11 @@ from crew.tools.definition import (
     always_cache,
     declared_default,
     definition_error,
-    is_async_callable,
     known_keys,
     pick_description,
 )
 from crew.tools.invocation import Invocation, run_coroutine_sync
 from crew.tools.json_schema import model_from_json_schema
-from crew.tools.threads import in_thread
 from crew.tools.schema import (
     args_hint,
     build_args_model,
@@ -56,6 +54,7 @@ from crew.tools.schema import (
     signature_params,
     strict_schema,
 )
+from crew.tools.threads import in_thread
 
 ErrorHandler = bool | str | Callable[[Exception], str]
 
@@ -425,65 +424,6 @@ class BaseTool(Invocation, BaseModel, ABC):
         lines += [f"  - {where}: {text}" for where, text in problems.items()]
         lines.append(f"Expected arguments: {self.args_hint()}.")
         return ToolArgumentsError("\n".join(lines), tool=self.name, problems=problems)
-
-class Tool(BaseTool):
-    """A tool backed by a function and/or a coroutine function (LangChain's StructuredTool).
-
-    ``run``/``invoke`` call ``func`` in this thread; ``arun``/``ainvoke`` await
-    ``coroutine`` or, without one, run ``func`` in a worker thread.
-    """
-
-    func: Callable[..., Any] | None = None
-    coroutine: Callable[..., Awaitable[Any]] | None = None
-
-    @classmethod
-    def _normalize_implementation(cls, data: dict[str, Any]) -> dict[str, Any]:
-        func, coroutine = data.get("func"), data.get("coroutine")
-        if func is None and coroutine is None:
-            raise ToolDefinitionError(f"Tool '{data.get('name', '?')}' needs a func and/or a coroutine")
-        if coroutine is None and is_async_callable(func):
-            data["func"], data["coroutine"] = None, func
-        return data
-
-    @classmethod
-    def _signature_source(cls, data: dict[str, Any]) -> Callable[..., Any] | None:
-        return data.get("func") or data.get("coroutine")
-
-    @classmethod
-    def _docstring(cls, data: dict[str, Any]) -> str | None:
-        source = cls._signature_source(data)
-        return getattr(source, "__doc__", None) if source is not None else None
-
-    def _has_native_async(self) -> bool:
-        return self.coroutine is not None
-
-    def _is_async_only(self) -> bool:
-        return self.func is None
-
-    def _run(self, *args: Any, **kwargs: Any) -> Any:
-        if self.func is None:
-            return run_coroutine_sync(self.coroutine(*args, **kwargs))  # type: ignore[misc]
-        return self.func(*args, **kwargs)
-
-    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
-        if self.coroutine is None:
-            return await in_thread(self.func, *args, **kwargs)  # type: ignore[arg-type]
-        return await self.coroutine(*args, **kwargs)
-
-    @classmethod
-    def from_function(
-        cls,
-        func: Callable[..., Any] | None = None,
-        coroutine: Callable[..., Awaitable[Any]] | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        **options: Any,
-    ) -> Tool:
-        """Build a tool from a function (see ``crew.tools.tool`` for the options)."""
-        from crew.tools.decorator import build_tool
-
-        return build_tool(func, coroutine, name=name, description=description, **options)
-
 
 def _with_context(validated: dict[str, Any], injected: frozenset[str],
                   context: RunContext | None) -> dict[str, Any]:

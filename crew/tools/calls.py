@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -101,3 +102,29 @@ def jsonable(value: Any) -> Any:
 
 # Built once: json.dumps with any non-default option builds a new encoder per call (~2 µs).
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=jsonable)
+
+
+def read_call(call: Mapping[str, Any]) -> tuple[str, Any, str]:
+    """Name, arguments and id of a tool-call dict: ``{"name", "args", "id"}`` (``arguments`` accepted for ``args``),
+    or one as an OpenAI-format reply holds it: ``{"id", "type": "function", "function": {"name", "arguments"}}``."""
+    if not isinstance(call, Mapping):
+        raise ValueError(f"a tool call needs a 'name' key holding the tool's name, got {call!r}")
+    function = call.get("function")
+    body = function if "name" not in call and isinstance(function, Mapping) else call
+    name = body.get("name")
+    if not isinstance(name, str):
+        raise ValueError(f"a tool call needs a 'name' key holding the tool's name, got {call!r}")
+    args = body.get("args", body.get("arguments"))
+    if isinstance(args, str):  # some models send the arguments as JSON text
+        args = _parse_json_object(args)
+    return name, {} if args is None else args, call.get("id") or new_call_id()
+
+
+def _parse_json_object(text: str) -> Any:
+    """Arguments sent as JSON text; text that is no JSON object is left for validation to report."""
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text

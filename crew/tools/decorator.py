@@ -18,7 +18,9 @@ from typing import Any, overload
 from pydantic import BaseModel, create_model
 
 from crew.errors import ToolDefinitionError
-from crew.tools.base import BaseTool, Tool, is_async_callable, pick_description
+from crew.tools.base import BaseTool
+from crew.tools.definition import is_async_callable, pick_description
+from crew.tools.function_tool import Tool
 from crew.tools.docstrings import parse_google_docstring
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.schema import (

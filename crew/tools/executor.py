@@ -15,7 +15,6 @@ one lock, so limits stay exact when threads and tasks race.
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,7 +28,7 @@ from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
-from crew.tools.calls import RunContext, ToolCall, ToolResult, new_call_id
+from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
 from crew.tools.definition import never_cache
 from crew.tools.invocation import run_coroutine_sync
 
@@ -253,13 +252,11 @@ class ToolExecutor:
         if type(call) is ToolCall:
             requested, args, call_id = call.name, call.args, call.id
         else:
-            requested, args, call_id = _unpack(call)
+            requested, args, call_id = read_call(call)
         found = self._resolve(requested, tools)
         if found is None:
             return self._unknown(requested, args, call_id, tools, context, start)
         tool, name = found
-        if isinstance(args, str):  # some models send the arguments as JSON text
-            args = _parse_json_object(args)
         pending = _Pending(tool, name, call_id, args, context, start)
         try:
             pending.args = tool.validate_args(args)
@@ -461,27 +458,3 @@ class ToolExecutor:
         if pending.context is None:
             return RunContext(**update)
         return pending.context.model_copy(update=update)
-
-
-def _unpack(call: Mapping[str, Any]) -> tuple[str, Any, str]:
-    """Read a tool-call dict: ``{"name", "args", "id"}`` (``arguments`` accepted for ``args``),
-    or one as an OpenAI-format reply holds it: ``{"id", "type": "function", "function": {"name", "arguments"}}``."""
-    if not isinstance(call, Mapping):
-        raise ValueError(f"a tool call needs a 'name' key holding the tool's name, got {call!r}")
-    function = call.get("function")
-    body = function if "name" not in call and isinstance(function, Mapping) else call
-    name = body.get("name")
-    if not isinstance(name, str):
-        raise ValueError(f"a tool call needs a 'name' key holding the tool's name, got {call!r}")
-    args = body.get("args", body.get("arguments"))
-    return name, {} if args is None else args, call.get("id") or new_call_id()
-
-
-def _parse_json_object(text: str) -> Any:
-    """Arguments sent as JSON text; text that is no JSON object is left for validation to report."""
-    if not text.strip():
-        return {}
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
