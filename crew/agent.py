@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from crew.agent_loop import AgentStep, StepCallback, TaskRun
 from crew.errors import MissingInputError, TaskTimeoutError
+from crew.keywords import known_keys
 from crew.tasks.interpolate import fill
 from crew.tasks.output import TaskOutput
 from crew.tools.base import BaseTool
@@ -62,6 +63,11 @@ class Agent(BaseModel):
     def _trimmed(cls, value: str) -> str:
         """YAML folded scalars (``role: >``) end in a newline; it would split prompts and log lines."""
         return value.strip()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        return known_keys("agent", cls, data)
 
     @field_validator("llm", "function_calling_llm")
     @classmethod

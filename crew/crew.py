@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, 
 
 from crew.agent import Agent
 from crew.errors import ConfigError
+from crew.keywords import known_keys
 from crew.llm import LLM, prewarm_litellm
 from crew.tasks.graph import TaskGraph
 from crew.tasks.output import CrewOutput, TaskOutput
@@ -65,6 +66,11 @@ class Crew(BaseModel):
     name: str = "crew"
 
     _limiter: Any = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        return known_keys("crew", cls, data)
 
     @model_validator(mode="after")
     def _check(self, info: ValidationInfo) -> Crew:

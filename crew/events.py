@@ -74,7 +74,7 @@ class EventBus:
         Building an event costs microseconds; hot paths (every tool call) check this
         first and skip building the payload when nobody listens.
         """
-        return bool(self._subscribers) or _crew_logger.isEnabledFor(_level(type))
+        return bool(self._subscribers) or _logged(_level(type))
 
     def emit(self, type: str, run_id: str | None = None, **data: Any) -> Event:
         event = Event(type=type, run_id=run_id, data=redact(data))
@@ -114,10 +114,26 @@ def _level(type: str) -> int:
     return logging.WARNING if type.endswith((".error", ".failed")) else logging.DEBUG
 
 
+def _logged(level: int) -> bool:
+    """Whether a record at ``level`` would reach a real handler.
+
+    ``isEnabledFor`` alone says yes to every warning (the root logger's level), even in
+    an application that configured no logging: the first failed task would then import
+    structlog (~0.1 s, on the event loop) to build a record our NullHandler drops.
+    """
+    if not _crew_logger.isEnabledFor(level):
+        return False
+    logger: logging.Logger | None = _crew_logger
+    while logger is not None:
+        if any(not isinstance(h, logging.NullHandler) and level >= h.level for h in logger.handlers):
+            return True
+        logger = logger.parent if logger.propagate else None
+    return False
+
+
 def _log(event: Event) -> None:
-    std = logging.getLogger("crew")
     level = _level(event.type)
-    if not std.isEnabledFor(level):
+    if not _logged(level):
         return  # skip structlog entirely when nobody listens: this is a hot path
     get_logger().log(level, event.type, run_id=event.run_id, **event.data)
 

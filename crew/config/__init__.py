@@ -6,17 +6,23 @@ warnings, which is what the ``crew`` command needs. ``crew_json_schema()`` descr
 the file format for editors.
 """
 
-from typing import Any
-
-from crew.config.project import CrewProject, find_files, load_crew, load_project
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 __all__ = ["CrewProject", "crew_json_schema", "find_files", "load_crew", "load_project"]
 
+# Loaded on first access: the models import ``crew.config.fields`` (which keys exist), and
+# that must not pull in the YAML loader; nor need the schema load with every crew.
+_HOME = {"CrewProject": "project", "find_files": "project", "load_crew": "project", "load_project": "project",
+         "crew_json_schema": "schema"}
+
 
 def __getattr__(name: str) -> Any:
-    # The schema is for `crew schema` and editors only: no need to load it with every crew.
-    if name == "crew_json_schema":
-        from crew.config.schema import crew_json_schema
+    if name not in _HOME:
+        raise AttributeError(f"module 'crew.config' has no attribute {name!r}")
+    return getattr(import_module(f"crew.config.{_HOME[name]}"), name)
 
-        return crew_json_schema
-    raise AttributeError(f"module 'crew.config' has no attribute {name!r}")
+
+if TYPE_CHECKING:
+    from crew.config.project import CrewProject, find_files, load_crew, load_project
+    from crew.config.schema import crew_json_schema

@@ -15,7 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from crew.config.fields import CREWAI_KEYS, FieldSpec, Section, fields_of, model_class
+from crew.config.fields import FieldSpec, Section, fields_of, model_class
+from crew.keywords import CREWAI_KEYS
 from crew.config.imports import ImportProblem, as_tool, import_object
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems, did_you_mean

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
+from crew.keywords import CREWAI_KEYS, Section
+
 Kind = Literal["value", "model", "import", "agent", "tasks", "tools", "section"]
-Section = Literal["crew", "agent", "task", "tool"]
 
 # Keys whose YAML value names something declared in the same crew.
 _REFS: dict[str, dict[str, Kind]] = {
@@ -49,32 +50,6 @@ _YAML_ONLY: dict[str, dict[str, tuple[Kind, str]]] = {
     "task": {},
     "tool": {"import": ("import", "'module:attr' of a @tool object, BaseTool subclass or instance, or a documented function")},
 }
-
-# Keys CrewAI accepts. Those that are not fields here draw a warning naming them, not an
-# error, so a CrewAI project loads as it is.
-CREWAI_KEYS: dict[Section, frozenset[str]] = {
-    "crew": frozenset({
-        "memory", "embedder", "share_crew", "planning", "planning_llm", "output_log_file", "prompt_file",
-        "full_output", "language", "language_file", "knowledge_sources", "chat_llm", "before_kickoff_callbacks",
-        "after_kickoff_callbacks", "stream", "tracing", "config", "id", "usage_metrics", "security_config",
-        "function_calling_llm", "cache_handler", "i18n",
-    }),
-    "agent": frozenset({
-        "memory", "cache", "max_rpm", "response_template", "allow_code_execution", "max_retry_limit",
-        "respect_context_window", "code_execution_mode", "multimodal", "inject_date", "date_format",
-        "reasoning", "max_reasoning_attempts", "embedder", "knowledge_sources", "knowledge", "knowledge_config",
-        "use_system_prompt", "security_config", "apps", "mcps", "guardrail", "guardrail_max_retries",
-        "callbacks", "config", "allow_feedback", "max_tokens", "i18n", "tools_handler", "cache_handler",
-        "step_callback", "function_calling_llm", "system_template", "prompt_template",
-    }),
-    "task": frozenset({
-        "create_directory", "markdown", "config", "converter_cls", "guardrails", "retry_count",
-        "security_config", "human_input", "async_execution", "callback", "output_json", "output_pydantic",
-        "guardrail", "guardrail_max_retries", "allow_crewai_trigger_context", "processed_by_agents",
-    }),
-    "tool": frozenset(),
-}
-
 
 @dataclass(frozen=True)
 class FieldSpec:

@@ -7,23 +7,15 @@ Each problem knows its file, line and dotted key path, and prints as
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from crew.errors import ConfigError
+from crew.keywords import did_you_mean
+
 
 Level = Literal["error", "warning", "note"]
-
-
-def did_you_mean(word: Any, candidates: Iterable[Any]) -> str:
-    """`` (did you mean 'x'?)`` for the closest candidate, or ``""`` when none is close."""
-    import difflib
-
-    names = [str(c) for c in candidates]
-    match = difflib.get_close_matches(str(word), names, n=1, cutoff=0.6)
-    return f" (did you mean '{match[0]}'?)" if match else ""
 
 
 def display_path(path: Path) -> str:

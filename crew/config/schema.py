@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from crew.config.fields import CREWAI_KEYS, FieldSpec, Section, fields_of
+from crew.config.fields import FieldSpec, Section, fields_of
+from crew.keywords import CREWAI_KEYS
 
 _IMPORT = {"type": "string", "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"}
 _MODEL = {

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from crew.keywords import known_keys
 from crew.tasks.interpolate import climbing_inputs, fill
 from crew.tools.base import BaseTool
 
@@ -54,6 +55,11 @@ class Task(BaseModel):
     condition: Condition | None = None
     max_retries: int = Field(default=0, ge=0)
     timeout: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        return known_keys("task", cls, data)
 
     @field_validator("name")
     @classmethod

@@ -80,7 +80,8 @@ def test_kickoff_json_is_one_document_of_the_whole_output() -> None:
 
 
 def test_kickoff_piped_output_has_plain_lines_and_no_control_codes(tmp_path) -> None:
-    done = run_crew("kickoff", TRIP, "--llm", "test", "--out", str(tmp_path), "--json")
+    out = tmp_path / "made" / "here"  # --out is created when missing
+    done = run_crew("kickoff", TRIP, "--llm", "test", "--out", str(out), "--json")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["status"] == "done" and [t["name"] for t in document["tasks_output"]] == [
@@ -92,7 +93,7 @@ def test_kickoff_piped_output_has_plain_lines_and_no_control_codes(tmp_path) -> 
     assert any(" plan " in line and " running " in line for line in lines)
     assert any("tool     search_attractions" in line for line in lines)
     assert lines[-2].startswith("done: 4 done")
-    assert (tmp_path / "out" / "Osaka_trip_plan.md").read_text(encoding="utf-8") == document["raw"]
+    assert (out / "out" / "Osaka_trip_plan.md").read_text(encoding="utf-8") == document["raw"]
 
 
 def test_kickoff_text_result_goes_to_stdout_inputs_typed_and_layered(crew_dir, tmp_path) -> None:
@@ -123,6 +124,7 @@ def test_kickoff_without_any_model_suggests_the_test_model(crew_dir) -> None:
     done = run_crew("kickoff", str(folder), "-i", "topic=tea", "-i", "n=1", cwd=folder)
     assert done.returncode == 2
     assert done.stderr.startswith("crew.yaml:1: llm: no model for 'writer'") and "--llm test" in done.stderr
+    assert "OPENAI_API_KEY" in done.stderr and "Traceback" not in done.stderr  # or a provider model and its key
     assert run_crew("kickoff", str(folder), "-i", "topic=tea", "-i", "n=1", "-q", cwd=folder,
                     env=crew_env(CREW_LLM="test")).returncode == 0
 
@@ -168,7 +170,7 @@ def test_plot_formats(tmp_path) -> None:
     assert "flowchart LR" in lines and lines.count("    t0 --> t3") == 1
     assert sum("-->" in line for line in lines) == 3  # three scouts feed the plan, nothing else
     for suffix, marker in ((".dot", "digraph crew {"), (".gv", "t2 -> t3;"), (".html", "<svg"),
-                           (".md", "```mermaid"), (".mmd", "flowchart LR")):
+                           (".md", "```mermaid"), (".mmd", "flowchart LR"), (".mermaid", "flowchart LR")):
         target = tmp_path / f"graph{suffix}"
         done = run_crew("plot", TRIP, "-o", str(target))
         assert done.returncode == 0 and marker in target.read_text(encoding="utf-8"), suffix
@@ -180,9 +182,11 @@ def test_tools_lists_names_descriptions_and_arguments() -> None:
     assert "escalate_to_human\n  File a hand-off ticket" in text.stdout
     assert 'priority ("low" | "normal" | "urgent", default "normal")' in text.stdout
     assert "max_usage_count=1" in text.stdout and "result_as_answer" in text.stdout
+    assert "cache_function=cache_final_states" in text.stdout
     as_json = json.loads(run_crew("tools", TRIP, "--json").stdout)
     assert [t["function"]["name"] for t in as_json] == ["search_attractions", "weather_outlook"]
-    assert as_json[0]["function"]["parameters"]["required"] == ["city", "preference"]
+    search = as_json[0]["function"]["parameters"]
+    assert search["required"] == ["city", "preference"] and search["properties"]["limit"]["default"] == 5
 
 
 def test_create_scaffolds_a_crew_that_runs_at_once(tmp_path) -> None:
@@ -193,6 +197,9 @@ def test_create_scaffolds_a_crew_that_runs_at_once(tmp_path) -> None:
     ran = run_crew("kickoff", "my_crew", "--json", "-q", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["tasks_output"][1]["tool_calls"][0]["name"] == "word_count"
+    offline = run_crew("kickoff", "my_crew", "--llm", "test", "-q", cwd=tmp_path,
+                       env=crew_env(CREW_LLM="openai/gpt-4o-mini", OPENAI_API_KEY=""))
+    assert offline.returncode == 0 and offline.stdout.startswith("Test answer for:")  # --llm test beats CREW_LLM
     again = run_crew("create", "my_crew", cwd=tmp_path)
     assert again.returncode == 2 and "already exists" in again.stderr
 
@@ -340,3 +347,76 @@ def test_live_progress_leaves_verbose_lines_and_the_human_input_prompt_alone(cre
     blocks = [i for i, line in enumerate(lines) if line.startswith("crew ")]
     assert len(verbose) == 1 and len(prompt) == 1 and len(blocks) == 1, lines
     assert verbose[0] < prompt[0] < blocks[0] and "✓ draft" in lines[blocks[0] + 1]
+
+
+def test_kickoff_path_defaults_to_the_current_folder_and_inputs_come_from_json(crew_dir, tmp_path) -> None:
+    folder = crew_dir({"crew.yaml": TWO_TASKS})
+    inputs = tmp_path / "inputs.json"
+    inputs.write_text(json.dumps({"topic": "rye", "n": 5}))
+    done = run_crew("kickoff", "--inputs-file", str(inputs), "--json", "-q", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["tasks_output"][0]["description"] == "Outline rye in 5 points"
+    assert (folder / "drafts" / "rye.md").read_text(encoding="utf-8") == document["raw"]
+
+
+def test_llm_flag_overrides_every_model_the_files_name(crew_dir) -> None:
+    folder = crew_dir({"crew.yaml": """
+        llm: anthropic/claude-3-5-haiku-latest
+        agents:
+          writer: {role: Writer, goal: Write, llm: openai/gpt-4o-mini}
+          editor: {role: Editor, goal: Edit}
+        tasks:
+          draft: {description: Draft, agent: writer}
+          edit: {description: Edit, agent: editor}
+        """})
+    env = crew_env(CREW_LLM="openai/gpt-4o", OPENAI_API_KEY="", ANTHROPIC_API_KEY="")
+    done = run_crew("kickoff", str(folder), "--llm", "test", "--json", "-q", env=env)
+    assert done.returncode == 0, done.stderr  # offline: no key, no network
+    document = json.loads(done.stdout)
+    assert [t["model"] for t in document["tasks_output"]] == ["test", "test"]
+    assert list(document["usage_by_model"]) == ["test"]
+
+
+def test_validate_needs_no_model_and_notes_placeholders_without_default(crew_dir) -> None:
+    folder = crew_dir({"crew.yaml": TWO_TASKS.replace("    llm: test\n", "")})
+    done = run_crew("validate", str(folder), cwd=folder)
+    assert done.returncode == 0, done.stderr
+    notes = [line.strip() for line in done.stdout.splitlines() if ": note: " in line]
+    assert [n.split(": note: ")[0] for n in notes] == [
+        "crew.yaml:5: agents.writer.goal", "crew.yaml:8: tasks.outline.description", "crew.yaml:1: llm"]
+    assert "input 'topic' has no default" in notes[0] and "no model for 'writer'" in notes[2]
+    at_kickoff = run_crew("kickoff", str(folder), "--llm", "test", cwd=folder)
+    assert at_kickoff.returncode == 2 and "input 'topic' has no value" in at_kickoff.stderr
+
+
+def test_a_crewai_project_validates_with_a_warning_per_unsupported_key(crew_dir) -> None:
+    folder = crew_dir({
+        "agents.yaml": """
+            researcher:
+              role: >
+                {topic} Senior Data Researcher
+              goal: Uncover cutting-edge developments in {topic}
+              backstory: >
+                You're a seasoned researcher.
+              llm: test
+              memory: true
+            """,
+        "tasks.yaml": """
+            research_task:
+              description: >
+                Conduct a thorough research about {topic}
+              expected_output: >
+                A list with 10 bullet points of the most relevant information about {topic}
+              agent: researcher
+              create_directory: true
+            """})
+    done = run_crew("validate", str(folder), cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "agents.yaml:8: agents.researcher.memory: warning: CrewAI key 'memory' is not supported here and is ignored",
+        "tasks.yaml:7: tasks.research_task.create_directory: warning: CrewAI key 'create_directory' is not "
+        "supported here and is ignored",
+    ]
+    ran = run_crew("kickoff", str(folder), "-i", "topic=AI", "--json", "-q", cwd=folder)
+    assert ran.returncode == 0 and json.loads(ran.stdout)["tasks_output"][0]["agent"] == "AI Senior Data Researcher"

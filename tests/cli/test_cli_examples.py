@@ -40,6 +40,13 @@ def _trip_planner(document: dict, out) -> None:
 def _research_team(document: dict, out) -> None:
     assert [t["name"] for t in document["tasks_output"]] == ["evidence", "analysis", "briefing"]
     assert all(t["agent"] == "Crew Manager" for t in document["tasks_output"])
+    # the manager decides who works: its delegation tools run the coworkers through the same
+    # machinery, so their own tool calls land in the run's shared executor and their tokens on their accounts
+    stats = document["tool_stats"]
+    assert stats["Delegate_work_to_coworker"]["calls"] >= 3 and stats["Ask_question_to_coworker"]["calls"] >= 3
+    assert stats["search_papers"]["calls"] + stats["describe_numbers"]["calls"] > 0
+    assert set(document["usage_by_agent"]) - {"Crew Manager"} <= {"Research librarian", "Data analyst", "Briefing writer"}
+    assert len(document["usage_by_agent"]) >= 2
     assert (out / "out" / "briefing.md").is_file()
 
 

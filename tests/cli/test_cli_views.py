@@ -78,3 +78,67 @@ def test_plot_texts_quote_whatever_the_names_hold() -> None:
     assert 't0["first: #lt;a#amp;b#gt;<br/><small>wri#quot;ter</small>"]' in text
     assert 't1["second #35;2<br/><small>x</small>"]' in text and "    t0 --> t1" in text
     assert 't0 [label="first: <a&b>\\nwri\\"ter"];' in dot(picture)
+
+
+def test_the_view_follows_a_real_run_task_states_tools_cache_hits_time_and_tokens(monkeypatch) -> None:
+    """Both views of one run: the live block (mid-run and final) and the plain lines."""
+    monkeypatch.setenv("COLUMNS", "160")  # rows are clipped to the terminal: pin its width
+    import asyncio
+    import re
+
+    from crew import Agent, Crew, Task, tool
+    from crew.testing import FunctionModel
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return f"{city}: sunny"
+
+    snapshots: list[list[str]] = []
+    live_screen, plain = FakeTerminal(), io.StringIO()
+    live = Progress(live_screen, run_id="run-v", title="demo (graph)", live=True, color=False,
+                    tasks=[("scout", "Scout"), ("broken", "Scout"), ("after", "Scout"), ("final", "Scout")])
+    lines = Progress(plain, run_id="run-v", title="demo (graph)", live=False,
+                     tasks=[("scout", "Scout"), ("broken", "Scout"), ("after", "Scout"), ("final", "Scout")])
+
+    def reply(messages, tools):
+        task = messages[1]["content"].split()[1]
+        if task == "broken":
+            raise RuntimeError("model down")
+        turns = sum(1 for m in messages if m["role"] == "tool")
+        if task == "scout" and turns < 2:  # the same call twice: the second is a cache hit
+            if turns == 1:
+                snapshots.append(live.render())
+            return [{"name": "lookup", "args": {"city": "Oslo"}}]
+        return f"{task} finished"
+
+    agent = Agent(role="Scout", goal="g", llm=FunctionModel(reply), tools=[lookup])
+    tasks = [Task(name="scout", description="scout", agent=agent),
+             Task(name="broken", description="broken", agent=agent),
+             Task(name="after", description="after", agent=agent, context=["broken"]),
+             Task(name="final", description="final", agent=agent, context=["scout"])]
+    crew = Crew(agents=[agent], tasks=tasks, process="graph", on_error="continue")
+    with live, lines:
+        out = asyncio.run(crew.kickoff_async(run_id="run-v"))
+    assert [o.status for o in out.tasks_output] == ["done", "failed", "skipped", "done"]
+
+    during = {line.split()[1]: line for line in snapshots[0][1:]}
+    assert re.search(r"scout\s+Scout\s+running\s+\d+\.\d\ds\s+\d+ tok\s+tools 1, last lookup$", during["scout"])
+    assert re.match(r" · final\s+Scout\s+waiting", during["final"])
+
+    final = terminal_screen(live_screen.getvalue())
+    block = final[final.index(next(l for l in final if l.startswith("crew demo (graph)"))):]
+    assert re.search(r"\d+\.\d\ds  [\d,]+ tokens  \(2 done, 1 failed, 1 skipped\)$", block[0])
+    rows = {line.split()[1]: line for line in block[1:]}
+    assert re.match(r" ✓ scout\s+Scout\s+done\s+\d+\.\d\ds\s+[1-9][\d,]* tok\s+tools 2, 1 cached$", rows["scout"])
+    assert re.match(r" ✗ broken\s+Scout\s+failed .*RuntimeError: model down", rows["broken"])
+    assert re.match(r" - after\s+Scout\s+skipped .*depends on task 'broken', which failed", rows["after"])
+    assert rows["final"].startswith(" ✓ final")
+
+    text = plain.getvalue()
+    assert "\x1b" not in text and text.startswith("crew demo (graph): 4 tasks\n")
+    events = [line.split(None, 2)[1:] for line in text.splitlines()[1:]]
+    assert ["scout", "running  Scout"] in events and ["scout", "tool     lookup (cache hit)"] in events
+    assert any(e[0] == "scout" and re.fullmatch(r"done     in \d+\.\d\ds, [1-9][\d,]* tokens", e[1]) for e in events)
+    assert any(e[0] == "broken" and e[1].startswith("failed   RuntimeError: model down") for e in events)
+    assert any(e[0] == "after" and e[1].startswith("skipped  not run: it depends on task 'broken'") for e in events)

@@ -11,7 +11,8 @@ from cli_kit import EXAMPLES, REPO
 
 from crew import Agent, Crew, Task
 from crew.config import crew_json_schema, load_crew, load_project
-from crew.config.fields import CREWAI_KEYS, fields_of
+from crew.config.fields import fields_of
+from crew.keywords import CREWAI_KEYS
 from crew.config.loader import load_yaml
 from crew.errors import ConfigError
 from crew.tools.base import BaseTool
@@ -36,7 +37,7 @@ SIMPLE = """
     """
 
 
-def test_loading_yaml_gives_the_same_models_as_python(crew_dir) -> None:
+def test_loading_yaml_gives_the_same_models_as_python(crew_dir, tmp_path, monkeypatch) -> None:
     crew = load_crew(crew_dir({"crew.yaml": SIMPLE}))
     assert isinstance(crew, Crew) and isinstance(crew.agents[0], Agent) and isinstance(crew.tasks[0], Task)
     from tools import search  # the crew folder's own module, imported by the loader
@@ -52,6 +53,12 @@ def test_loading_yaml_gives_the_same_models_as_python(crew_dir) -> None:
     assert crew.tasks[0].model_dump(exclude=skip) == task.model_dump(exclude=skip)
     assert [t.name for t in crew.agents[0].tools] == ["search"]
     assert crew.tasks[0].agent is crew.agents[0]
+    monkeypatch.chdir(tmp_path)  # and they behave the same: same prompts, tool calls and output
+    from_yaml, from_python = crew.kickoff({"topic": "tea"}), by_hand.kickoff({"topic": "tea"})
+    assert from_yaml.raw == from_python.raw and from_yaml.usage == from_python.usage
+    assert [c.model_dump(exclude={"duration"}) for c in from_yaml.tasks_output[0].tool_calls] == [
+        c.model_dump(exclude={"duration"}) for c in from_python.tasks_output[0].tool_calls]
+    assert (tmp_path / "notes" / "tea.md").read_text() == from_python.raw
 
 
 def test_tools_resolve_from_every_supported_kind_of_object(crew_dir) -> None:
@@ -295,3 +302,144 @@ def test_inspecting_a_crew_with_a_real_model_does_not_load_litellm(crew_dir) -> 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["False", "1"], done.stderr
+
+
+HOOKS_PY = '''
+from pydantic import BaseModel
+
+def on_step(step): pass
+def on_task(output): pass
+def ask(output): return ""
+def never(arguments, result): return False
+def accept(output): return (True, None)
+def always(outputs): return True
+
+class SearchArgs(BaseModel):
+    query: str
+
+class Hit(BaseModel):
+    title: str
+'''
+
+EVERY_KEY = """
+    name: everything
+    process: graph
+    llm: test
+    manager_llm: {model: test, temperature: 0.1}
+    manager_agent: lead
+    max_concurrency: 3
+    cache: false
+    max_rpm: 120
+    on_error: continue
+    step_callback: hooks:on_step
+    task_callback: hooks:on_task
+    human_feedback: hooks:ask
+    verbose: true
+    inputs: {topic: tea}
+    tools:
+      search: tools:search
+      full:
+        import: tools:search
+        description: Search everything.
+        args_schema: hooks:SearchArgs
+        result_schema: hooks:Hit
+        env_vars: [SEARCH_KEY]
+        cache_function: hooks:never
+        result_as_answer: true
+        max_usage_count: 2
+        handle_tool_error: "the search failed"
+        handle_validation_error: false
+        response_format: content
+        tags: [web]
+        metadata: {owner: me}
+        extras: {x: 1}
+    agents:
+      lead: {role: Lead, goal: Lead the team}
+      writer:
+        role: Writer
+        goal: Write about {topic}
+        backstory: Writes for a living.
+        name: scribe
+        llm: test
+        tools: [search, full]
+        max_iter: 4
+        max_execution_time: 30
+        allow_delegation: true
+        verbose: true
+        system_template: "You are {role}. {tools}"
+        prompt_template: "{prompt} Be brief."
+        function_calling_llm: test
+        step_callback: hooks:on_step
+    tasks:
+      first: {description: First, agent: writer}
+      second:
+        description: Second about {topic}
+        expected_output: Text
+        name: second
+        agent: writer
+        context: [first]
+        tools: [search]
+        output_pydantic: hooks:Hit
+        output_file: out/{topic}.json
+        guardrail: hooks:accept
+        guardrail_max_retries: 1
+        callback: hooks:on_task
+        async_execution: true
+        human_input: true
+        condition: hooks:always
+        max_retries: 2
+        timeout: 9.5
+      third: {description: Third, agent: writer, output_json: hooks:Hit}
+    """
+
+
+def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
+    """One key per model field (fields_of lists them from the models): each lands on the object."""
+    from crew.config.fields import fields_of
+
+    project = load_project(crew_dir({"crew.yaml": EVERY_KEY, "hooks.py": HOOKS_PY}))
+    crew = project.crew
+    import hooks
+
+    writer = next(a for a in crew.agents if a.name == "scribe")
+    first, second, third = crew.tasks
+    full = project.tools["full"]
+    expected = {
+        "crew": {"name": "everything", "process": "graph", "llm": "test", "max_concurrency": 3, "cache": False,
+                 "max_rpm": 120, "on_error": "continue", "step_callback": hooks.on_step,
+                 "task_callback": hooks.on_task, "human_feedback": hooks.ask, "verbose": True},
+        "agent": {"role": "Writer", "goal": "Write about {topic}", "backstory": "Writes for a living.",
+                  "name": "scribe", "llm": "test", "max_iter": 4, "max_execution_time": 30,
+                  "allow_delegation": True, "verbose": True, "system_template": "You are {role}. {tools}",
+                  "prompt_template": "{prompt} Be brief.", "function_calling_llm": "test",
+                  "step_callback": hooks.on_step},
+        "task": {"description": "Second about {topic}", "expected_output": "Text", "name": "second",
+                 "context": ["first"], "output_pydantic": hooks.Hit, "output_file": "out/{topic}.json",
+                 "guardrail": hooks.accept, "guardrail_max_retries": 1, "callback": hooks.on_task,
+                 "async_execution": True, "human_input": True, "condition": hooks.always, "max_retries": 2,
+                 "timeout": 9.5},
+        "tool": {"description": "Search everything.", "args_schema": hooks.SearchArgs, "result_schema": hooks.Hit,
+                 "cache_function": hooks.never, "result_as_answer": True, "max_usage_count": 2,
+                 "handle_tool_error": "the search failed", "handle_validation_error": False,
+                 "response_format": "content", "tags": ["web"], "metadata": {"owner": "me"}, "extras": {"x": 1}},
+    }
+    objects = {"crew": crew, "agent": writer, "task": second, "tool": full}
+    for section, values in expected.items():
+        for key, value in values.items():
+            assert getattr(objects[section], key) == value, (section, key)
+    # the keys not compared as plain values above, each checked its own way
+    assert crew.manager_llm.model == "test" and crew.manager_llm.temperature == 0.1
+    assert crew.manager_agent.name == "lead" and crew.manager_agent not in crew.agents
+    assert project.inputs == {"topic": "tea"}
+    assert [t.name for t in writer.tools] == ["search", "full"]
+    assert second.agent is writer and [t.name for t in second.tools] == ["search"]
+    assert third.output_json is hooks.Hit
+    assert [v.name for v in full.env_vars] == ["SEARCH_KEY"]
+    checked = {
+        "crew": set(expected["crew"]) | {"manager_llm", "manager_agent", "agents", "tasks", "tools", "inputs"},
+        "agent": set(expected["agent"]) | {"tools"},
+        "task": set(expected["task"]) | {"agent", "tools", "output_json"},
+        "tool": set(expected["tool"]) | {"env_vars", "import"},
+    }
+    for section, keys in checked.items():  # a new model field fails here until it is set above
+        assert set(fields_of(section)) == keys, (section, set(fields_of(section)) ^ keys)

@@ -110,7 +110,7 @@ def test_sequential_edges_follow_task_order_and_async_tasks_run_side_by_side(age
     assert graph.generations == [["t0"], ["t1", "t2"], ["t3"], ["t4"], ["t5"]]
 
 
-def test_building_and_running_a_crew_never_imports_networkx():
+def test_building_and_running_a_crew_never_imports_networkx_litellm_or_yaml():
     code = textwrap.dedent("""
         import sys
         from crew import Agent, Crew, Task
@@ -118,11 +118,11 @@ def test_building_and_running_a_crew_never_imports_networkx():
         a = Task(name="a", description="a", agent=agent)
         crew = Crew(agents=[agent], tasks=[a, Task(description="b", agent=agent, context=[a])], process="graph")
         crew.kickoff()
-        print("networkx" in sys.modules, "litellm" in sys.modules)
+        print("networkx" in sys.modules, "litellm" in sys.modules, "yaml" in sys.modules)
     """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "False False"
+    assert result.stdout.strip() == "False False False"
 
 
 def test_agents_only_named_by_tasks_belong_to_the_crew():

@@ -241,5 +241,6 @@ def test_building_a_crew_that_needs_litellm_starts_importing_it_in_the_backgroun
 def test_tasks_of_one_agent_run_concurrently_in_the_graph_process():
     rec = Recorder(latency=0.05)
     agent = rec.agent()
-    Crew(agents=[agent], tasks=dag(agent, {"a": [], "b": [], "c": []}), process="graph").kickoff()
+    out = Crew(agents=[agent], tasks=dag(agent, {"a": [], "b": [], "c": []}), process="graph").kickoff()
     assert rec.peak == 3 and sorted(rec.tasks_called()) == ["a", "b", "c"]
+    assert [o.raw for o in out.tasks_output] == ["output of a", "output of b", "output of c"]  # no crossed wires

@@ -68,6 +68,7 @@ def test_stop_cancels_running_tasks_starts_nothing_else_and_keeps_finished_outpu
     finally:
         unsubscribe()
     assert time.perf_counter() - started < 2  # "long" was cancelled, not waited for
+    assert rec.running == 0  # and it unwound before kickoff raised: nothing left running
     error = info.value
     assert error.task == "failing" and "task 'failing' failed: RuntimeError: model failure on failing" in str(error)
     assert isinstance(error.__cause__, RuntimeError)
@@ -293,3 +294,28 @@ def test_events_announce_the_run_and_every_task():
                     ("task.start", "b"), ("task.done", "b"), ("run.done", None)]
     start = next(e for e in events if e.type == "run.start" and e.run_id == out.run_id)
     assert start.data["crew"] == "evented" and start.data["tasks"] == ["a", "b"]
+
+
+def test_the_default_concurrency_bound_is_eight_and_on_error_is_stop():
+    rec = Recorder(latency=0.03)
+    agent = rec.agent()
+    crew = Crew(agents=[agent], tasks=dag(agent, {f"t{i}": [] for i in range(12)}), process="graph")
+    assert (crew.max_concurrency, crew.on_error, crew.process, crew.cache) == (8, "stop", "graph", True)
+    crew.kickoff()
+    assert rec.peak == 8
+
+
+def test_async_execution_tasks_run_side_by_side_in_the_sequential_process():
+    rec = Recorder(latency=0.1)
+    agent = rec.agent()
+    tasks = [Task(name=n, description=n, agent=agent, async_execution=n.startswith("async"))
+             for n in ("first", "async_a", "async_b", "async_c", "join")]
+    out = Crew(agents=[agent], tasks=tasks).kickoff()
+    calls = {n: rec.call(n) for n in ("first", "async_a", "async_b", "async_c", "join")}
+    asyncs = [calls[n] for n in ("async_a", "async_b", "async_c")]
+    assert all(c.start >= calls["first"].end for c in asyncs)
+    assert max(c.start for c in asyncs) < min(c.end for c in asyncs)  # all three overlap
+    assert calls["join"].start >= max(c.end for c in asyncs)
+    assert calls["join"].context == ["first", "async_a", "async_b", "async_c"]
+    assert rec.peak == 3
+    assert out.raw == "output of join"

@@ -119,3 +119,23 @@ def test_an_input_may_not_move_an_output_file_out_of_its_directory(tmp_path):
     assert rec.calls == [] and not list(tmp_path.rglob("*.md"))
     crew.kickoff({"topic": "sub/dir..name"})  # a nested path and dots inside a name are fine
     assert (tmp_path / "out" / "sub" / "dir..name.md").read_text() == "output of t"
+
+
+def test_a_misspelt_keyword_is_an_error_and_crewai_only_keywords_a_warning():
+    """As in YAML: `Crew(proces="graph")` must not quietly run the sequential process."""
+    agent = Agent(role="w", goal="g", llm="test")
+    with pytest.raises(ValidationError, match=r"unknown keyword argument 'proces' \(did you mean 'process'\?\)"):
+        Crew(agents=[agent], tasks=[Task(description="d", agent=agent)], proces="graph")
+    with pytest.raises(ValidationError, match=r"unknown keyword argument 'max_retry' \(did you mean 'max_retries'\?\)"):
+        Task(description="d", agent=agent, max_retry=2)
+    with pytest.warns(UserWarning, match=r"^Task: CrewAI's 'markdown' is not supported here and ignored$") as caught:
+        task = Task(description="d", agent=agent, markdown=True)
+    assert caught[0].filename == __file__  # points at the caller's line
+    with pytest.warns(UserWarning, match=r"^Crew: CrewAI's 'memory', 'planning' are not supported here and ignored$"):
+        crew = Crew(agents=[agent], tasks=[task], memory=True, planning=True)
+    assert crew.kickoff().tasks_output[0].status == "done"
+    with pytest.raises(ValidationError, match=r"unknown keyword argument 'max_itr' \(did you mean 'max_iter'\?\)"):
+        Agent(role="w", goal="g", max_itr=3)
+    with pytest.warns(UserWarning, match=r"^Agent: CrewAI's 'memory' is not supported here and ignored$") as caught:
+        Agent(role="w", goal="g", memory=True)
+    assert caught[0].filename == __file__

@@ -251,3 +251,118 @@ def test_one_executor_per_kickoff_is_shared_by_all_agents():
         assert (stats["once"].calls, stats["once"].runs, stats["once"].refused) == (2, 1, 1)
     assert runs == ["Oslo", "Oslo"]
     assert [r.name for r in out.tasks_output[0].tool_calls] == ["lookup", "once"]
+
+
+def test_a_tasks_tools_replace_the_agents_tools_for_that_task_only():
+    @tool
+    def own(q: str) -> str:
+        """The agent's own tool."""
+        return "own result"
+
+    @tool
+    def special(q: str) -> str:
+        """A tool for one task only."""
+        return "special result"
+
+    offered = {}
+
+    def reply(messages, tools):
+        task = messages[1]["content"].split()[1]
+        offered.setdefault(task, ([t["function"]["name"] for t in tools], messages[0]["content"]))
+        if messages[-1]["role"] == "tool":
+            return f"{task}: {messages[-1]['content']}"
+        return [{"name": "own", "args": {"q": "x"}}]  # always tries the agent's own tool
+
+    agent = Agent(role="A", goal="g", llm=FunctionModel(reply), tools=[own])
+    tasks = [Task(name="narrow", description="narrow", agent=agent, tools=[special]),
+             Task(name="usual", description="usual", agent=agent)]
+    out = Crew(agents=[agent], tasks=tasks).kickoff()
+    assert offered["narrow"][0] == ["special"] and offered["usual"][0] == ["own"]
+    assert "special" in offered["narrow"][1] and "own" not in offered["narrow"][1]  # nor in its prompt
+    assert out.task("narrow").raw == "narrow: Unknown tool 'own'. Available tools: special."
+    assert out.task("usual").raw == "usual: own result"
+    assert [c.status for c in out.task("narrow").tool_calls] == ["error"]
+    assert agent.tools == [own] and tasks[1].tools is None  # declarations untouched
+
+
+def test_cache_false_turns_the_crew_wide_tool_cache_off():
+    runs = []
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        runs.append(city)
+        return f"{city}: sunny"
+
+    def caller(messages, tools):
+        return "done" if messages[-1]["role"] == "tool" else [{"name": "lookup", "args": {"city": "Oslo"}}]
+
+    agent = Agent(role="A", goal="g", llm=FunctionModel(caller), tools=[lookup])
+    tasks = [Task(description="x", agent=agent), Task(description="y", agent=agent)]
+    cached = Crew(agents=[agent], tasks=tasks).kickoff().tool_stats["lookup"]
+    uncached = Crew(agents=[agent], tasks=tasks, cache=False).kickoff().tool_stats["lookup"]
+    assert (cached.calls, cached.runs, cached.cache_hits) == (2, 1, 1)
+    assert (uncached.calls, uncached.runs, uncached.cache_hits) == (2, 2, 0)
+    assert runs == ["Oslo"] * 3
+
+
+def test_task_outputs_carry_every_field_and_only_done_tasks_have_raw():
+    @tool
+    def measure(text: str) -> int:
+        """Count characters."""
+        return len(text)
+
+    def reply(messages, tools):
+        user = messages[1]["content"]
+        if "Task: broken" in user:
+            raise RuntimeError("model down")
+        if messages[-1]["role"] == "tool":
+            return "measured " + messages[-1]["content"]
+        return [{"name": "measure", "args": {"text": "abcd"}}]
+
+    agent = Agent(role="Measurer", goal="g", llm=FunctionModel(reply, model="model-m"), tools=[measure])
+    tasks = [Task(name="ok", description="ok", expected_output="a number", agent=agent),
+             Task(name="broken", description="broken", agent=agent),
+             Task(name="after", description="after", agent=agent, context=["broken"])]
+    out = Crew(agents=[agent], tasks=tasks, process="graph", on_error="continue").kickoff()
+    done, failed, skipped = out.tasks_output
+    assert (done.name, done.status, done.raw, done.agent, done.model) == ("ok", "done", "measured 4", "Measurer", "model-m")
+    assert (done.description, done.expected_output, done.error, done.attempts) == ("ok", "a number", None, 1)
+    assert (done.pydantic, done.json_dict) == (None, None)
+    assert done.usage.requests == 2 and done.usage.total_tokens > 0
+    assert done.started_at <= done.finished_at and done.duration == done.finished_at - done.started_at
+    assert [(c.name, c.args, c.status, c.cached) for c in done.tool_calls] == [("measure", {"text": "abcd"}, "success", False)]
+    assert (failed.status, failed.raw, failed.agent) == ("failed", "", "Measurer")
+    assert "RuntimeError: model down" in failed.error
+    assert (skipped.status, skipped.raw, skipped.attempts) == ("skipped", "", 0)
+    assert out.raw == "measured 4"  # the last declared task that is done
+
+
+def test_a_guardrail_accepting_with_none_keeps_the_output_and_a_model_replaces_it():
+    agent = Agent(role="w", goal="g", llm=FunctionModel(lambda m, t: "kept as is"))
+    keep = Task(name="keep", description="keep", agent=agent, guardrail=lambda out: (True, None))
+    swap = Task(name="swap", description="swap", agent=agent,
+                guardrail=lambda out: (True, Summary(title=out.raw, points=[])))
+    out = Crew(agents=[agent], tasks=[keep, swap]).kickoff()
+    assert out.task("keep").raw == "kept as is" and out.task("keep").pydantic is None
+    assert out.task("swap").pydantic == Summary(title="kept as is", points=[])
+    assert out.pydantic == out.task("swap").pydantic and json.loads(out.raw)["title"] == "kept as is"
+
+
+def test_an_async_condition_works_and_a_raising_condition_fails_its_task():
+    rec = Recorder()
+    agent = rec.agent()
+
+    async def never(outputs):
+        return False
+
+    def broken(outputs):
+        raise KeyError("no such field")
+
+    tasks = [Task(name="first", description="first", agent=agent),
+             Task(name="skipped", description="skipped", agent=agent, condition=never),
+             Task(name="broken", description="broken", agent=agent, condition=broken)]
+    out = Crew(agents=[agent], tasks=tasks, on_error="continue").kickoff()
+    assert [o.status for o in out.tasks_output] == ["done", "skipped", "failed"]
+    assert out.task("broken").error == "KeyError: 'no such field'"
+    assert rec.tasks_called() == ["first"]
