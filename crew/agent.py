@@ -18,6 +18,7 @@ from crew.keywords import known_keys
 from crew.tasks.interpolate import fill
 from crew.tasks.output import TaskOutput
 from crew.tools.base import BaseTool
+from crew.tools.decorator import wrap_functions
 from crew.tools.executor import ToolExecutor
 
 if TYPE_CHECKING:
@@ -83,12 +84,7 @@ class Agent(BaseModel):
     @field_validator("tools", mode="before")
     @classmethod
     def _wrap_functions(cls, value: Any) -> Any:
-        """Plain functions become tools (``@tool`` applied), so ``tools=[search]`` just works."""
-        if not isinstance(value, (list, tuple)):
-            return value
-        from crew.tools.decorator import tool
-
-        return [item if isinstance(item, BaseTool) or not callable(item) else tool(item) for item in value]
+        return wrap_functions(value)
 
     @model_validator(mode="after")
     def _default_name(self) -> Agent:

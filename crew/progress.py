@@ -139,7 +139,7 @@ class Progress:
     def _route_output(self) -> None:
         for name in ("stdout", "stderr"):
             stream = getattr(sys, name)
-            if stream is self.stream or _is_terminal(stream):
+            if stream is self.stream or is_terminal(stream):
                 proxy = _Routed(stream, self)
                 self._routed[name] = proxy
                 setattr(sys, name, proxy)
@@ -322,7 +322,8 @@ class _Routed:
         return getattr(self.stream, name)
 
 
-def _is_terminal(stream: Any) -> bool:
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is an interactive terminal; ``None`` or a closed or detached stream is not."""
     try:
         return bool(stream is not None and stream.isatty())
     except (AttributeError, ValueError, OSError):

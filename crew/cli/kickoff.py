@@ -120,6 +120,7 @@ def _human_prompt(progress: Any) -> Any:
     import asyncio
     import contextlib
 
+    from crew.progress import is_terminal
     from crew.task_runner import terminal_feedback
 
     terminal = sys.stderr  # the real one: the live view reroutes sys.stderr while it runs
@@ -130,18 +131,11 @@ def _human_prompt(progress: Any) -> Any:
             turns.append(asyncio.Lock())
         async with turns[0]:
             with progress.paused(), contextlib.ExitStack() as stack:
-                if not _is_terminal(sys.stdout):
+                if not is_terminal(sys.stdout):
                     stack.enter_context(contextlib.redirect_stdout(terminal))
                 return await terminal_feedback(output)
 
     return feedback
-
-
-def _is_terminal(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def _agent_label(task: Any) -> str:

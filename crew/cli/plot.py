@@ -95,7 +95,7 @@ def dot(picture: Picture) -> str:
     def quote(text: str) -> str:
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
-    lines = [f"digraph crew {{", f"    label={quote(picture.title)};", "    rankdir=LR;",
+    lines = ["digraph crew {", f"    label={quote(picture.title)};", "    rankdir=LR;",
              '    node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="Helvetica"];']
     for name, agent in picture.nodes:
         lines.append(f"    {ids[name]} [label={quote(name + chr(10) + agent)}];")

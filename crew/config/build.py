@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from crew.config.fields import FieldSpec, Section, fields_of, model_class
-from crew.keywords import CREWAI_KEYS
 from crew.config.imports import ImportProblem, as_tool, import_object
 from crew.config.loader import YamlList, YamlMap
-from crew.config.problems import Problems, did_you_mean
+from crew.config.problems import Problems
+from crew.keywords import CREWAI_KEYS, did_you_mean
 
 # Which texts take {placeholders}: the fields the models fill at kickoff.
 TEMPLATED: dict[Section, tuple[str, ...]] = {

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from crew.keywords import CREWAI_KEYS, Section
+from crew.keywords import Section
 
 Kind = Literal["value", "model", "import", "agent", "tasks", "tools", "section"]
 

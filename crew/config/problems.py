@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Literal
 
 from crew.errors import ConfigError
-from crew.keywords import did_you_mean
 
 
 Level = Literal["error", "warning", "note"]

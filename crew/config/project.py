@@ -14,9 +14,10 @@ from typing import Any
 
 from crew.config.build import Builder, Entry, Placeholder, key_path, plain
 from crew.config.loader import YamlList, YamlMap, YamlSyntaxError, load_yaml
-from crew.config.problems import Problem, Problems, display_path, did_you_mean
+from crew.config.problems import Problem, Problems, display_path
 from crew.config.tasks import build_tasks
 from crew.errors import ConfigError
+from crew.keywords import did_you_mean
 
 _NAMES = {"crew": ("crew.yaml", "crew.yml"), "agents": ("agents.yaml", "agents.yml"), "tasks": ("tasks.yaml", "tasks.yml")}
 

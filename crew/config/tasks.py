@@ -11,7 +11,7 @@ from typing import Any
 
 from crew.config.build import Builder, Entry, key_path, type_name
 from crew.config.loader import YamlList
-from crew.config.problems import did_you_mean
+from crew.keywords import did_you_mean
 
 
 def build_tasks(builder: Builder, entries: list[Entry], agents: dict[str, Any], agent_names: set[str],
@@ -20,7 +20,6 @@ def build_tasks(builder: Builder, entries: list[Entry], agents: dict[str, Any], 
     from crew.tasks.task import Task
 
     process = str(getattr(process, "value", process))
-    names = [e.name for e in entries]
     edges: dict[str, list[tuple[str, Entry, int]]] = {}
     tasks: list[Any] = []
     for position, entry in enumerate(entries):

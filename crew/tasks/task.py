@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from crew.keywords import known_keys
 from crew.tasks.interpolate import climbing_inputs, fill
 from crew.tools.base import BaseTool
+from crew.tools.decorator import wrap_functions
 
 Guardrail = Callable[[Any], Any]
 """``guardrail(output: TaskOutput) -> (bool, Any)`` (may be async): CrewAI's contract."""
@@ -71,12 +72,7 @@ class Task(BaseModel):
     @field_validator("tools", mode="before")
     @classmethod
     def _wrap_functions(cls, value: Any) -> Any:
-        """Plain functions become tools (``@tool`` applied), as for ``Agent(tools=...)``."""
-        if not isinstance(value, (list, tuple)):
-            return value
-        from crew.tools.decorator import tool
-
-        return [item if isinstance(item, BaseTool) or not callable(item) else tool(item) for item in value]
+        return wrap_functions(value)
 
     @model_validator(mode="after")
     def _one_output_format(self) -> Task:

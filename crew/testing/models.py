@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from crew.chat import LLMResponse, emit_call, parse_arguments
 from crew.testing.values import example_value
 from crew.tools.calls import ToolCall
+from crew.tools.invocation import run_coroutine_sync
 from crew.usage import Usage
 
 Messages = list[dict[str, Any]]
@@ -167,10 +168,10 @@ class FunctionModel:
     def complete(self, messages: Messages, tools: Tools | None = None, *,
                  output_schema: dict[str, Any] | None = None) -> LLMResponse:
         if inspect.iscoroutinefunction(self.fn) or self.latency > 0:
-            return _run_blocking(self.acomplete(messages, tools, output_schema=output_schema))
+            return run_coroutine_sync(self.acomplete(messages, tools, output_schema=output_schema))
         reply = self.fn(messages, tools or [])
         if inspect.isawaitable(reply):
-            reply = _run_blocking(reply)
+            reply = run_coroutine_sync(reply)
         return self._response(messages, tools, reply)
 
     def _response(self, messages: Messages, tools: Tools | None, reply: Any) -> LLMResponse:
@@ -208,25 +209,3 @@ def _tool_call(item: dict[str, Any] | ToolCall, index: int) -> ToolCall:
     if item.get("id"):
         fields["id"] = item["id"]
     return ToolCall(**fields)
-
-
-def _run_blocking(coro: Awaitable[Any]) -> Any:
-    """Run a coroutine to completion from sync code, even inside a thread that runs a loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)  # type: ignore[arg-type]
-    box: dict[str, Any] = {}
-
-    def runner() -> None:
-        try:
-            box["value"] = asyncio.run(coro)  # type: ignore[arg-type]
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=runner, name="function-model-complete")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]

@@ -99,6 +99,17 @@ def tool(
     return decorate
 
 
+def wrap_functions(items: Any) -> Any:
+    """Plain functions in a ``tools=`` list become tools (``@tool`` applied), so ``tools=[search]`` just works.
+
+    The ``mode="before"`` validator of ``Agent.tools`` and ``Task.tools``; anything else
+    passes through for the field's own validation to judge.
+    """
+    if not isinstance(items, (list, tuple)):
+        return items
+    return [item if isinstance(item, BaseTool) or not callable(item) else tool(item) for item in items]
+
+
 def _one_name(positional: str, keyword: str | None) -> str:
     if keyword is not None and keyword != positional:
         raise ToolDefinitionError(f"tool name given twice: {positional!r} and name={keyword!r}")
