@@ -131,3 +131,44 @@ def test_agents_only_named_by_tasks_belong_to_the_crew():
     crew = Crew(agents=[listed], tasks=[Task(description="a", agent=unlisted), Task(description="b", agent=listed)])
     assert [a.role for a in crew.all_agents()] == ["Listed", "Unlisted"]
     assert isinstance(crew.all_agents()[0], Agent)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_graph_algorithms_agree_with_networkx_on_random_dags(seed):
+    """The checks run without networkx (its import would cost `crew validate` ~0.1 s); networkx is the oracle."""
+    import random
+
+    import networkx as nx
+
+    rng = random.Random(seed)
+    names = [f"t{i}" for i in range(rng.randint(1, 60))]
+    deps = {n: rng.sample(names[:i], k=min(i, rng.randint(0, 4))) for i, n in enumerate(names)}
+    weights = {n: rng.uniform(0.1, 2.0) for n in names}
+    graph = TaskGraph(names, deps)
+    nxg = graph.to_networkx()
+    position = {n: i for i, n in enumerate(graph.order)}
+    assert sorted(graph.order) == sorted(names)
+    assert all(position[a] < position[b] for a, b in nxg.edges)
+    assert [sorted(g) for g in graph.generations] == [sorted(g) for g in nx.topological_generations(nxg)]
+    for n in names:
+        assert graph.descendants(n) == nx.descendants(nxg, n)
+    weighted = nx.DiGraph()  # node weights as the weight of each edge into the node, from a common source
+    weighted.add_weighted_edges_from([(a, b, weights[b]) for a, b in nxg.edges])
+    weighted.add_weighted_edges_from([("<start>", n, weights[n]) for n in names])
+    longest = nx.dag_longest_path_length(weighted)
+    path = graph.critical_path(weights)
+    assert sum(weights[n] for n in path) == pytest.approx(longest)
+    assert all(nxg.has_edge(a, b) for a, b in zip(path, path[1:]))
+
+
+def test_cycle_detection_agrees_with_networkx():
+    import networkx as nx
+
+    names = ["a", "b", "c", "d"]
+    deps = {"a": ["d"], "b": ["a"], "c": ["b"], "d": ["c"]}
+    with pytest.raises(GraphError) as info:
+        TaskGraph(names, deps)
+    cycle = str(info.value).rsplit(": ", 1)[-1].split(" -> ")
+    edges = {(d, n) for n, ds in deps.items() for d in ds}
+    assert cycle[0] == cycle[-1] and all((x, y) in edges for x, y in zip(cycle, cycle[1:]))
+    assert not nx.is_directed_acyclic_graph(nx.DiGraph(list(edges)))
