@@ -26,11 +26,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crew.agent import Agent  # noqa: E402
-from crew.prompts import estimate_tokens  # noqa: E402
-from crew.tasks.task import Task  # noqa: E402
-from crew.testing import FunctionModel, OpenAIServer, Reply  # noqa: E402
-from crew.tools import ToolExecutor, tool  # noqa: E402
+from crew.agent import Agent
+from crew.prompts import estimate_tokens
+from crew.tasks.task import Task
+from crew.testing import FunctionModel, OpenAIServer, Reply
+from crew.tools import ToolExecutor, tool
 
 TOOL_TURNS = 5
 
@@ -140,13 +140,15 @@ async def crew_overhead(tasks: int) -> None:
 
 async def through_litellm(rounds: int) -> None:
     """Rounds of bare calls and of agent turns alternate; the best round of each is kept (noisy hosts)."""
-    from crew.llm import LLM
+    from crew.models import LLM
 
     def handler(request: Any) -> Any:
         assistant_turns = sum(1 for m in request.messages if m["role"] == "assistant")
         if request.tools and assistant_turns < TOOL_TURNS:
             name, args = CALLS[assistant_turns % 3]
-            return Reply.tools({"name": name, "args": {**args, **({"limit": assistant_turns} if name == "search" else {})}})
+            return Reply.tools(
+                {"name": name, "args": {**args, **({"limit": assistant_turns} if name == "search" else {})}}
+            )
         return Reply.text("Final answer.")
 
     turns_per_task = TOOL_TURNS + 1
@@ -165,21 +167,30 @@ async def through_litellm(rounds: int) -> None:
             model.seconds, model.calls = 0.0, 0
             started = time.perf_counter()
             for i in range(2):
-                await agent.aexecute_task(Task(name=f"h{r}.{i}", description=f"Question {i}", expected_output="An answer"))
+                await agent.aexecute_task(
+                    Task(name=f"h{r}.{i}", description=f"Question {i}", expected_output="An answer")
+                )
             wall = time.perf_counter() - started
             per_turn.append(wall / model.calls)
             outside.append((wall - model.seconds) / model.calls)
     print(f"through litellm to the local server (best of {rounds} rounds of {2 * turns_per_task} turns):")
     row("one bare LLM.acomplete (litellm + HTTP, for scale)", min(bare) * 1e3, "ms/call", "(~7 ms here)")
     row("total per agent turn", min(per_turn) * 1e3, "ms/turn")
-    row("of which outside the model call", min(outside) * 1e3, "ms/turn",
-        "(loop + tools in threads + litellm's own background logging)")
+    row(
+        "of which outside the model call",
+        min(outside) * 1e3,
+        "ms/turn",
+        "(loop + tools in threads + litellm's own background logging)",
+    )
 
 
 def prompt_sizes() -> None:
     """Measured on what the model really receives on its first turn (the public path, no internals)."""
-    task = Task(name="q", description="Find three recent papers on protein folding and summarise each.",
-                expected_output="Three bullet points with title, year and a one-line summary.")
+    task = Task(
+        name="q",
+        description="Find three recent papers on protein folding and summarise each.",
+        expected_output="Three bullet points with title, year and a one-line summary.",
+    )
     print("prompt size of a 3-tool agent (estimated tokens, ~4 chars each):")
     for text_mode in (False, True):
         first: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
@@ -188,8 +199,13 @@ def prompt_sizes() -> None:
             first.append((messages, tools))
             return "Final Answer: done"
 
-        agent = Agent(role="Researcher", goal="Answer questions with sources", backstory="A careful analyst.",
-                      llm=FunctionModel(answer, function_calling=not text_mode), tools=TOOLS)
+        agent = Agent(
+            role="Researcher",
+            goal="Answer questions with sources",
+            backstory="A careful analyst.",
+            llm=FunctionModel(answer, function_calling=not text_mode),
+            tools=TOOLS,
+        )
         agent.execute_task(task)
         (system, user), tools = first[0][0][:2], first[0][1]
         label = "text mode" if text_mode else "native"

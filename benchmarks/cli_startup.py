@@ -56,9 +56,11 @@ def wall(args: list[str], runs: int, env: dict[str, str], cwd: Path) -> tuple[fl
 
 def imports_litellm(args: list[str], env: dict[str, str], cwd: Path) -> bool:
     """Run the command in-process under a probe that reports whether litellm got imported."""
-    code = ("import sys, atexit; atexit.register(lambda: print('LITELLM', 'litellm' in sys.modules, "
-            "file=sys.stderr)); sys.argv = ['crew', *sys.argv[1:]]; from crew.cli import main; "
-            "raise SystemExit(main())")
+    code = (
+        "import sys, atexit; atexit.register(lambda: print('LITELLM', 'litellm' in sys.modules, "
+        "file=sys.stderr)); sys.argv = ['crew', *sys.argv[1:]]; from crew.cli import main; "
+        "raise SystemExit(main())"
+    )
     done = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=cwd, capture_output=True, text=True)
     return "LITELLM True" in done.stderr
 
@@ -74,24 +76,38 @@ def main() -> None:
 
     rows.append(("crew --help", wall(["--help"], runs, env, ROOT), 0.3, ""))
     for name in EXAMPLES:
-        rows.append((f"crew validate examples/{name}", wall(["validate", f"examples/{name}"], runs, env, ROOT), 0.3, ""))
+        rows.append(
+            (f"crew validate examples/{name}", wall(["validate", f"examples/{name}"], runs, env, ROOT), 0.3, "")
+        )
     for name in EXAMPLES:
         args = ["kickoff", f"examples/{name}", "--llm", "test", "--out", str(out), "-q"]
-        rows.append((f"crew kickoff examples/{name} --llm test", wall(args, runs, env, ROOT), 1.0,
-                     "litellm imported!" if imports_litellm(args, env, ROOT) else "litellm not imported"))
+        rows.append(
+            (
+                f"crew kickoff examples/{name} --llm test",
+                wall(args, runs, env, ROOT),
+                1.0,
+                "litellm imported!" if imports_litellm(args, env, ROOT) else "litellm not imported",
+            )
+        )
 
     width = max(len(r[0]) for r in rows)
     load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
-    print(f"wall time of a fresh process, median of {runs} runs ({os.cpu_count()} CPUs{load}, "
-          f"Python {sys.version.split()[0]})")
+    print(
+        f"wall time of a fresh process, median of {runs} runs ({os.cpu_count()} CPUs{load}, "
+        f"Python {sys.version.split()[0]})"
+    )
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        print("  (PYTHONDONTWRITEBYTECODE is set: the warm-up run wrote the .pyc caches anyway; "
-              "without them each command compiles crew from source, about 50 ms more)")
+        print(
+            "  (PYTHONDONTWRITEBYTECODE is set: the warm-up run wrote the .pyc caches anyway; "
+            "without them each command compiles crew from source, about 50 ms more)"
+        )
     print(f"  {'command':<{width}}  {'median':>9}  {'best':>9}  {'cpu':>9}  goal")
     for label, (median, best, cpu), goal, note in rows:
         verdict = "ok" if median < goal else "OVER GOAL"
-        print(f"  {label:<{width}}  {median * 1000:6.0f} ms  {best * 1000:6.0f} ms  {cpu * 1000:6.0f} ms  "
-              f"< {goal * 1000:.0f} ms {verdict}  {note}".rstrip())
+        print(
+            f"  {label:<{width}}  {median * 1000:6.0f} ms  {best * 1000:6.0f} ms  {cpu * 1000:6.0f} ms  "
+            f"< {goal * 1000:.0f} ms {verdict}  {note}".rstrip()
+        )
 
 
 if __name__ == "__main__":

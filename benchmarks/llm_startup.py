@@ -3,7 +3,7 @@
 Run: python benchmarks/llm_startup.py [--repeat N]
 
 Importing litellm costs about 5 s on the reference 2-core machine. ``LLM.prewarm()``
-(or ``crew.llm.prewarm_litellm()``) starts that import in a background thread as soon
+(or ``crew.models.prewarm_litellm()``) starts that import in a background thread as soon
 as a crew knows it needs a real model, so it overlaps whatever the process does before
 the first call (loading YAML, validating, building prompts, waiting on I/O).
 
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHILD = textwrap.dedent("""
     import json, sys, time
     sys.path.insert(0, {root!r})
-    from crew.llm import LLM
+    from crew.models import LLM
     from crew.testing import OpenAIServer, Reply
 
     prewarm, setup, seconds = {prewarm!r}, {setup!r}, {seconds!r}
@@ -70,7 +70,7 @@ CREW_CHILD = textwrap.dedent("""
     import json, sys, time
     sys.path.insert(0, {root!r})
     from crew import Agent, Crew, Task
-    from crew.llm import LLM
+    from crew.models import LLM
     from crew.testing import OpenAIServer, Reply
 
     with OpenAIServer(handler=lambda request: Reply.text("ok")) as server:
@@ -93,7 +93,7 @@ CREW_SCENARIOS = [
 WARM = textwrap.dedent("""
     import asyncio, json, sys, time
     sys.path.insert(0, {root!r})
-    from crew.llm import LLM, load_litellm
+    from crew.models import LLM, load_litellm
     from crew.testing import OpenAIServer, Reply
 
     litellm = load_litellm()
@@ -138,8 +138,14 @@ SCENARIOS = [
 
 
 def run(code: str) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
-                         env={"PATH": "/usr/bin:/bin", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"},
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -164,8 +170,9 @@ def main() -> None:
     no_setup = figures["no setup work, no prewarm"]
     for kind in ("3 s I/O-bound", "1 s CPU-bound"):
         saved = figures[f"{kind} setup, no prewarm"] - figures[f"{kind} setup, prewarm"]
-        print(f"prewarm saves {saved:.2f} s with {kind} setup "
-              f"(the cold import + first call alone take {no_setup:.2f} s)")
+        print(
+            f"prewarm saves {saved:.2f} s with {kind} setup (the cold import + first call alone take {no_setup:.2f} s)"
+        )
 
     print(f"{'through a Crew (it prewarms when built)':<44} {'kickoff -> first request':>25}   {'build -> first':>14}")
     for label, seconds in CREW_SCENARIOS:
@@ -176,11 +183,11 @@ def main() -> None:
         print(f"{label:<44} {kickoff:>23.2f} s   {built:>12.2f} s   {goal}")
 
     warm = run(WARM.format(root=str(ROOT), calls=40))
-    print(f"warm call, litellm.acompletion alone -> local server: {warm['bare'] * 1000:6.2f} ms   "
-          "(about 7 ms here)")
+    print(f"warm call, litellm.acompletion alone -> local server: {warm['bare'] * 1000:6.2f} ms   (about 7 ms here)")
     print(f"warm call, LLM.acomplete -> litellm -> local server: {warm['total'] * 1000:6.2f} ms")
-    print(f"crew's own work per call (kwargs, parsing, usage, cost, event): {warm['own'] * 1000:.3f} ms   "
-          "goal: < 0.5 ms")
+    print(
+        f"crew's own work per call (kwargs, parsing, usage, cost, event): {warm['own'] * 1000:.3f} ms   goal: < 0.5 ms"
+    )
 
 
 if __name__ == "__main__":

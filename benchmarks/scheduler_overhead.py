@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crew import Agent, Crew, Task  # noqa: E402
-from crew.testing import FunctionModel  # noqa: E402
+from crew import Agent, Crew, Task
+from crew.testing import FunctionModel
 
 GOAL_SECONDS = 2.0
 GOAL_MB = 150.0
@@ -35,10 +35,17 @@ def build(n: int, seed: int, process: str = "graph") -> Crew:
     agent = Agent(role="Worker", goal="work on {project}", llm=FunctionModel(lambda messages, tools: "ok"))
     tasks: list[Task] = []
     for i in range(n):
-        window = tasks[max(0, i - 50):]  # dependencies among recent tasks: a deep, wide graph
+        window = tasks[max(0, i - 50) :]  # dependencies among recent tasks: a deep, wide graph
         deps = rng.sample(window, k=min(len(window), rng.randint(0, 3)))
-        tasks.append(Task(name=f"t{i}", description=f"step {i} of {{project}}", expected_output="ok",
-                          agent=agent, context=deps if process == "graph" else None))
+        tasks.append(
+            Task(
+                name=f"t{i}",
+                description=f"step {i} of {{project}}",
+                expected_output="ok",
+                agent=agent,
+                context=deps if process == "graph" else None,
+            )
+        )
     return Crew(agents=[agent], tasks=tasks, process=process)
 
 
@@ -70,14 +77,20 @@ def main() -> None:
     total = finished - started
     kickoff = finished - built
     shape = "random DAG" if args.process == "graph" else "sequential crew (each reads all earlier outputs)"
-    print(f"{args.tasks}-task {shape}: {len(graph.generations)} generations, "
-          f"critical path {len(graph.critical_path())} tasks, zero-latency model")
+    print(
+        f"{args.tasks}-task {shape}: {len(graph.generations)} generations, "
+        f"critical path {len(graph.critical_path())} tasks, zero-latency model"
+    )
     print(f"build crew (Task objects + checks): {built - started:7.3f} s")
     print(f"kickoff:                            {kickoff:7.3f} s  ({kickoff / args.tasks * 1e3:.3f} ms per task)")
-    print(f"total:                              {total:7.3f} s  goal < {GOAL_SECONDS:.0f} s   "
-          f"{'ok' if total < GOAL_SECONDS else 'MISSED'}")
-    print(f"peak RSS:                           {peak_mb:7.1f} MB goal < {GOAL_MB:.0f} MB "
-          f"{'ok' if peak_mb < GOAL_MB else 'MISSED'}")
+    print(
+        f"total:                              {total:7.3f} s  goal < {GOAL_SECONDS:.0f} s   "
+        f"{'ok' if total < GOAL_SECONDS else 'MISSED'}"
+    )
+    print(
+        f"peak RSS:                           {peak_mb:7.1f} MB goal < {GOAL_MB:.0f} MB "
+        f"{'ok' if peak_mb < GOAL_MB else 'MISSED'}"
+    )
 
 
 if __name__ == "__main__":

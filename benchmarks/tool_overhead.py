@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pydantic import validate_call  # noqa: E402
+from pydantic import validate_call
 
-from crew.tools import tool  # noqa: E402
+from crew.tools import tool
 
 
 def add_plain(a: int, b: int) -> int:
@@ -66,8 +66,11 @@ ROWS += [
     ("executor.execute, runs the tool (cache=False)", None, lambda: _uncached.execute(_CALL)),
     ("executor.execute, cache hit", 8_000, lambda: _hits.execute(_CALL)),
     ("await executor.aexecute, cache hit", None, lambda: _loop.run_until_complete(_hits.aexecute(_CALL))),
-    ("await executor.aexecute, runs add in a worker thread", None,
-     lambda: _loop.run_until_complete(_uncached.aexecute(_CALL))),
+    (
+        "await executor.aexecute, runs add in a worker thread",
+        None,
+        lambda: _loop.run_until_complete(_uncached.aexecute(_CALL)),
+    ),
 ]
 
 

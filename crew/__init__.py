@@ -27,8 +27,8 @@ _EXPORTS: dict[str, str] = {
     "Usage": "crew.usage",
     # agents and models
     "Agent": "crew.agent",
-    "LLM": "crew.llm",
-    "LLMResponse": "crew.llm",
+    "LLM": "crew.models",
+    "LLMResponse": "crew.models",
     # crews
     "Crew": "crew.crew",
     "Process": "crew.crew",
@@ -74,12 +74,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolException,
     )
     from crew.events import Event, bus
-    from crew.llm import LLM, LLMResponse
+    from crew.models import LLM, LLMResponse
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
     from crew.tools.base import BaseTool
-    from crew.tools.function_tool import Tool
     from crew.tools.calls import RunContext, ToolCall, ToolResult
     from crew.tools.decorator import tool
     from crew.tools.executor import ToolExecutor
+    from crew.tools.function_tool import Tool
     from crew.usage import Usage

@@ -75,7 +75,7 @@ class Agent(BaseModel):
     def _model_like(cls, value: Any) -> Any:
         if value is None or isinstance(value, str):
             return value
-        from crew.llm import ChatModel
+        from crew.models import ChatModel
 
         if not isinstance(value, ChatModel):
             raise ValueError(f"must be a model string, an LLM or a ChatModel, not {type(value).__name__}")
@@ -97,7 +97,7 @@ class Agent(BaseModel):
     def chat_model(self, default: Any = None) -> Any:
         """The ChatModel this agent talks to: its own ``llm``, else ``default`` (the crew's)."""
         if self.llm is None:
-            from crew.llm import as_chat_model
+            from crew.models import as_chat_model
 
             return as_chat_model(None, default)
         return self._resolved("llm")
@@ -110,7 +110,7 @@ class Agent(BaseModel):
         value = getattr(self, field)
         cached = self._models.get(field)
         if cached is None or cached[0] is not value:
-            from crew.llm import as_chat_model
+            from crew.models import as_chat_model
 
             cached = self._models[field] = (value, as_chat_model(value))
         return cached[1]
@@ -213,7 +213,7 @@ async def _settle_function_calling(model: Any) -> None:
     happens in a worker thread instead, and the property keeps its answer. Once litellm is
     loaded a read is a table lookup and stays on the loop: no thread hop per task.
     """
-    from crew import llm
+    from crew.models import litellm_model as llm
 
     if llm.litellm_loaded():  # loaded, not merely in sys.modules (which an import in flight is)
         return

@@ -39,7 +39,7 @@ from crew.usage import Usage
 
 if TYPE_CHECKING:
     from crew.agent import Agent
-    from crew.llm import ChatModel, LLMResponse
+    from crew.models import ChatModel, LLMResponse
     from crew.tasks.task import Task
     from crew.tools.base import BaseTool
     from crew.tools.executor import ToolExecutor
@@ -189,8 +189,9 @@ class TaskRun:
             content = prompts.render(prompts.INVALID_TOOL_CALL, {"tool": bad.name, "error": bad.error})
             self.messages.append({"role": "tool", "tool_call_id": bad.id, "content": content})
             self.records.append(ToolCallRecord(name=bad.name, status="error"))
-        await self._step(turn, "tool_calls", response, text=response.content or "",
-                         calls=response.tool_calls, results=results)
+        await self._step(
+            turn, "tool_calls", response, text=response.content or "", calls=response.tool_calls, results=results
+        )
         return _direct(results)
 
     async def _text_turn(self, turn: int) -> _Final | None:
@@ -228,9 +229,7 @@ class TaskRun:
             return None
         self.corrected = False
         results = await self._execute(calls)
-        observation = "\n".join(
-            prompts.render(prompts.OBSERVATION, {"content": result.content}) for result in results
-        )
+        observation = "\n".join(prompts.render(prompts.OBSERVATION, {"content": result.content}) for result in results)
         self.messages.append({"role": "assistant", "content": said})
         self.messages.append({"role": "user", "content": observation})
         await self._step(turn, "tool_calls", response, text=said, calls=calls, results=results, extra=extracted)
@@ -248,9 +247,12 @@ class TaskRun:
         """
         if self.empty_turn == turn - 1:
             await self._step(turn, "final_answer", response, text="")  # reported even so: it was paid for
-            raise self._no_answer(response, f"agent '{self.agent.role}' got an empty reply on task "
-                                            f"'{self.task_name}' twice in a row, the second after asking the "
-                                            "model to continue")
+            raise self._no_answer(
+                response,
+                f"agent '{self.agent.role}' got an empty reply on task "
+                f"'{self.task_name}' twice in a row, the second after asking the "
+                "model to continue",
+            )
         self.empty_turn = turn
         if text:  # a bare "Final Answer:"; an empty assistant message is refused by some providers
             self.messages.append({"role": "assistant", "content": text})
@@ -261,8 +263,9 @@ class TaskRun:
     def _no_answer(self, response: LLMResponse, message: str) -> AgentError:
         reason = response.finish_reason
         hint = _FINISH_HINTS.get(reason or "", "")
-        return AgentError(f"{message} (finish_reason: {reason or 'not reported'}{hint})",
-                          agent=self.agent.role, task=self.task_name)
+        return AgentError(
+            f"{message} (finish_reason: {reason or 'not reported'}{hint})", agent=self.agent.role, task=self.task_name
+        )
 
     async def _best_answer(self, turn: int) -> _Final:
         """Past ``max_iter``: one call without tools for the best answer the model has."""
@@ -274,9 +277,12 @@ class TaskRun:
         answer = self._answer_text(text)
         await self._step(turn, "final_answer", response, text=answer)  # reported even when empty: it was paid for
         if not answer:
-            raise self._no_answer(response, f"agent '{self.agent.role}' gave no final answer to task "
-                                            f"'{self.task_name}' within max_iter={self.agent.max_iter} turns, "
-                                            "and none when asked for its best answer")
+            raise self._no_answer(
+                response,
+                f"agent '{self.agent.role}' gave no final answer to task "
+                f"'{self.task_name}' within max_iter={self.agent.max_iter} turns, "
+                "and none when asked for its best answer",
+            )
         return _Final(answer)
 
     async def _shape(self, final: _Final, turn: int) -> tuple[str, BaseModel | None]:
@@ -318,8 +324,14 @@ class TaskRun:
         results = await self.executor.aexecute_many(calls, tools=self.tools, context=self.run_context)
         for call, result in zip(calls, results):
             self.records.append(
-                ToolCallRecord(name=result.name, args=call.args, status=result.status, cached=result.cached,
-                               refused=result.refused, duration=result.duration)
+                ToolCallRecord(
+                    name=result.name,
+                    args=call.args,
+                    status=result.status,
+                    cached=result.cached,
+                    refused=result.refused,
+                    duration=result.duration,
+                )
             )
             # work a tool had models do for us (a delegated task) counts toward this task, done
             # (the artifact) or failed (the tool's exception, kept in ``raw``, carries it as ``output``)
@@ -363,20 +375,44 @@ class TaskRun:
 
     # -- reporting ------------------------------------------------------------------
 
-    async def _step(self, turn: int, kind: StepKind, response: LLMResponse, *, text: str = "",
-                    calls: Sequence[ToolCall] = (), results: Sequence[ToolResult] = (),
-                    extra: Usage | None = None) -> None:
+    async def _step(
+        self,
+        turn: int,
+        kind: StepKind,
+        response: LLMResponse,
+        *,
+        text: str = "",
+        calls: Sequence[ToolCall] = (),
+        results: Sequence[ToolResult] = (),
+        extra: Usage | None = None,
+    ) -> None:
         """Report a turn; its usage is the turn's model calls (``extra``: a helper model's), never
         the work its tools had done, so the steps of a task add up to what its own models spent."""
         if bus.enabled("agent.turn"):
-            bus.emit("agent.turn", run_id=self.run_id, agent=self.agent.role, task=self.task_name, turn=turn,
-                     kind=kind, tool_calls=[c.name for c in calls], prompt_tokens=response.usage.prompt_tokens,
-                     completion_tokens=response.usage.completion_tokens, latency=response.latency)
+            bus.emit(
+                "agent.turn",
+                run_id=self.run_id,
+                agent=self.agent.role,
+                task=self.task_name,
+                turn=turn,
+                kind=kind,
+                tool_calls=[c.name for c in calls],
+                prompt_tokens=response.usage.prompt_tokens,
+                completion_tokens=response.usage.completion_tokens,
+                latency=response.latency,
+            )
         if not self.callbacks and not self.agent.verbose:
             return
-        step = AgentStep(agent=self.agent.role, task=self.task_name, turn=turn, kind=kind, text=text,
-                         tool_calls=list(calls), results=list(results),
-                         usage=response.usage if extra is None else response.usage + extra)
+        step = AgentStep(
+            agent=self.agent.role,
+            task=self.task_name,
+            turn=turn,
+            kind=kind,
+            text=text,
+            tool_calls=list(calls),
+            results=list(results),
+            usage=response.usage if extra is None else response.usage + extra,
+        )
         if self.agent.verbose:
             print(describe_step(step), file=sys.stderr, flush=True)
         for callback in self.callbacks:

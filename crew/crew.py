@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, 
 from crew.agent import Agent
 from crew.errors import ConfigError
 from crew.keywords import known_keys
-from crew.llm import LLM, prewarm_litellm
+from crew.models import LLM, prewarm_litellm
 from crew.tasks.graph import TaskGraph
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
@@ -92,7 +92,7 @@ class Crew(BaseModel):
                 )
         self.validate_graph()
         if self.max_rpm is not None:
-            from crew.ratelimit import RateLimiter
+            from crew.models.ratelimit import RateLimiter
 
             self._limiter = RateLimiter(self.max_rpm, 60.0)
         if (info.context or {}).get("prewarm", True):
@@ -147,9 +147,7 @@ class Crew(BaseModel):
         run = CrewRun(self, _inputs(inputs), run_id=run_id or uuid.uuid4().hex)
         return await run.execute(precomputed=precomputed, on_task_done=on_task_done)
 
-    def kickoff_for_each(
-        self, inputs: Sequence[Mapping[str, Any]], *, concurrency: int = 4
-    ) -> list[CrewOutput]:
+    def kickoff_for_each(self, inputs: Sequence[Mapping[str, Any]], *, concurrency: int = 4) -> list[CrewOutput]:
         """``kickoff`` once per inputs mapping, ``concurrency`` at a time; results in input order."""
         return _run_sync(lambda: self.kickoff_for_each_async(inputs, concurrency=concurrency))
 

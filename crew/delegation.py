@@ -87,13 +87,18 @@ def delegation_tools(
     # a Field default, not an Annotated alias: tool() resolves string annotations in module scope only
     coworker_field: Any = Field(description="the coworker, exactly as listed", json_schema_extra={"enum": labels})
 
-    async def run(kind: str, coworker: str, description: str, expected: str, context: str,
-                  ctx: RunContext) -> tuple[str, TaskOutput]:
+    async def run(
+        kind: str, coworker: str, description: str, expected: str, context: str, ctx: RunContext
+    ) -> tuple[str, TaskOutput]:
         agent = by_key.get(_key(coworker))
         if agent is None:
             raise ToolException(f"unknown coworker '{coworker}'; choose one of: {listed}")
         name = f"{ctx.task or 'task'} -> {agent.role}"
-        text = prompts.render(prompts.DELEGATED_TASK, {"task": description, "context": context}) if context else description
+        text = (
+            prompts.render(prompts.DELEGATED_TASK, {"task": description, "context": context})
+            if context
+            else description
+        )
         bus.emit("agent.delegate", run_id=ctx.run_id, kind=kind, manager=ctx.agent, coworker=agent.role, task=ctx.task)
         turns: list[Usage] = []
 
@@ -104,14 +109,22 @@ def delegation_tools(
         try:
             out = await agent.aexecute_task(
                 Task(name=name, description=text, expected_output=expected),
-                executor=executor, run_id=ctx.run_id, llm=llm, step_callback=on_step,
+                executor=executor,
+                run_id=ctx.run_id,
+                llm=llm,
+                step_callback=on_step,
             )
         except BaseException as exc:
             # the turns it finished were paid for: they reach the crew's figures as a failed output
             failed = TaskOutput(
-                name=name, description=text, expected_output=expected, agent=agent.role,
-                model=_model_name(agent, llm), status="failed",
-                error=f"{type(exc).__name__}: {exc}", usage=Usage.total(turns),
+                name=name,
+                description=text,
+                expected_output=expected,
+                agent=agent.role,
+                model=_model_name(agent, llm),
+                status="failed",
+                error=f"{type(exc).__name__}: {exc}",
+                usage=Usage.total(turns),
             )
             await report(failed, ctx)
             if not isinstance(exc, Exception):
@@ -126,22 +139,36 @@ def delegation_tools(
             if inspect.isawaitable(reported):
                 await reported
 
-    async def delegate_work(task: Annotated[str, "the task to do, complete and self-contained"], context: Context,
-                            *, coworker: str = coworker_field, ctx: RunContext) -> tuple[str, TaskOutput]:
+    async def delegate_work(
+        task: Annotated[str, "the task to do, complete and self-contained"],
+        context: Context,
+        *,
+        coworker: str = coworker_field,
+        ctx: RunContext,
+    ) -> tuple[str, TaskOutput]:
         return await run("delegate", coworker, task, prompts.DELEGATED_EXPECTED_OUTPUT, context, ctx)
 
-    async def ask_question(question: Annotated[str, "the question"], context: Context,
-                           *, coworker: str = coworker_field, ctx: RunContext) -> tuple[str, TaskOutput]:
+    async def ask_question(
+        question: Annotated[str, "the question"], context: Context, *, coworker: str = coworker_field, ctx: RunContext
+    ) -> tuple[str, TaskOutput]:
         return await run("ask", coworker, question, prompts.QUESTION_EXPECTED_OUTPUT, context, ctx)
 
     # never cached: a coworker's answer depends on more than the arguments (its model, the moment,
     # the run), and a manager that delegates the same text in two tasks wants two pieces of work
     options: dict[str, Any] = {"response_format": "content_and_artifact", "cache_function": never_cache}
     return [
-        tool(DELEGATE_WORK, delegate_work,
-             description=prompts.render(prompts.DELEGATE_WORK, {"coworkers": listed}), **options),
-        tool(ASK_QUESTION, ask_question,
-             description=prompts.render(prompts.ASK_QUESTION, {"coworkers": listed}), **options),
+        tool(
+            DELEGATE_WORK,
+            delegate_work,
+            description=prompts.render(prompts.DELEGATE_WORK, {"coworkers": listed}),
+            **options,
+        ),
+        tool(
+            ASK_QUESTION,
+            ask_question,
+            description=prompts.render(prompts.ASK_QUESTION, {"coworkers": listed}),
+            **options,
+        ),
     ]
 
 

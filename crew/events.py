@@ -83,7 +83,7 @@ class EventBus:
         for fn in subscribers:
             try:
                 fn(event)
-            except Exception:  # noqa: BLE001 - observers must not break the observed
+            except Exception:
                 logging.getLogger("crew").exception("event subscriber failed")
         _log(event)
         return event

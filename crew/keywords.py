@@ -28,25 +28,91 @@ def did_you_mean(word: Any, candidates: Iterable[Any]) -> str:
 # Keys CrewAI accepts. Those that are not fields here draw a warning naming them, not an
 # error, so a CrewAI project loads as it is.
 CREWAI_KEYS: dict[Section, frozenset[str]] = {
-    "crew": frozenset({
-        "memory", "embedder", "share_crew", "planning", "planning_llm", "output_log_file", "prompt_file",
-        "full_output", "language", "language_file", "knowledge_sources", "chat_llm", "before_kickoff_callbacks",
-        "after_kickoff_callbacks", "stream", "tracing", "config", "id", "usage_metrics", "security_config",
-        "function_calling_llm", "cache_handler", "i18n",
-    }),
-    "agent": frozenset({
-        "memory", "cache", "max_rpm", "response_template", "allow_code_execution", "max_retry_limit",
-        "respect_context_window", "code_execution_mode", "multimodal", "inject_date", "date_format",
-        "reasoning", "max_reasoning_attempts", "embedder", "knowledge_sources", "knowledge", "knowledge_config",
-        "use_system_prompt", "security_config", "apps", "mcps", "guardrail", "guardrail_max_retries",
-        "callbacks", "config", "allow_feedback", "max_tokens", "i18n", "tools_handler", "cache_handler",
-        "step_callback", "function_calling_llm", "system_template", "prompt_template",
-    }),
-    "task": frozenset({
-        "create_directory", "markdown", "config", "converter_cls", "guardrails", "retry_count",
-        "security_config", "human_input", "async_execution", "callback", "output_json", "output_pydantic",
-        "guardrail", "guardrail_max_retries", "allow_crewai_trigger_context", "processed_by_agents",
-    }),
+    "crew": frozenset(
+        {
+            "memory",
+            "embedder",
+            "share_crew",
+            "planning",
+            "planning_llm",
+            "output_log_file",
+            "prompt_file",
+            "full_output",
+            "language",
+            "language_file",
+            "knowledge_sources",
+            "chat_llm",
+            "before_kickoff_callbacks",
+            "after_kickoff_callbacks",
+            "stream",
+            "tracing",
+            "config",
+            "id",
+            "usage_metrics",
+            "security_config",
+            "function_calling_llm",
+            "cache_handler",
+            "i18n",
+        }
+    ),
+    "agent": frozenset(
+        {
+            "memory",
+            "cache",
+            "max_rpm",
+            "response_template",
+            "allow_code_execution",
+            "max_retry_limit",
+            "respect_context_window",
+            "code_execution_mode",
+            "multimodal",
+            "inject_date",
+            "date_format",
+            "reasoning",
+            "max_reasoning_attempts",
+            "embedder",
+            "knowledge_sources",
+            "knowledge",
+            "knowledge_config",
+            "use_system_prompt",
+            "security_config",
+            "apps",
+            "mcps",
+            "guardrail",
+            "guardrail_max_retries",
+            "callbacks",
+            "config",
+            "allow_feedback",
+            "max_tokens",
+            "i18n",
+            "tools_handler",
+            "cache_handler",
+            "step_callback",
+            "function_calling_llm",
+            "system_template",
+            "prompt_template",
+        }
+    ),
+    "task": frozenset(
+        {
+            "create_directory",
+            "markdown",
+            "config",
+            "converter_cls",
+            "guardrails",
+            "retry_count",
+            "security_config",
+            "human_input",
+            "async_execution",
+            "callback",
+            "output_json",
+            "output_pydantic",
+            "guardrail",
+            "guardrail_max_retries",
+            "allow_crewai_trigger_context",
+            "processed_by_agents",
+        }
+    ),
     "tool": frozenset(),
 }
 
@@ -66,14 +132,16 @@ def known_keys(section: Section, model: type, data: Any) -> Any:
         return data
     unknown = [key for key in extra if key not in CREWAI_KEYS[section]]
     if unknown:
-        raise ValueError("; ".join(
-            f"unknown keyword argument '{key}'{did_you_mean(key, sorted(known))}" for key in unknown))
+        raise ValueError(
+            "; ".join(f"unknown keyword argument '{key}'{did_you_mean(key, sorted(known))}" for key in unknown)
+        )
     import warnings
 
     warnings.warn(
         f"{model.__name__}: CrewAI's {', '.join(repr(k) for k in extra)} "
         f"{'is' if len(extra) == 1 else 'are'} not supported here and ignored",
-        UserWarning, stacklevel=4,  # the caller of Crew(...) / Task(...)
+        UserWarning,
+        stacklevel=4,  # the caller of Crew(...) / Task(...)
     )
     return {key: value for key, value in data.items() if key in known}
 

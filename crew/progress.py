@@ -196,8 +196,11 @@ class Progress:
             elif kind == "agent.turn" and state is not None:
                 state.tokens += int(data.get("prompt_tokens") or 0) + int(data.get("completion_tokens") or 0)
             elif kind == "llm.retry":
-                self._line(f"{self._clock()}  model {data.get('model')}: retrying in {data.get('delay')}s "
-                           f"({data.get('reason', '')})", always=False)
+                self._line(
+                    f"{self._clock()}  model {data.get('model')}: retrying in {data.get('delay')}s "
+                    f"({data.get('reason', '')})",
+                    always=False,
+                )
 
     def _tool(self, state: TaskState, data: dict[str, Any]) -> None:
         tool = str(data.get("tool"))
@@ -264,7 +267,9 @@ class Progress:
         tokens = sum(t.tokens for t in self.tasks.values())
         counts = {s: sum(1 for t in self.tasks.values() if t.status == s) for s in _MARK}
         summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != "waiting") or "starting"
-        lines = [self._paint("1", f"crew {self.title}") + f"  {_seconds(now - self.started)}  {tokens:,} tokens  ({summary})"]
+        lines = [
+            self._paint("1", f"crew {self.title}") + f"  {_seconds(now - self.started)}  {tokens:,} tokens  ({summary})"
+        ]
         width = max((len(n) for n in self.tasks), default=4)
         agent_width = max((len(t.agent) for t in self.tasks.values()), default=0)
         frame = _SPINNER[int(now * 10) % len(_SPINNER)]
@@ -283,8 +288,10 @@ class Progress:
                 if state.status == "running" and state.last_tool:
                     tools += f", last {state.last_tool}"
             detail = state.error if state.status in ("failed", "skipped") else tools
-            line = (f" {mark} {state.name:<{width}}  {state.agent:<{agent_width}}  {state.status:<8} "
-                    f"{elapsed:>7}  {state.tokens:>7,} tok  {detail}")
+            line = (
+                f" {mark} {state.name:<{width}}  {state.agent:<{agent_width}}  {state.status:<8} "
+                f"{elapsed:>7}  {state.tokens:>7,} tok  {detail}"
+            )
             lines.append(self._paint(_COLOR[state.status], line.rstrip()))
         return lines
 

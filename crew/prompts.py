@@ -55,8 +55,7 @@ CONTEXT = "\n\nContext from earlier tasks:\n{context}"
 FEEDBACK = "\n\nYour previous answer was rejected with this feedback; address it:\n{feedback}"
 
 FEEDBACK_ON_ANSWER = (
-    "\n\nYour previous answer was:\n{previous_answer}\n\n"
-    "It was rejected with this feedback; address it:\n{feedback}"
+    "\n\nYour previous answer was:\n{previous_answer}\n\nIt was rejected with this feedback; address it:\n{feedback}"
 )
 
 OBSERVATION = "Observation: {content}"
@@ -77,8 +76,7 @@ FORCE_FINAL = "You have reached your step limit. Give your best final answer now
 FORCE_FINAL_TEXT = FORCE_FINAL + " Reply with 'Final Answer:' followed by the answer."
 
 STRUCTURED_RETRY = (
-    "Your final answer does not match the required JSON schema:\n{errors}\n"
-    "Reply with only the corrected JSON object."
+    "Your final answer does not match the required JSON schema:\n{errors}\nReply with only the corrected JSON object."
 )
 
 TOOL_CALL_EXTRACTION = (

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from crew.errors import ConfigError, CrewRunError, MissingInputError
-from crew.prompts import MANAGER_BACKSTORY, MANAGER_GOAL, MANAGER_ROLE
 from crew.events import Event, bus
+from crew.prompts import MANAGER_BACKSTORY, MANAGER_GOAL, MANAGER_ROLE
 from crew.scheduler import Scheduler
 from crew.task_runner import TaskRunner, terminal_feedback
 from crew.tasks.graph import task_names
@@ -25,6 +25,7 @@ from crew.usage import Usage
 if TYPE_CHECKING:
     from crew.crew import Crew
     from crew.tools.calls import RunContext
+
 
 def fill_inputs(
     crew: Crew, inputs: Mapping[str, Any], names: list[str] | None = None
@@ -109,8 +110,12 @@ class CrewRun:
         )
         unsubscribe = bus.subscribe(self._printer()) if crew.verbose else None
         bus.emit(
-            "run.start", run_id=self.run_id, crew=crew.name, process=str(crew.process),
-            tasks=names, inputs=sorted(self.inputs),
+            "run.start",
+            run_id=self.run_id,
+            crew=crew.name,
+            process=str(crew.process),
+            tasks=names,
+            inputs=sorted(self.inputs),
         )
         try:
             try:
@@ -122,8 +127,12 @@ class CrewRun:
             result = self._output(names, outputs, executor, started)
             status = "failed" if scheduler.failed else "done"
             bus.emit(
-                "run.done", run_id=self.run_id, crew=crew.name, status=status,
-                duration=result.finished_at - started, usage=result.usage.model_dump(),
+                "run.done",
+                run_id=self.run_id,
+                crew=crew.name,
+                status=status,
+                duration=result.finished_at - started,
+                usage=result.usage.model_dump(),
             )
         finally:
             if unsubscribe is not None:
@@ -147,7 +156,12 @@ class CrewRun:
         names = task_names(crew.tasks)
         agents, filled = fill_inputs(crew, self.inputs, names)
         copies = {key: self._throttled(agent) for key, agent in agents.items()}
-        if crew.process == "hierarchical" and crew.manager_agent is None and crew.manager_llm is None and crew.llm is None:
+        if (
+            crew.process == "hierarchical"
+            and crew.manager_agent is None
+            and crew.manager_llm is None
+            and crew.llm is None
+        ):
             raise ConfigError(
                 "the hierarchical process needs a model for its manager: set manager_llm=..., "
                 "manager_agent=... or the crew's llm=..."
@@ -189,9 +203,7 @@ class CrewRun:
         crew = self.crew
         if manager is None:
             llm = crew.manager_llm if crew.manager_llm is not None else crew.llm
-            manager = self._throttled(
-                Agent(role=MANAGER_ROLE, goal=MANAGER_GOAL, backstory=MANAGER_BACKSTORY, llm=llm)
-            )
+            manager = self._throttled(Agent(role=MANAGER_ROLE, goal=MANAGER_GOAL, backstory=MANAGER_BACKSTORY, llm=llm))
         return self._delegating(manager, coworkers, executor)
 
     def _delegating(self, agent: Any, coworkers: list[Any], executor: Any) -> Any:
@@ -203,7 +215,10 @@ class CrewRun:
         from crew.delegation import delegation_tools
 
         tools = delegation_tools(
-            coworkers, executor=executor, llm=self.crew.llm, step_callback=self.crew.step_callback,
+            coworkers,
+            executor=executor,
+            llm=self.crew.llm,
+            step_callback=self.crew.step_callback,
             on_output=self._on_delegated,
         )
         names = {t.tool_name for t in tools}
@@ -218,9 +233,7 @@ class CrewRun:
 
     # -- results ---------------------------------------------------------------------------
 
-    def _output(
-        self, names: list[str], outputs: Mapping[str, TaskOutput], executor: Any, started: float
-    ) -> CrewOutput:
+    def _output(self, names: list[str], outputs: Mapping[str, TaskOutput], executor: Any, started: float) -> CrewOutput:
         ordered = [outputs[name] for name in names]
         final = next((o for o in reversed(ordered) if o.status == "done"), None)
         by_agent: dict[str, Usage] = {}

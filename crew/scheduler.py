@@ -75,9 +75,7 @@ class Scheduler:
         self.label = label
         self.priority = priority if priority is not None else graph.remaining()
         self.outputs: dict[str, TaskOutput] = {
-            name: out
-            for name, out in (precomputed or {}).items()
-            if name in graph.index and out.status == "done"
+            name: out for name, out in (precomputed or {}).items() if name in graph.index and out.status == "done"
         }
         self.errors: dict[str, BaseException] = {}
         """The exception behind each failed task, to chain into the crew's error."""

@@ -144,8 +144,14 @@ class TaskRunner:
         def failed(exc: BaseException, attempts: int, usage: Usage) -> TaskFailed:
             return TaskFailed(
                 TaskOutput(
-                    **base, status="failed", error=f"{type(exc).__name__}: {exc}", usage=usage,
-                    model=self._model(agent), attempts=attempts, started_at=started, finished_at=time.time(),
+                    **base,
+                    status="failed",
+                    error=f"{type(exc).__name__}: {exc}",
+                    usage=usage,
+                    model=self._model(agent),
+                    attempts=attempts,
+                    started_at=started,
+                    finished_at=time.time(),
                 )
             )
 
@@ -156,8 +162,12 @@ class TaskRunner:
                 raise failed(exc, 0, Usage()) from exc
             if not go:
                 return TaskOutput(
-                    **base, status="skipped", error="condition is false", attempts=0,
-                    started_at=started, finished_at=time.time(),
+                    **base,
+                    status="skipped",
+                    error="condition is false",
+                    attempts=0,
+                    started_at=started,
+                    finished_at=time.time(),
                 )
 
         bus.emit("task.start", run_id=self.run_id, task=name, agent=base["agent"], context=[o.name for o in context])
@@ -172,7 +182,7 @@ class TaskRunner:
                 spent = spent + Usage.total(usage_box)  # delegated work included (see _attempt)
                 self.cancelled[name] = {"usage": spent, "model": self._model(agent), "started_at": started}
                 raise
-            except Exception as exc:  # noqa: BLE001 - every failure is retried, then reported
+            except Exception as exc:
                 spent = spent + Usage.total(usage_box)
                 if attempt > task.max_retries:
                     raise failed(exc, attempt, spent) from exc
@@ -200,9 +210,7 @@ class TaskRunner:
             raise failed(exc, attempt, out.usage) from exc
         return out
 
-    async def _attempt(
-        self, task: Task, agent: Any, context: list[TaskOutput], usage_box: list[Usage]
-    ) -> TaskOutput:
+    async def _attempt(self, task: Task, agent: Any, context: list[TaskOutput], usage_box: list[Usage]) -> TaskOutput:
         """One attempt: the agent works until the guardrail and the human accept.
 
         ``usage_box`` collects usage as it happens, so a failed or timed-out attempt still
@@ -218,6 +226,7 @@ class TaskRunner:
         tools = task.tools
         if tools is not None and id(agent) in self.delegation:  # task tools replace, delegation stays
             tools = [*tools, *self.delegation[id(agent)]]
+
         def on_step(step: Any) -> Any:
             usage_box.append(step.usage)
             return self.step_callback(step) if self.step_callback is not None else None
@@ -277,9 +286,7 @@ async def _bounded(coro: Any, timeout: float | None, name: str) -> TaskOutput:
 def _verdict(result: Any, task: Task) -> tuple[bool, Any]:
     if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], bool):
         return result
-    raise TypeError(
-        f"the guardrail of task '{task.name}' must return (bool, value), got {type(result).__name__}"
-    )
+    raise TypeError(f"the guardrail of task '{task.name}' must return (bool, value), got {type(result).__name__}")
 
 
 def replace_output(out: TaskOutput, value: Any) -> TaskOutput:
@@ -308,4 +315,3 @@ def write_output_file(path: str, out: TaskOutput) -> None:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise OSError(f"cannot write output_file '{path}' of task '{out.name}': {exc.strerror or exc}") from exc
-

@@ -38,7 +38,7 @@ class Usage(BaseModel):
         )
 
     @classmethod
-    def total(cls, usages: "list[Usage] | tuple[Usage, ...]") -> Usage:
+    def total(cls, usages: list[Usage] | tuple[Usage, ...]) -> Usage:
         out = cls()
         for u in usages:
             out = out + u

@@ -23,8 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     from crew import __version__
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show the traceback of errors")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of errors")
     parser = argparse.ArgumentParser(
         prog="crew",
         description="Run and inspect crews of LLM agents declared in YAML.",
@@ -40,8 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
     path_help = "crew folder (crew.yaml, or agents.yaml + tasks.yaml); default: the current folder"
     p = command("kickoff", "run a crew and show its progress")
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
-    p.add_argument("-i", "--input", dest="inputs", action="append", default=[], metavar="KEY=VALUE",
-                   help="an input for {placeholders} (repeatable); VALUE is read as JSON when it parses, else text")
+    p.add_argument(
+        "-i",
+        "--input",
+        dest="inputs",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an input for {placeholders} (repeatable); VALUE is read as JSON when it parses, else text",
+    )
     p.add_argument("--inputs-file", metavar="FILE", help="inputs from a .json, .yaml or .yml file")
     p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (e.g. test, openai/gpt-4o-mini)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
@@ -55,8 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("plot", "draw the task graph (Mermaid on stdout by default)")
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="write to FILE: .mmd/.mermaid/.md (Mermaid), .dot/.gv (Graphviz), .html (a page)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE: .mmd/.mermaid/.md (Mermaid), .dot/.gv (Graphviz), .html (a page)",
+    )
     p.set_defaults(handler="crew.cli.plot:run")
 
     p = command("tools", "list each tool with its description and arguments")

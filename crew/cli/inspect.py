@@ -21,8 +21,10 @@ def validate(args: argparse.Namespace) -> int:
     crew = project.crew
     process = getattr(crew.process, "value", crew.process)
     print(f"ok: {', '.join(project.files)}")
-    print(f"  crew {crew.name}: process {process}, {count(len(crew.agents), 'agent')}, "
-          f"{count(len(crew.tasks), 'task')}, {count(len(project.tools), 'tool')}")
+    print(
+        f"  crew {crew.name}: process {process}, {count(len(crew.agents), 'agent')}, "
+        f"{count(len(crew.tasks), 'task')}, {count(len(project.tools), 'tool')}"
+    )
     if project.inputs:
         print(f"  inputs with defaults: {', '.join(sorted(project.inputs))}")
     for note in project.missing_inputs(project.inputs, level="note") + project.problems.of("note"):
@@ -54,7 +56,13 @@ def _describe(name: str, tool: Any) -> str:
     lines.append("  arguments:" if properties else "  arguments: none")
     for arg, spec in properties.items():
         kind = _type_of(spec)
-        extra = "required" if arg in required else f"default {json.dumps(spec['default'])}" if "default" in spec else "optional"
+        extra = (
+            "required"
+            if arg in required
+            else f"default {json.dumps(spec['default'])}"
+            if "default" in spec
+            else "optional"
+        )
         description = f": {spec['description']}" if spec.get("description") else ""
         lines.append(f"    {arg} ({kind}, {extra}){description}")
     flags = []

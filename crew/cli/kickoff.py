@@ -58,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *,
-             as_json: bool) -> tuple[Any, str | None]:
+def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, as_json: bool) -> tuple[Any, str | None]:
     """Run on our own asyncio Runner: Ctrl-C cancels the run's tasks, then we say what finished.
 
     After an interrupt the process leaves at once (``os._exit``) rather than waiting for
@@ -87,8 +86,12 @@ def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *,
         print(f"crew: interrupted; {summary}", file=sys.stderr, flush=True)
         if as_json:
             finished = progress.finished_outputs()
-            document = {"run_id": run_id, "status": "interrupted", "error": f"interrupted; {summary}",
-                        "tasks_output": [o.model_dump(mode="json") for o in finished]}
+            document = {
+                "run_id": run_id,
+                "status": "interrupted",
+                "error": f"interrupted; {summary}",
+                "tasks_output": [o.model_dump(mode="json") for o in finished],
+            }
             json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
             sys.stdout.write("\n")
         sys.stdout.flush()
@@ -106,8 +109,14 @@ def _progress(args: argparse.Namespace, crew: Any, run_id: str) -> Any:
     tasks = [(name, _agent_label(task)) for name, task in zip(names, crew.tasks)]
     live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
     title = f"{crew.name} ({crew.process.value if hasattr(crew.process, 'value') else crew.process})"
-    return Progress(None if args.quiet else sys.stderr, run_id=run_id, title=title, tasks=tasks, live=live,
-                    color=not os.environ.get("NO_COLOR"))
+    return Progress(
+        None if args.quiet else sys.stderr,
+        run_id=run_id,
+        title=title,
+        tasks=tasks,
+        live=live,
+        color=not os.environ.get("NO_COLOR"),
+    )
 
 
 def _human_prompt(progress: Any) -> Any:
@@ -143,8 +152,15 @@ def _agent_label(task: Any) -> str:
     return "" if agent is None else str(getattr(agent, "name", None) or getattr(agent, "role", ""))
 
 
-def _summary(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], output: Any,
-             error: str | None, started: float, failed: bool) -> None:
+def _summary(
+    args: argparse.Namespace,
+    crew: Any,
+    inputs: dict[str, Any],
+    output: Any,
+    error: str | None,
+    started: float,
+    failed: bool,
+) -> None:
     if args.quiet:
         if error:
             print(f"crew: {error}", file=sys.stderr)

@@ -35,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         suffix = Path(args.output).suffix.lower()
         if suffix not in FORMATS:
-            raise UsageError(f"-o {args.output}: unknown format '{suffix or '(none)'}'; use one of "
-                             + ", ".join(FORMATS))
+            raise UsageError(
+                f"-o {args.output}: unknown format '{suffix or '(none)'}'; use one of " + ", ".join(FORMATS)
+            )
         fmt = FORMATS[suffix]
     from crew.config import load_project
 
@@ -44,8 +45,10 @@ def run(args: argparse.Namespace) -> int:
     text = {"mermaid": mermaid, "markdown": markdown, "dot": dot, "html": page}[fmt](picture)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote {args.output} ({count(len(picture.nodes), 'task')}, {count(len(picture.edges), 'edge')})",
-              file=sys.stderr)
+        print(
+            f"wrote {args.output} ({count(len(picture.nodes), 'task')}, {count(len(picture.edges), 'edge')})",
+            file=sys.stderr,
+        )
     else:
         sys.stdout.write(text)
     return EXIT_OK
@@ -95,8 +98,12 @@ def dot(picture: Picture) -> str:
     def quote(text: str) -> str:
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
-    lines = ["digraph crew {", f"    label={quote(picture.title)};", "    rankdir=LR;",
-             '    node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="Helvetica"];']
+    lines = [
+        "digraph crew {",
+        f"    label={quote(picture.title)};",
+        "    rankdir=LR;",
+        '    node [shape=box, style="rounded,filled", fillcolor="#eef3fb", fontname="Helvetica"];',
+    ]
     for name, agent in picture.nodes:
         lines.append(f"    {ids[name]} [label={quote(name + chr(10) + agent)}];")
     lines += [f"    {ids[a]} -> {ids[b]};" for a, b in picture.edges]
@@ -120,7 +127,9 @@ def page(picture: Picture) -> str:
         (x1, y1), (x2, y2) = where[a], where[b]
         x1, y1, y2 = x1 + box_w, y1 + box_h // 2, y2 + box_h // 2
         mid = (x1 + x2) // 2
-        shapes.append(f'<path d="M{x1},{y1} C{mid},{y1} {mid},{y2} {x2 - 4},{y2}" class="edge" marker-end="url(#arrow)"/>')
+        shapes.append(
+            f'<path d="M{x1},{y1} C{mid},{y1} {mid},{y2} {x2 - 4},{y2}" class="edge" marker-end="url(#arrow)"/>'
+        )
     for name, (x, y) in where.items():
         shapes.append(
             f'<g class="task"><title>{html.escape(name)}</title>'

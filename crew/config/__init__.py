@@ -13,8 +13,13 @@ __all__ = ["CrewProject", "crew_json_schema", "find_files", "load_crew", "load_p
 
 # Loaded on first access: the models import ``crew.config.fields`` (which keys exist), and
 # that must not pull in the YAML loader; nor need the schema load with every crew.
-_HOME = {"CrewProject": "project", "find_files": "project", "load_crew": "project", "load_project": "project",
-         "crew_json_schema": "schema"}
+_HOME = {
+    "CrewProject": "project",
+    "find_files": "project",
+    "load_crew": "project",
+    "load_project": "project",
+    "crew_json_schema": "schema",
+}
 
 
 def __getattr__(name: str) -> Any:

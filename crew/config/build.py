@@ -109,7 +109,9 @@ class Builder:
         if not isinstance(entry.data, YamlMap):
             what = {"crew": "crew settings", "agent": "agent", "task": "task", "tool": "tool"}[section]
             self.problems.add(
-                entry.file, entry.line, entry.path,
+                entry.file,
+                entry.line,
+                entry.path,
                 f"expected a mapping of {what} keys, got {type_name(entry.data)}",
             )
             return None
@@ -120,8 +122,11 @@ class Builder:
                 accepted[key] = fields[key]
             elif isinstance(key, str) and key in CREWAI_KEYS[section]:
                 self.problems.add(
-                    entry.file, entry.line_of(key), key_path(entry.path, key),
-                    f"CrewAI key '{key}' is not supported here and is ignored", "warning",
+                    entry.file,
+                    entry.line_of(key),
+                    key_path(entry.path, key),
+                    f"CrewAI key '{key}' is not supported here and is ignored",
+                    "warning",
                 )
             else:
                 self.error(entry, key, f"unknown key '{key}'{did_you_mean(key, _visible(fields))}")
@@ -164,7 +169,7 @@ class Builder:
         if isinstance(value, YamlMap):
             from pydantic import ValidationError
 
-            from crew.llm import LLM
+            from crew.models import LLM
 
             try:
                 return True, LLM(**plain(value))
@@ -213,9 +218,9 @@ class Builder:
         loc = list(err.get("loc", ()))
         node, line = entry.data, entry.line
         for part in loc:
-            if isinstance(node, YamlMap) and part in node:
-                line, node = node.line_of(part), node[part]
-            elif isinstance(node, YamlList) and isinstance(part, int) and part < len(node):
+            if (isinstance(node, YamlMap) and part in node) or (
+                isinstance(node, YamlList) and isinstance(part, int) and part < len(node)
+            ):
                 line, node = node.line_of(part), node[part]
             else:
                 break
@@ -299,11 +304,13 @@ class Builder:
                 ok = False
             elif name not in self.tool_names:
                 hint = did_you_mean(name, self.tool_names) or (
-                    f" (declared tools: {', '.join(sorted(self.tool_names))})" if self.tool_names
+                    f" (declared tools: {', '.join(sorted(self.tool_names))})"
+                    if self.tool_names
                     else f" (declare it under `tools:` in crew.yaml, as `{name}: module:attr`)"
                 )
-                self.problems.add(entry.file, line or entry.line_of(key), key_path(entry.path, key, i),
-                                  f"unknown tool '{name}'{hint}")
+                self.problems.add(
+                    entry.file, line or entry.line_of(key), key_path(entry.path, key, i), f"unknown tool '{name}'{hint}"
+                )
                 ok = False
             elif name in self.tools:
                 out.append(self.tools[name])
@@ -345,9 +352,12 @@ class Builder:
             if spec.kind == "import" and key in CREWAI_KEYS[section] and _prose(value):
                 # CrewAI also takes text here (e.g. a guardrail the model checks); we take code only.
                 self.problems.add(
-                    entry.file, entry.line_of(key), key_path(entry.path, key),
+                    entry.file,
+                    entry.line_of(key),
+                    key_path(entry.path, key),
                     f"CrewAI's text form of '{key}' is not supported here and is ignored "
-                    "(give the import path 'module:attr' of a function)", "warning",
+                    "(give the import path 'module:attr' of a function)",
+                    "warning",
                 )
                 continue
             if spec.kind == "tools":
@@ -385,8 +395,14 @@ def _visible(fields: dict[str, FieldSpec]) -> list[str]:
 def type_name(value: Any) -> str:
     if value is None:
         return "nothing"
-    for kind, label in ((bool, "true/false"), (dict, "a mapping"), (list, "a list"), (str, "a string"),
-                        (int, "a number"), (float, "a number")):
+    for kind, label in (
+        (bool, "true/false"),
+        (dict, "a mapping"),
+        (list, "a list"),
+        (str, "a string"),
+        (int, "a number"),
+        (float, "a number"),
+    ):
         if isinstance(value, kind):
             return label
     return type(value).__name__

@@ -48,8 +48,11 @@ _YAML_ONLY: dict[str, dict[str, tuple[Kind, str]]] = {
     },
     "agent": {},
     "task": {},
-    "tool": {"import": ("import", "'module:attr' of a @tool object, BaseTool subclass or instance, or a documented function")},
+    "tool": {
+        "import": ("import", "'module:attr' of a @tool object, BaseTool subclass or instance, or a documented function")
+    },
 }
+
 
 @dataclass(frozen=True)
 class FieldSpec:

@@ -56,9 +56,7 @@ def _import_module(name: str, folder: Path) -> Any:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
         if exc.name == name or (exc.name and name.startswith(exc.name + ".")):
-            raise ImportProblem(
-                f"no module '{name}' (looked in {folder} and on the Python path)"
-            ) from None
+            raise ImportProblem(f"no module '{name}' (looked in {folder} and on the Python path)") from None
         raise ImportProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
     except SyntaxError as exc:
         where = f"{Path(exc.filename or name).name}:{exc.lineno}" if exc.lineno else name

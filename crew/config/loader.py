@@ -103,7 +103,10 @@ def _string(loader: _LineLoader, node: yaml.ScalarNode) -> str:
         value = os.environ.get(name)
         if value is None and default is None:
             loader.env_problems.append(
-                (node.start_mark.line + 1, f"environment variable {name} is not set (write ${{{name}:-default}} for a fallback)")
+                (
+                    node.start_mark.line + 1,
+                    f"environment variable {name} is not set (write ${{{name}:-default}} for a fallback)",
+                )
             )
             return ""
         return value if value is not None else default

@@ -13,7 +13,6 @@ from typing import Literal
 
 from crew.errors import ConfigError
 
-
 Level = Literal["error", "warning", "note"]
 
 

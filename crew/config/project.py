@@ -19,7 +19,11 @@ from crew.config.tasks import build_tasks
 from crew.errors import ConfigError
 from crew.keywords import did_you_mean
 
-_NAMES = {"crew": ("crew.yaml", "crew.yml"), "agents": ("agents.yaml", "agents.yml"), "tasks": ("tasks.yaml", "tasks.yml")}
+_NAMES = {
+    "crew": ("crew.yaml", "crew.yml"),
+    "agents": ("agents.yaml", "agents.yml"),
+    "tasks": ("tasks.yaml", "tasks.yml"),
+}
 
 
 @dataclass
@@ -146,8 +150,12 @@ def _read(path: Path, problems: Problems) -> Any:
     for line, message in env_problems:
         problems.add(display, line, _path_at_line(tree, line, root), message)
     for where, key, line, first in _duplicates(tree, root):
-        problems.add(display, line, key_path(where, key),
-                     f"duplicate key '{key}' (first written on line {first}; the later value would win silently)")
+        problems.add(
+            display,
+            line,
+            key_path(where, key),
+            f"duplicate key '{key}' (first written on line {first}; the later value would win silently)",
+        )
     return tree
 
 
@@ -254,7 +262,11 @@ def _build(builder: Builder, files: dict[str, Path], trees: dict[str, Any], unre
     crew_entry = Entry("crew", settings.data, crew_file or project.files[0], 1, "")
     # Only a kickoff needs litellm: validate, plot and tools must not pay for its import.
     project.crew = _construct_crew(
-        builder, crew_entry, Crew, {"agents": workers, "tasks": tasks, **kwargs}, task_entries,
+        builder,
+        crew_entry,
+        Crew,
+        {"agents": workers, "tasks": tasks, **kwargs},
+        task_entries,
         context={"prewarm": builder.require_model},
     )
     return project
@@ -321,7 +333,9 @@ def _entries(builder: Builder, node: YamlMap, file: str, section: str) -> list[E
     for name, data in node.items():
         line = node.line_of(name)
         if not isinstance(name, str) or not name.strip():
-            builder.problems.add(file, line, key_path(section, name), f"a {section[:-1]} name must be a non-empty string")
+            builder.problems.add(
+                file, line, key_path(section, name), f"a {section[:-1]} name must be a non-empty string"
+            )
             continue
         out.append(Entry(name, data, file, line, key_path(section, name)))
     return out
@@ -332,8 +346,12 @@ def _unique(problems: Problems, entries: list[Entry], what: str) -> None:
     for entry in entries:
         first = seen.setdefault(entry.name, entry)
         if first is not entry and first.file != entry.file:
-            problems.add(entry.file, entry.line, entry.path,
-                         f"{what} '{entry.name}' is also declared in {first.file}:{first.line}")
+            problems.add(
+                entry.file,
+                entry.line,
+                entry.path,
+                f"{what} '{entry.name}' is also declared in {first.file}:{first.line}",
+            )
 
 
 def _inputs(builder: Builder, settings: Entry) -> dict[str, Any]:
@@ -350,9 +368,13 @@ def _no_model(builder: Builder, settings: Entry, level: str) -> None:
     """One message for every agent without a model: the fix is usually one crew-level line."""
     names = ", ".join(f"'{e.name}'" for e in builder.unmodelled)
     first = builder.unmodelled[0]
-    file, line, path = (settings.file, settings.line_of("llm"), "llm") if settings.file else (first.file, first.line, first.path)
+    file, line, path = (
+        (settings.file, settings.line_of("llm"), "llm") if settings.file else (first.file, first.line, first.path)
+    )
     builder.problems.add(
-        file, line, path,
+        file,
+        line,
+        path,
         f"no model for {names}: set `llm:` in crew.yaml (or per agent), set CREW_LLM, or pass --llm MODEL "
         "(--llm test runs offline with no key; e.g. --llm openai/gpt-4o-mini needs OPENAI_API_KEY)",
         level,  # type: ignore[arg-type]

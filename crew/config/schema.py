@@ -17,8 +17,12 @@ _IMPORT = {"type": "string", "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"}
 _MODEL = {
     "anyOf": [
         {"type": "string", "description": "a litellm model name, or 'test' for the offline model"},
-        {"type": "object", "properties": {"model": {"type": "string"}}, "required": ["model"],
-         "description": "LLM settings: model, temperature, max_tokens, api_base ..."},
+        {
+            "type": "object",
+            "properties": {"model": {"type": "string"}},
+            "required": ["model"],
+            "description": "LLM settings: model, temperature, max_tokens, api_base ...",
+        },
     ]
 }
 _NAMES = {"type": "array", "items": {"type": "string"}}

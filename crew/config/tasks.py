@@ -14,8 +14,9 @@ from crew.config.loader import YamlList
 from crew.keywords import did_you_mean
 
 
-def build_tasks(builder: Builder, entries: list[Entry], agents: dict[str, Any], agent_names: set[str],
-                process: Any) -> list[Any]:
+def build_tasks(
+    builder: Builder, entries: list[Entry], agents: dict[str, Any], agent_names: set[str], process: Any
+) -> list[Any]:
     """The tasks in declared order; each problem is reported, and broken tasks left out."""
     from crew.tasks.task import Task
 
@@ -50,8 +51,9 @@ def build_tasks(builder: Builder, entries: list[Entry], agents: dict[str, Any], 
     return tasks
 
 
-def _agent(builder: Builder, entry: Entry, agents: dict[str, Any], agent_names: set[str], *,
-           hierarchical: bool) -> tuple[bool, Any]:
+def _agent(
+    builder: Builder, entry: Entry, agents: dict[str, Any], agent_names: set[str], *, hierarchical: bool
+) -> tuple[bool, Any]:
     """(ok, the Agent or None): no agent is fine only in the hierarchical process."""
     name = entry.data.get("agent")
     if name is None:
@@ -65,7 +67,9 @@ def _agent(builder: Builder, entry: Entry, agents: dict[str, Any], agent_names: 
     return name in agents, agents.get(name)  # not in agents: the agent itself is broken (already reported)
 
 
-def _context(builder: Builder, entries: list[Entry], position: int, *, sequential: bool) -> list[tuple[str, int]] | None:
+def _context(
+    builder: Builder, entries: list[Entry], position: int, *, sequential: bool
+) -> list[tuple[str, int]] | None:
     """The valid (name, line) references of a task's ``context``, or None after an error."""
     entry = entries[position]
     context = entry.data["context"]
@@ -88,7 +92,9 @@ def _context(builder: Builder, entries: list[Entry], position: int, *, sequentia
             ok = False
         elif sequential and _waits_for(entries, names.index(ref), position):
             builder.problems.add(
-                entry.file, line, path,
+                entry.file,
+                line,
+                path,
                 f"'{ref}' is declared after '{entry.name}' and waits for it in the sequential process "
                 "(move it up, or use process: graph)",
             )
@@ -123,9 +129,10 @@ def _cycles(builder: Builder, edges: dict[str, list[tuple[str, Entry, int]]]) ->
         stack.append(name)
         for dep, entry, line in edges.get(name, ()):
             if state.get(dep) == 1:
-                cycle = " -> ".join(reversed(stack[stack.index(dep):] + [dep]))
-                builder.problems.add(entry.file, line, key_path(entry.path, "context"),
-                                     f"tasks depend on each other in a cycle: {cycle}")
+                cycle = " -> ".join(reversed(stack[stack.index(dep) :] + [dep]))
+                builder.problems.add(
+                    entry.file, line, key_path(entry.path, "context"), f"tasks depend on each other in a cycle: {cycle}"
+                )
             elif dep not in state:
                 visit(dep)
         stack.pop()

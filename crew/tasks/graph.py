@@ -74,9 +74,7 @@ class TaskGraph:
         self._readers: dict[str, list[str]] | None = None
 
     @classmethod
-    def from_tasks(
-        cls, tasks: Sequence[Task], *, sequential: bool, require_agents: bool = True
-    ) -> TaskGraph:
+    def from_tasks(cls, tasks: Sequence[Task], *, sequential: bool, require_agents: bool = True) -> TaskGraph:
         """Build and check the graph of a crew's tasks; every problem found is reported at once.
 
         ``sequential``: each task also waits for the tasks declared before it; a run of
@@ -184,8 +182,7 @@ class TaskGraph:
         if len(order) < len(self.names):
             stuck = {n for n, count in waiting.items() if count > 0}
             raise GraphError(
-                "tasks depend on each other in a cycle (each one feeds the next): "
-                + " -> ".join(self._cycle(stuck))
+                "tasks depend on each other in a cycle (each one feeds the next): " + " -> ".join(self._cycle(stuck))
             )
         return order
 
@@ -200,7 +197,7 @@ class TaskGraph:
             seen[node] = len(walk)
             walk.append(node)
             node = next(d for d in self.deps[node] if d in stuck)
-        cycle = walk[seen[node]:][::-1]  # waits-for reversed = feeds
+        cycle = walk[seen[node] :][::-1]  # waits-for reversed = feeds
         first = min(range(len(cycle)), key=lambda i: self.index[cycle[i]])
         cycle = cycle[first:] + cycle[:first]  # start at the task declared first
         return cycle + [cycle[0]]
@@ -239,9 +236,7 @@ class TaskGraph:
         if not self.names:
             return []
         remaining = self.remaining(weights)
-        node = max(
-            (n for n in self.names if not self.deps[n]), key=lambda n: (remaining[n], -self.index[n])
-        )
+        node = max((n for n in self.names if not self.deps[n]), key=lambda n: (remaining[n], -self.index[n]))
         path = [node]
         while self.dependants[node]:
             node = max(self.dependants[node], key=lambda n: (remaining[n], -self.index[n]))
@@ -289,4 +284,3 @@ def _reachable(start: str, edges: Mapping[str, Sequence[str]]) -> set[str]:
 
 def _weight(weights: Mapping[str, float] | None, name: str) -> float:
     return 1.0 if weights is None else float(weights.get(name, 1.0))
-

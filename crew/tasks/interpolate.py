@@ -54,8 +54,7 @@ def fill(text: str, inputs: Mapping[str, Any], *, where: str, errors: list[str])
 def climbing_inputs(template: str, inputs: Mapping[str, Any]) -> list[str]:
     """The placeholders of path ``template`` whose input value has a ``..`` path component."""
     return [
-        key for key in placeholders(template)
-        if key in inputs and ".." in re.split(r"[/\\]", _as_text(inputs[key]))
+        key for key in placeholders(template) if key in inputs and ".." in re.split(r"[/\\]", _as_text(inputs[key]))
     ]
 
 

@@ -81,7 +81,6 @@ class TaskOutput(_Answer, BaseModel):
         return self.finished_at - self.started_at
 
 
-
 class CrewOutput(_Answer, BaseModel):
     """The result of a kickoff: the final task's output plus every task's, in declared order."""
 
@@ -110,7 +109,6 @@ class CrewOutput(_Answer, BaseModel):
             if out.name == name:
                 return out
         raise KeyError(name)
-
 
     def __repr__(self) -> str:
         """A summary, not every task's output: a 1000-task run would print pages (and asyncio

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from crew.chat import LLMResponse, emit_call, parse_arguments
+from crew.models.base import LLMResponse, emit_call, parse_arguments
 from crew.testing.values import example_value
 from crew.tools.calls import ToolCall
 from crew.tools.invocation import run_coroutine_sync
@@ -32,8 +32,9 @@ Tools = list[dict[str, Any]]
 def approximate_usage(messages: Messages, tools: Tools | None, response: LLMResponse) -> Usage:
     """Token figures the way a tokenizer would roughly count them: four characters a token."""
     prompt_chars = len(json.dumps(messages, default=str)) + (len(json.dumps(tools)) if tools else 0)
-    completion_chars = len(response.content or "") + sum(len(c.name) + len(json.dumps(c.args, default=str))
-                                                         for c in response.tool_calls)
+    completion_chars = len(response.content or "") + sum(
+        len(c.name) + len(json.dumps(c.args, default=str)) for c in response.tool_calls
+    )
     prompt, completion = prompt_chars // 4, completion_chars // 4
     return Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion, requests=1)
 
@@ -60,8 +61,14 @@ class TestModel:
 
     __test__ = False  # not a pytest test class, despite the name
 
-    def __init__(self, seed: int = 0, final_answer: str | dict[str, Any] | BaseModel | None = None,
-                 call_tools: bool = True, *, model: str = "test") -> None:
+    def __init__(
+        self,
+        seed: int = 0,
+        final_answer: str | dict[str, Any] | BaseModel | None = None,
+        call_tools: bool = True,
+        *,
+        model: str = "test",
+    ) -> None:
         self.seed = seed
         self.final_answer = final_answer
         self.call_tools = call_tools
@@ -76,8 +83,9 @@ class TestModel:
     def __repr__(self) -> str:
         return f"TestModel(seed={self.seed})"
 
-    def complete(self, messages: Messages, tools: Tools | None = None, *,
-                 output_schema: dict[str, Any] | None = None) -> LLMResponse:
+    def complete(
+        self, messages: Messages, tools: Tools | None = None, *, output_schema: dict[str, Any] | None = None
+    ) -> LLMResponse:
         with self._lock:
             self.calls += 1
         if tools and self.call_tools and not any(m.get("role") == "tool" for m in messages):
@@ -89,8 +97,9 @@ class TestModel:
         emit_call(response)
         return response
 
-    async def acomplete(self, messages: Messages, tools: Tools | None = None, *,
-                        output_schema: dict[str, Any] | None = None) -> LLMResponse:
+    async def acomplete(
+        self, messages: Messages, tools: Tools | None = None, *, output_schema: dict[str, Any] | None = None
+    ) -> LLMResponse:
         return self.complete(messages, tools, output_schema=output_schema)
 
     def _rng(self, *parts: object) -> random.Random:
@@ -115,11 +124,18 @@ class TestModel:
             return json.dumps(example_value(output_schema, self._rng("answer")))
         task = _first_user_text(messages)
         task = task if len(task) <= 160 else task[:159] + "…"
-        names = {call.get("id"): (call.get("function") or {}).get("name")  # tool messages carry only the id
-                 for m in messages if m.get("role") == "assistant" for call in m.get("tool_calls") or []}
-        results = [f"{m.get('name') or names.get(m.get('tool_call_id')) or 'tool'}: "
-                   f"{' '.join(str(m.get('content', '')).split())[:80]}"
-                   for m in messages if m.get("role") == "tool"]
+        names = {
+            call.get("id"): (call.get("function") or {}).get("name")  # tool messages carry only the id
+            for m in messages
+            if m.get("role") == "assistant"
+            for call in m.get("tool_calls") or []
+        }
+        results = [
+            f"{m.get('name') or names.get(m.get('tool_call_id')) or 'tool'}: "
+            f"{' '.join(str(m.get('content', '')).split())[:80]}"
+            for m in messages
+            if m.get("role") == "tool"
+        ]
         answer = f"Test answer for: {task}" if task else "Test answer."
         return answer + (f" (tool results: {'; '.join(results)})" if results else "")
 
@@ -138,8 +154,9 @@ class FunctionModel:
     replies ``fn`` then writes as text.
     """
 
-    def __init__(self, fn: ModelFunction, latency: float = 0.0, *, model: str = "function",
-                 function_calling: bool = True) -> None:
+    def __init__(
+        self, fn: ModelFunction, latency: float = 0.0, *, model: str = "function", function_calling: bool = True
+    ) -> None:
         if not callable(fn):
             raise TypeError(f"FunctionModel needs a callable fn(messages, tools), got {type(fn).__name__}")
         self.fn = fn
@@ -156,8 +173,9 @@ class FunctionModel:
     def __repr__(self) -> str:
         return f"FunctionModel({getattr(self.fn, '__name__', self.fn)!r})"
 
-    async def acomplete(self, messages: Messages, tools: Tools | None = None, *,
-                        output_schema: dict[str, Any] | None = None) -> LLMResponse:
+    async def acomplete(
+        self, messages: Messages, tools: Tools | None = None, *, output_schema: dict[str, Any] | None = None
+    ) -> LLMResponse:
         if self.latency > 0:
             await asyncio.sleep(self.latency)
         reply = self.fn(messages, tools or [])
@@ -165,8 +183,9 @@ class FunctionModel:
             reply = await reply
         return self._response(messages, tools, reply)
 
-    def complete(self, messages: Messages, tools: Tools | None = None, *,
-                 output_schema: dict[str, Any] | None = None) -> LLMResponse:
+    def complete(
+        self, messages: Messages, tools: Tools | None = None, *, output_schema: dict[str, Any] | None = None
+    ) -> LLMResponse:
         if inspect.iscoroutinefunction(self.fn) or self.latency > 0:
             return run_coroutine_sync(self.acomplete(messages, tools, output_schema=output_schema))
         reply = self.fn(messages, tools or [])
@@ -184,8 +203,10 @@ class FunctionModel:
         elif isinstance(reply, list):
             response = LLMResponse(tool_calls=[_tool_call(item, i) for i, item in enumerate(reply)])
         else:
-            raise TypeError(f"FunctionModel fn must return a str, a list of tool calls or an LLMResponse, "
-                            f"not {type(reply).__name__}")
+            raise TypeError(
+                f"FunctionModel fn must return a str, a list of tool calls or an LLMResponse, "
+                f"not {type(reply).__name__}"
+            )
         response.model = response.model or self.model
         if response.usage.requests == 0:
             response.usage = approximate_usage(messages, tools, response)
@@ -197,14 +218,18 @@ def _tool_call(item: dict[str, Any] | ToolCall, index: int) -> ToolCall:
     if isinstance(item, ToolCall):
         return item
     if not isinstance(item, dict) or "name" not in item:
-        raise TypeError(f"tool call #{index} from FunctionModel fn must be a dict with 'name' and 'args' "
-                        f"(or a ToolCall), got {item!r}")
+        raise TypeError(
+            f"tool call #{index} from FunctionModel fn must be a dict with 'name' and 'args' "
+            f"(or a ToolCall), got {item!r}"
+        )
     args = item.get("args", item.get("arguments", {}))
     try:
         args = parse_arguments(args if isinstance(args, (str, dict)) or args is None else json.dumps(args))
     except ValueError as exc:
-        raise TypeError(f"tool call #{index} ({item['name']!r}) from FunctionModel fn: 'args' must be a dict "
-                        f"or a JSON object string; {exc}") from None
+        raise TypeError(
+            f"tool call #{index} ({item['name']!r}) from FunctionModel fn: 'args' must be a dict "
+            f"or a JSON object string; {exc}"
+        ) from None
     fields = {"name": item["name"], "args": args}
     if item.get("id"):
         fields["id"] = item["id"]

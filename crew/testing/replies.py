@@ -48,8 +48,9 @@ class Reply(BaseModel):
         return cls(content=content, tool_calls=parsed, **kw)
 
     @classmethod
-    def error(cls, status: int = 500, message: str = "internal error", *,
-              retry_after: float | None = None, **kw: Any) -> Reply:
+    def error(
+        cls, status: int = 500, message: str = "internal error", *, retry_after: float | None = None, **kw: Any
+    ) -> Reply:
         headers = dict(kw.pop("headers", {}))
         if retry_after is not None:
             headers["Retry-After"] = f"{retry_after:g}"
@@ -115,11 +116,12 @@ def as_reply(value: ReplyLike) -> Reply:
 
 # -- OpenAI wire format ---------------------------------------------------------
 
+
 def error_body(status: int, message: str) -> dict[str, Any]:
-    kinds = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
-             429: "rate_limit_error"}
-    return {"error": {"message": message, "type": kinds.get(status, "server_error"), "param": None,
-                      "code": str(status)}}
+    kinds = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error", 429: "rate_limit_error"}
+    return {
+        "error": {"message": message, "type": kinds.get(status, "server_error"), "param": None, "code": str(status)}
+    }
 
 
 def _usage(request: ChatRequest, reply: Reply) -> dict[str, int]:
@@ -139,8 +141,10 @@ def _finish_reason(reply: Reply) -> str:
 
 
 def _wire_tool_calls(reply: Reply) -> list[dict[str, Any]]:
-    return [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args)}}
-            for c in reply.tool_calls]
+    return [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args)}}
+        for c in reply.tool_calls
+    ]
 
 
 def completion_body(request: ChatRequest, reply: Reply, model: str | None = None) -> dict[str, Any]:
@@ -160,8 +164,12 @@ def completion_body(request: ChatRequest, reply: Reply, model: str | None = None
 def stream_chunks(request: ChatRequest, reply: Reply, model: str | None = None) -> list[dict[str, Any]]:
     """The SSE chunks of a streamed reply: content in pieces, tool-call arguments in pieces."""
     cid = "chatcmpl-" + new_call_id()[5:]
-    base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()),
-            "model": model or request.model or "test"}
+    base = {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model or request.model or "test",
+    }
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -169,13 +177,25 @@ def stream_chunks(request: ChatRequest, reply: Reply, model: str | None = None) 
     chunks = [chunk({"role": "assistant", "content": ""})]
     text = reply.content or ""
     for i in range(0, len(text), 8):
-        chunks.append(chunk({"content": text[i:i + 8]}))
+        chunks.append(chunk({"content": text[i : i + 8]}))
     for index, call in enumerate(_wire_tool_calls(reply)):
         args = call["function"]["arguments"]
-        chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                             "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+        chunks.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
         for i in range(0, len(args), 6):
-            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + 6]}}]}))
+            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i : i + 6]}}]}))
     chunks.append(chunk({}, _finish_reason(reply)))
     if (request.body.get("stream_options") or {}).get("include_usage"):
         chunks.append({**base, "choices": [], "usage": _usage(request, reply)})

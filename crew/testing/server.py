@@ -45,8 +45,9 @@ class OpenAIServer:
     LLM at it: ``LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test")``.
     """
 
-    def __init__(self, script: Iterable[ReplyLike] = (), handler: Handler | None = None,
-                 *, model: str | None = None) -> None:
+    def __init__(
+        self, script: Iterable[ReplyLike] = (), handler: Handler | None = None, *, model: str | None = None
+    ) -> None:
         self._script: deque[Reply] = deque(as_reply(r) for r in script)
         self.handler = handler
         self.model = model
@@ -62,8 +63,12 @@ class OpenAIServer:
             return self
         self._stopping.clear()
         self._httpd = _Server(("127.0.0.1", 0), _make_handler(self))
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"openai-server-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"openai-server-{self.port}",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -165,16 +170,16 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         disable_nagle_algorithm = True  # headers and body go in separate writes: no 40 ms delayed-ACK stall
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        def log_message(self, format: str, *args: Any) -> None:
             pass  # tests stay quiet
 
-        def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        def do_GET(self) -> None:
             if self.path.rstrip("/") in ("/v1/models", "/models"):
                 self._send_json(200, {"object": "list", "data": [{"id": server.model or "test", "object": "model"}]})
             else:
                 self._send_json(404, error_body(404, f"no route {self.path}"))
 
-        def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
             if self.path.split("?")[0].rstrip("/") not in _PATHS:
@@ -185,8 +190,7 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._send_json(400, error_body(400, "request body is not JSON"))
                 return
-            headers = {k: ("***" if k.lower() in ("authorization", "api-key") else v)
-                       for k, v in self.headers.items()}
+            headers = {k: ("***" if k.lower() in ("authorization", "api-key") else v) for k, v in self.headers.items()}
             request = ChatRequest(path=self.path, body=body, headers=headers, received_at=time.time())
             try:
                 reply = server._next_reply(request)
@@ -243,7 +247,9 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 
 # -- OpenAI wire format ---------------------------------------------------------
 
-def openai_server(script: Iterable[ReplyLike] = (), handler: Handler | None = None,
-                  *, model: str | None = None) -> OpenAIServer:
+
+def openai_server(
+    script: Iterable[ReplyLike] = (), handler: Handler | None = None, *, model: str | None = None
+) -> OpenAIServer:
     """A not-yet-started :class:`OpenAIServer`; ``with openai_server([...]) as server:`` starts it."""
     return OpenAIServer(script, handler, model=model)

@@ -49,8 +49,14 @@ _FORMATS: dict[str, Any] = {
 }
 
 
-def example_value(schema: dict[str, Any] | bool, rng: random.Random | None = None, *,
-                  root: dict[str, Any] | None = None, name: str = "", depth: int = 0) -> Any:
+def example_value(
+    schema: dict[str, Any] | bool,
+    rng: random.Random | None = None,
+    *,
+    root: dict[str, Any] | None = None,
+    name: str = "",
+    depth: int = 0,
+) -> Any:
     """A value valid for ``schema`` (``root`` resolves ``$ref``s; defaults to ``schema`` itself)."""
     rng = rng or random.Random(0)
     if schema is True or schema == {}:
@@ -66,8 +72,9 @@ def example_value(schema: dict[str, Any] | bool, rng: random.Random | None = Non
     if schema.get("enum"):
         return rng.choice(schema["enum"])
     if "allOf" in schema:
-        return example_value(_merge([_resolve(s, root) for s in schema["allOf"]], schema), rng,
-                             root=root, name=name, depth=depth)
+        return example_value(
+            _merge([_resolve(s, root) for s in schema["allOf"]], schema), rng, root=root, name=name, depth=depth
+        )
     options = schema.get("anyOf") or schema.get("oneOf")
     if options:
         resolved = [_resolve(o, root) for o in options]
@@ -80,8 +87,13 @@ def example_value(schema: dict[str, Any] | bool, rng: random.Random | None = Non
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind is None:
-        kind = ("object" if "properties" in schema or "additionalProperties" in schema
-                else "array" if "items" in schema or "prefixItems" in schema else "string")
+        kind = (
+            "object"
+            if "properties" in schema or "additionalProperties" in schema
+            else "array"
+            if "items" in schema or "prefixItems" in schema
+            else "string"
+        )
     maker = _MAKERS.get(kind)
     if maker is None:
         raise ValueError(f"unsupported JSON schema type {kind!r} (at {name or 'root'})")
@@ -230,8 +242,9 @@ def _key_names(names_schema: Any, rng: random.Random, root: dict[str, Any], take
         keys = names_schema.get("enum") or [names_schema["const"]]
         return [str(k) for k in keys if str(k) not in taken]
     if names_schema:
-        keys = [str(example_value({"type": "string", **names_schema}, rng, root=root, name=f"key{i + 1}"))
-                for i in range(8)]
+        keys = [
+            str(example_value({"type": "string", **names_schema}, rng, root=root, name=f"key{i + 1}")) for i in range(8)
+        ]
         return list(dict.fromkeys(k for k in keys if k not in taken))
     return [f"key{i + 1}" for i in range(len(taken), len(taken) + 8)]
 

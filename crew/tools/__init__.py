@@ -18,8 +18,8 @@ __all__ = [
     "ToolException",
     "ToolExecutor",
     "ToolResult",
-    "sanitize_tool_name",
     "always_cache",
     "never_cache",
+    "sanitize_tool_name",
     "tool",
 ]

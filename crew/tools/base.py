@@ -153,8 +153,7 @@ class BaseTool(Invocation, BaseModel, ABC):
             schema = model_from_json_schema(schema, model_name_for(name), tool_name=name)
         elif not (isinstance(schema, type) and issubclass(schema, BaseModel)):
             raise ToolDefinitionError(
-                f"Tool '{name}': args_schema must be a pydantic model class or a JSON-schema dict, "
-                f"got {schema!r}"
+                f"Tool '{name}': args_schema must be a pydantic model class or a JSON-schema dict, got {schema!r}"
             )
         data["args_schema"] = schema
         description = data.get("description", declared_default(cls, "description"))
@@ -196,8 +195,7 @@ class BaseTool(Invocation, BaseModel, ABC):
     def _positive_limit(cls, value: int | None, info: ValidationInfo) -> int | None:
         if value is not None and value <= 0:
             raise ToolDefinitionError(
-                f"Tool '{info.data.get('name', '?')}': max_usage_count must be a positive integer or None, "
-                f"got {value}"
+                f"Tool '{info.data.get('name', '?')}': max_usage_count must be a positive integer or None, got {value}"
             )
         return value
 
@@ -425,8 +423,8 @@ class BaseTool(Invocation, BaseModel, ABC):
         lines.append(f"Expected arguments: {self.args_hint()}.")
         return ToolArgumentsError("\n".join(lines), tool=self.name, problems=problems)
 
-def _with_context(validated: dict[str, Any], injected: frozenset[str],
-                  context: RunContext | None) -> dict[str, Any]:
+
+def _with_context(validated: dict[str, Any], injected: frozenset[str], context: RunContext | None) -> dict[str, Any]:
     ctx = context if context is not None else RunContext()
     return {**validated, **dict.fromkeys(injected, ctx)}
 

@@ -108,8 +108,7 @@ class SQLiteCache:
             )
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS tool_cache "
-                "(key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL)"
+                "CREATE TABLE IF NOT EXISTS tool_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL)"
             )
             self._conn.execute("CREATE INDEX IF NOT EXISTS tool_cache_expiry ON tool_cache (expires_at)")
         except (OSError, sqlite3.Error) as exc:
@@ -149,4 +148,3 @@ class SQLiteCache:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-

@@ -20,8 +20,8 @@ from pydantic import BaseModel, create_model
 from crew.errors import ToolDefinitionError
 from crew.tools.base import BaseTool
 from crew.tools.definition import is_async_callable, pick_description
-from crew.tools.function_tool import Tool
 from crew.tools.docstrings import parse_google_docstring
+from crew.tools.function_tool import Tool
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.schema import (
     annotation_description,
@@ -72,10 +72,17 @@ def tool(
     ``handle_validation_error``, ``tags``, ``metadata``, ``extras``) are ``Tool`` fields.
     """
     options = dict(
-        description=description, args_schema=args_schema, infer_schema=infer_schema,
-        parse_docstring=parse_docstring, error_on_invalid_docstring=error_on_invalid_docstring,
-        result_as_answer=result_as_answer, return_direct=return_direct, max_usage_count=max_usage_count,
-        cache_function=cache_function, response_format=response_format, **fields,
+        description=description,
+        args_schema=args_schema,
+        infer_schema=infer_schema,
+        parse_docstring=parse_docstring,
+        error_on_invalid_docstring=error_on_invalid_docstring,
+        result_as_answer=result_as_answer,
+        return_direct=return_direct,
+        max_usage_count=max_usage_count,
+        cache_function=cache_function,
+        response_format=response_format,
+        **fields,
     )
     if runnable is not None:  # tool("name", func)
         if not isinstance(name_or_callable, str):
@@ -86,9 +93,7 @@ def tool(
     if callable(name_or_callable):  # bare @tool, or tool(func, ...)
         return build_tool(name_or_callable, name=name, **options)
     if name_or_callable is not None and not isinstance(name_or_callable, str):
-        raise ToolDefinitionError(
-            f"tool() takes a function or a name, got {type(name_or_callable).__name__}"
-        )
+        raise ToolDefinitionError(f"tool() takes a function or a name, got {type(name_or_callable).__name__}")
     chosen = _one_name(name_or_callable, name) if name_or_callable is not None else name
 
     def decorate(fn: Callable[..., Any]) -> Tool:
@@ -182,8 +187,15 @@ def build_tool(
     flag = result_as_answer if result_as_answer is not None else bool(return_direct)
     if cache_function is not None:
         fields["cache_function"] = cache_function
-    return Tool(name=name, description=chosen, func=func, coroutine=coroutine, args_schema=args_schema,
-                result_as_answer=flag, **fields)
+    return Tool(
+        name=name,
+        description=chosen,
+        func=func,
+        coroutine=coroutine,
+        args_schema=args_schema,
+        result_as_answer=flag,
+        **fields,
+    )
 
 
 def _callable_name(fn: Any) -> str:
@@ -206,6 +218,7 @@ def _single_input(fn: Callable[..., Any] | None) -> Callable[..., Any] | None:
     if fn is None:
         return None
     if is_async_callable(fn):
+
         async def call_async(tool_input: str) -> Any:
             return await fn(tool_input)
 
@@ -217,8 +230,9 @@ def _single_input(fn: Callable[..., Any] | None) -> Callable[..., Any] | None:
     return functools.wraps(fn)(call)
 
 
-def _check_docstring(name: str, doc: str | None, documented: dict[str, str],
-                     params: list[inspect.Parameter], injected: frozenset[str]) -> None:
+def _check_docstring(
+    name: str, doc: str | None, documented: dict[str, str], params: list[inspect.Parameter], injected: frozenset[str]
+) -> None:
     """With ``error_on_invalid_docstring``: every argument documented, nothing documented that does not exist."""
     if not doc:
         raise ToolDefinitionError(f"Tool '{name}': parse_docstring=True but the function has no docstring")
@@ -230,8 +244,10 @@ def _check_docstring(name: str, doc: str | None, documented: dict[str, str],
             "which the function does not take"
         )
     missing = [
-        p.name for p in params
-        if p.name not in documented and not annotation_description(p.annotation)
+        p.name
+        for p in params
+        if p.name not in documented
+        and not annotation_description(p.annotation)
         and not getattr(p.default, "description", None)
     ]
     if missing:

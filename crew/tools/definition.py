@@ -73,9 +73,7 @@ def known_keys(model: type[BaseModel]) -> frozenset[str] | None:
     if model.model_config.get("extra") == "allow":
         keys = None
     else:
-        keys = frozenset(model.model_fields) | frozenset(
-            f.alias for f in model.model_fields.values() if f.alias
-        )
+        keys = frozenset(model.model_fields) | frozenset(f.alias for f in model.model_fields.values() if f.alias)
     if len(_KNOWN_KEYS) > 4096:
         _KNOWN_KEYS.clear()
     _KNOWN_KEYS[model] = keys
@@ -89,8 +87,7 @@ def definition_error(cls: type[BaseModel], data: dict[str, Any], exc: Validation
         if isinstance(original, ToolDefinitionError):
             return original
     problems = "; ".join(
-        f"{'.'.join(str(p) for p in error['loc']) or 'tool'}: {error['msg']}"
-        for error in exc.errors(include_url=False)
+        f"{'.'.join(str(p) for p in error['loc']) or 'tool'}: {error['msg']}" for error in exc.errors(include_url=False)
     )
     label = data.get("name") or declared_default(cls, "name") or cls.__name__
     return ToolDefinitionError(f"Invalid tool '{label}': {problems}")

@@ -14,10 +14,24 @@ import re
 from dataclasses import dataclass, field
 
 _ARGS_HEADERS = frozenset({"args", "arguments", "parameters", "params", "keyword args", "keyword arguments"})
-_OTHER_HEADERS = frozenset({
-    "returns", "return", "raises", "yields", "yield", "examples", "example", "note", "notes",
-    "attributes", "see also", "warning", "warnings", "todo",
-})
+_OTHER_HEADERS = frozenset(
+    {
+        "returns",
+        "return",
+        "raises",
+        "yields",
+        "yield",
+        "examples",
+        "example",
+        "note",
+        "notes",
+        "attributes",
+        "see also",
+        "warning",
+        "warnings",
+        "todo",
+    }
+)
 _ENTRY = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_]\w*)\s*(?:\([^)]*\))?\s*:\s*(?P<text>.*)$")
 
 

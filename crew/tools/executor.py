@@ -37,7 +37,6 @@ __all__ = ["ToolExecutor", "ToolStats"]
 Call = ToolCall | Mapping[str, Any]
 
 
-
 def _running_loop() -> Any:
     """This thread's running loop, if any. No loop runs before asyncio is imported, and
     importing it here would cost every ``import crew`` ~40 ms (``crew validate`` needs none)."""
@@ -71,8 +70,9 @@ class _Pending:
 
     __slots__ = ("args", "call_id", "context", "key", "leading", "name", "shared", "start", "tool", "waiters")
 
-    def __init__(self, tool: BaseTool, name: str, call_id: str, args: dict[str, Any],
-                 context: RunContext | None, start: float) -> None:
+    def __init__(
+        self, tool: BaseTool, name: str, call_id: str, args: dict[str, Any], context: RunContext | None, start: float
+    ) -> None:
         self.tool = tool
         self.name = name
         self.call_id = call_id
@@ -92,8 +92,9 @@ class ToolExecutor:
     or any ``CacheBackend`` such as ``SQLiteCache`` to share results across runs.
     """
 
-    def __init__(self, tools: Iterable[BaseTool] = (), *, cache: bool | CacheBackend = True,
-                 run_id: str | None = None) -> None:
+    def __init__(
+        self, tools: Iterable[BaseTool] = (), *, cache: bool | CacheBackend = True, run_id: str | None = None
+    ) -> None:
         self.run_id = run_id
         if cache is True:
             self.cache: CacheBackend | None = InMemoryCache()
@@ -157,8 +158,9 @@ class ToolExecutor:
 
     # -- entry points -------------------------------------------------------------
 
-    def execute(self, call: Call, *, tools: Sequence[BaseTool] | None = None,
-                context: RunContext | None = None) -> ToolResult:
+    def execute(
+        self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
+    ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
         if type(pending) is ToolResult:
@@ -187,8 +189,9 @@ class ToolExecutor:
             if pending.leading:
                 self._release(pending)
 
-    async def aexecute(self, call: Call, *, tools: Sequence[BaseTool] | None = None,
-                       context: RunContext | None = None) -> ToolResult:
+    async def aexecute(
+        self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
+    ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
         if type(pending) is ToolResult:
@@ -215,8 +218,9 @@ class ToolExecutor:
             if pending.leading:
                 self._release(pending)
 
-    def execute_many(self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None,
-                     context: RunContext | None = None) -> list[ToolResult]:
+    def execute_many(
+        self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
+    ) -> list[ToolResult]:
         """Run one model turn's calls concurrently from sync code; results in the calls' order.
 
         Works from any thread, with or without a running event loop.
@@ -226,8 +230,9 @@ class ToolExecutor:
             return [self.execute(call, tools=tools, context=context) for call in calls]
         return run_coroutine_sync(self.aexecute_many(calls, tools=tools, context=context))
 
-    async def aexecute_many(self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None,
-                            context: RunContext | None = None) -> list[ToolResult]:
+    async def aexecute_many(
+        self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
+    ) -> list[ToolResult]:
         """Run one model turn's calls concurrently; results in the calls' order.
 
         When a tool asks to re-raise, its exception propagates and the turn's other
@@ -245,8 +250,9 @@ class ToolExecutor:
 
     # -- pipeline steps shared by the sync and async paths ------------------------
 
-    def _prepare(self, call: Call, tools: Sequence[BaseTool] | None,
-                 context: RunContext | None) -> ToolResult | _Pending:
+    def _prepare(
+        self, call: Call, tools: Sequence[BaseTool] | None, context: RunContext | None
+    ) -> ToolResult | _Pending:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
         if type(call) is ToolCall:
@@ -264,8 +270,14 @@ class ToolExecutor:
             return self._invalid(pending, exc)
         dropped = tool.dropped_args(args) if isinstance(args, dict) else None
         if dropped and bus.enabled("tool.args_dropped"):
-            bus.emit("tool.args_dropped", run_id=self._run_id(context), tool=name, dropped=dropped,
-                     task=context and context.task, agent=context and context.agent)
+            bus.emit(
+                "tool.args_dropped",
+                run_id=self._run_id(context),
+                tool=name,
+                dropped=dropped,
+                task=context and context.task,
+                agent=context and context.agent,
+            )
         if self.cache is not None and tool.cache_function is not never_cache:
             pending.key = cache_key(name, pending.args, tool.injected_params)
             if pending.key is not None:
@@ -358,15 +370,24 @@ class ToolExecutor:
             return False, None
 
     def _cache_error(self, pending: _Pending, operation: str, exc: Exception) -> None:
-        bus.emit("tool.cache.error", run_id=self._run_id(pending.context), tool=pending.name,
-                 operation=operation, error=f"{type(exc).__name__}: {exc}")
+        bus.emit(
+            "tool.cache.error",
+            run_id=self._run_id(pending.context),
+            tool=pending.name,
+            operation=operation,
+            error=f"{type(exc).__name__}: {exc}",
+        )
 
     def _worth_storing(self, pending: _Pending, raw: Any) -> bool:
         try:
             return bool(pending.tool.cache_function(pending.args, raw))
         except Exception as exc:  # noqa: BLE001 - a broken predicate must not lose the result
-            bus.emit("tool.cache_function.error", run_id=self._run_id(pending.context), tool=pending.name,
-                     error=f"{type(exc).__name__}: {exc}")
+            bus.emit(
+                "tool.cache_function.error",
+                run_id=self._run_id(pending.context),
+                tool=pending.name,
+                error=f"{type(exc).__name__}: {exc}",
+            )
             return False
 
     def _failed(self, pending: _Pending, exc: Exception, seconds: float) -> ToolResult:
@@ -377,8 +398,9 @@ class ToolExecutor:
         return result
 
     def _hit(self, pending: _Pending, value: Mapping[str, Any]) -> ToolResult:
-        return self._finish(pending, value["content"], "success", artifact=value.get("artifact"),
-                            raw=value.get("raw"), cached=True)
+        return self._finish(
+            pending, value["content"], "success", artifact=value.get("artifact"), raw=value.get("raw"), cached=True
+        )
 
     def _invalid(self, pending: _Pending, exc: ToolArgumentsError) -> ToolResult:
         text = pending.tool.format_validation_error(exc)
@@ -386,8 +408,15 @@ class ToolExecutor:
             raise exc
         return self._finish(pending, text, "error")
 
-    def _unknown(self, requested: str, args: Any, call_id: str, tools: Sequence[BaseTool] | None,
-                 context: RunContext | None, start: float) -> ToolResult:
+    def _unknown(
+        self,
+        requested: str,
+        args: Any,
+        call_id: str,
+        tools: Sequence[BaseTool] | None,
+        context: RunContext | None,
+        start: float,
+    ) -> ToolResult:
         names = sorted({t.tool_name for t in (self._tools.values() if tools is None else tools)})
         if not names:
             message = f"Unknown tool '{requested}'. No tools are available."
@@ -404,8 +433,18 @@ class ToolExecutor:
             self._emit(requested, args, "error", False, False, duration, context)
         return ToolResult(content=message, tool_call_id=call_id, name=requested, status="error", duration=duration)
 
-    def _finish(self, pending: _Pending, content: str, status: str, *, artifact: Any = None, raw: Any = None,
-                cached: bool = False, refused: bool = False, seconds: float | None = None) -> ToolResult:
+    def _finish(
+        self,
+        pending: _Pending,
+        content: str,
+        status: str,
+        *,
+        artifact: Any = None,
+        raw: Any = None,
+        cached: bool = False,
+        refused: bool = False,
+        seconds: float | None = None,
+    ) -> ToolResult:
         """Count the outcome, announce it and build the result the model reads."""
         with self._lock:
             stats = self._stats.get(pending.name)
@@ -441,11 +480,28 @@ class ToolExecutor:
             fields["refused"] = True
         return ToolResult.model_validate(fields)
 
-    def _emit(self, tool: str, args: Any, status: str, cached: bool, refused: bool, duration: float,
-              context: RunContext | None) -> None:
-        bus.emit("tool.call", run_id=self._run_id(context), tool=tool, args=args, status=status,
-                 cached=cached, refused=refused, duration=duration,
-                 task=context and context.task, agent=context and context.agent)
+    def _emit(
+        self,
+        tool: str,
+        args: Any,
+        status: str,
+        cached: bool,
+        refused: bool,
+        duration: float,
+        context: RunContext | None,
+    ) -> None:
+        bus.emit(
+            "tool.call",
+            run_id=self._run_id(context),
+            tool=tool,
+            args=args,
+            status=status,
+            cached=cached,
+            refused=refused,
+            duration=duration,
+            task=context and context.task,
+            agent=context and context.agent,
+        )
 
     def _run_id(self, context: RunContext | None) -> str | None:
         return (context.run_id if context is not None else None) or self.run_id

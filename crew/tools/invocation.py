@@ -141,8 +141,9 @@ class Invocation(_Base):
 class _Outcome:
     __slots__ = ("artifact", "content", "raw", "refused", "status")
 
-    def __init__(self, status: str, content: str, *, raw: Any = None, artifact: Any = None,
-                 refused: bool = False) -> None:
+    def __init__(
+        self, status: str, content: str, *, raw: Any = None, artifact: Any = None, refused: bool = False
+    ) -> None:
         self.status, self.content, self.raw, self.artifact, self.refused = status, content, raw, artifact, refused
 
 

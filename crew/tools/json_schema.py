@@ -18,14 +18,20 @@ from crew.tools.schema import args_config
 
 _SCALARS: dict[str, Any] = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
 _BOUNDS = {
-    "minimum": "ge", "maximum": "le", "exclusiveMinimum": "gt", "exclusiveMaximum": "lt",
-    "minLength": "min_length", "maxLength": "max_length", "pattern": "pattern",
-    "minItems": "min_length", "maxItems": "max_length", "multipleOf": "multiple_of",
+    "minimum": "ge",
+    "maximum": "le",
+    "exclusiveMinimum": "gt",
+    "exclusiveMaximum": "lt",
+    "minLength": "min_length",
+    "maxLength": "max_length",
+    "pattern": "pattern",
+    "minItems": "min_length",
+    "maxItems": "max_length",
+    "multipleOf": "multiple_of",
 }
 
 
-def model_from_json_schema(schema: dict[str, Any], name: str = "ToolArgs", *,
-                           tool_name: str = "?") -> type[BaseModel]:
+def model_from_json_schema(schema: dict[str, Any], name: str = "ToolArgs", *, tool_name: str = "?") -> type[BaseModel]:
     """Build the argument model described by ``schema`` (an object schema)."""
     if not isinstance(schema, dict):
         raise ToolDefinitionError(f"Tool '{tool_name}': args_schema must be a pydantic model class or a dict")
@@ -68,8 +74,7 @@ class _Builder:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                model = create_model(_class_name(name), __config__=args_config(schema.get("title") or name),
-                                     **fields)
+                model = create_model(_class_name(name), __config__=args_config(schema.get("title") or name), **fields)
         except Exception as exc:
             raise self.fail(path, str(exc)) from exc
         if schema.get("description"):

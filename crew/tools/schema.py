@@ -108,7 +108,7 @@ def signature_params(fn: Callable[..., Any], tool_name: str) -> tuple[list[inspe
 def _resolve(text: str, fn: Callable[..., Any], arg: str, tool_name: str) -> Any:
     namespace = dict(getattr(inspect.unwrap(fn), "__globals__", {}))
     try:
-        return eval(text, namespace)  # noqa: S307 - a type hint the user wrote in their own code
+        return eval(text, namespace)
     except Exception:
         raise ToolDefinitionError(
             f"Tool '{tool_name}': cannot resolve the type hint {text!r} of argument '{arg}'. "
@@ -195,8 +195,9 @@ def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
     return json.loads(_parameters_json(model))
 
 
-def strict_schema(schema: dict[str, Any], root: dict[str, Any] | None = None,
-                  expanding: frozenset[str] = frozenset()) -> dict[str, Any]:
+def strict_schema(
+    schema: dict[str, Any], root: dict[str, Any] | None = None, expanding: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     """OpenAI strict mode: every object lists all its properties as required, no extras.
 
     Like the openai SDK's own helper, it also drops ``None`` defaults and inlines a
@@ -257,8 +258,10 @@ def args_hint(model: type[BaseModel]) -> str:
     required = set(schema.get("required", ()))
     parts = []
     for name, prop in schema.get("properties", {}).items():
-        state = "required" if name in required else (
-            f"default {json.dumps(prop['default'], ensure_ascii=False)}" if "default" in prop else "optional"
+        state = (
+            "required"
+            if name in required
+            else (f"default {json.dumps(prop['default'], ensure_ascii=False)}" if "default" in prop else "optional")
         )
         parts.append(f"{name} ({type_label(prop)}, {state})")
     return ", ".join(parts) if parts else "none"

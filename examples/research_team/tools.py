@@ -11,18 +11,41 @@ import statistics
 from crew import tool
 
 _LIBRARY = [
-    {"id": "P1", "year": 2019, "title": "Remote work and productivity: evidence from a call centre",
-     "finding": "home workers handled 13% more calls; attrition halved", "tags": {"remote work", "productivity"}},
-    {"id": "P2", "year": 2021, "title": "Hybrid schedules and employee retention",
-     "finding": "two office days a week cut quitting by a third with no loss of output",
-     "tags": {"remote work", "hybrid", "retention"}},
-    {"id": "P3", "year": 2022, "title": "Collaboration networks under remote work",
-     "finding": "cross-team ties fell about 25%; communication became more asynchronous",
-     "tags": {"remote work", "collaboration"}},
-    {"id": "P4", "year": 2023, "title": "Four-day week trials across 61 firms",
-     "finding": "revenue flat, burnout down 71% of staff reporting improvement", "tags": {"four-day week", "wellbeing"}},
-    {"id": "P5", "year": 2020, "title": "Commute time and wellbeing",
-     "finding": "each extra 20 minutes of commute felt like a 19% pay cut", "tags": {"commuting", "wellbeing"}},
+    {
+        "id": "P1",
+        "year": 2019,
+        "title": "Remote work and productivity: evidence from a call centre",
+        "finding": "home workers handled 13% more calls; attrition halved",
+        "tags": {"remote work", "productivity"},
+    },
+    {
+        "id": "P2",
+        "year": 2021,
+        "title": "Hybrid schedules and employee retention",
+        "finding": "two office days a week cut quitting by a third with no loss of output",
+        "tags": {"remote work", "hybrid", "retention"},
+    },
+    {
+        "id": "P3",
+        "year": 2022,
+        "title": "Collaboration networks under remote work",
+        "finding": "cross-team ties fell about 25%; communication became more asynchronous",
+        "tags": {"remote work", "collaboration"},
+    },
+    {
+        "id": "P4",
+        "year": 2023,
+        "title": "Four-day week trials across 61 firms",
+        "finding": "revenue flat, burnout down 71% of staff reporting improvement",
+        "tags": {"four-day week", "wellbeing"},
+    },
+    {
+        "id": "P5",
+        "year": 2020,
+        "title": "Commute time and wellbeing",
+        "finding": "each extra 20 minutes of commute felt like a 19% pay cut",
+        "tags": {"commuting", "wellbeing"},
+    },
 ]
 
 
@@ -48,5 +71,10 @@ def describe_numbers(values: list[float]) -> dict[str, float]:
     """
     if not values:
         return {"count": 0}
-    return {"count": len(values), "mean": round(statistics.fmean(values), 3),
-            "median": statistics.median(values), "min": min(values), "max": max(values)}
+    return {
+        "count": len(values),
+        "mean": round(statistics.fmean(values), 3),
+        "median": statistics.median(values),
+        "min": min(values),
+        "max": max(values),
+    }

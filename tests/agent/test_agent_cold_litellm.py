@@ -14,10 +14,10 @@ SCRIPT = textwrap.dedent(
     """
     import asyncio, json, sys
 
-    from crew import llm as crew_llm
+    from crew.models import litellm_model as crew_llm
     from crew.agent import Agent
-    from crew.llm import LLM
-    from crew.ratelimit import RateLimiter
+    from crew.models import LLM
+    from crew.models.ratelimit import RateLimiter
     from crew.run import Throttled
     from crew.tasks.task import Task
     from crew.testing import OpenAIServer
@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
         stop = asyncio.Event()
 
         async def ticker():
-            # litellm is in sys.modules from the start of its import, crew.llm._litellm only at the end
+            # litellm is in sys.modules from the start of its import, crew.models.litellm_model._litellm only at the end
             while not stop.is_set():
                 ticks["all"] += 1
                 ticks["during_import"] += "litellm" in sys.modules and crew_llm._litellm is None

@@ -5,7 +5,7 @@ import pytest
 from crew import prompts
 from crew.agent import Agent
 from crew.errors import AgentError
-from crew.llm import LLM, LLMResponse
+from crew.models import LLM, LLMResponse
 from crew.tasks.task import Task
 from crew.testing import FunctionModel, Reply
 from crew.tools import tool
@@ -47,11 +47,14 @@ async def test_native_empty_reply_gets_one_correction_then_the_answer_counts():
     assert [m["role"] for m in second_call] == ["system", "user", "user"]  # no empty assistant message sent
 
 
-@pytest.mark.parametrize(("finish_reason", "shown"), [
-    (None, "finish_reason: not reported"),
-    ("length", "finish_reason: length: the reply ran into the token limit"),
-    ("content_filter", "finish_reason: content_filter: the provider's content filter"),
-])
+@pytest.mark.parametrize(
+    ("finish_reason", "shown"),
+    [
+        (None, "finish_reason: not reported"),
+        ("length", "finish_reason: length: the reply ran into the token limit"),
+        ("content_filter", "finish_reason: content_filter: the provider's content filter"),
+    ],
+)
 async def test_native_empty_twice_in_a_row_is_an_agent_error_naming_the_reason(finish_reason, shown):
     model = scripted(*[LLMResponse(content=None, finish_reason=finish_reason)] * 2)
     steps = []
@@ -89,8 +92,10 @@ async def test_text_mode_bare_final_answer_marker_is_empty_and_recovers():
     agent = Agent(role="Calculator", goal="Add", llm=model, tools=[add])
     out = await agent.aexecute_task(task())
     assert out.raw == "7"
-    assert model.seen[1][-2:] == [{"role": "assistant", "content": "Thought: done\nFinal Answer:"},
-                                  {"role": "user", "content": prompts.EMPTY_REPLY_TEXT}]
+    assert model.seen[1][-2:] == [
+        {"role": "assistant", "content": "Thought: done\nFinal Answer:"},
+        {"role": "user", "content": prompts.EMPTY_REPLY_TEXT},
+    ]
 
 
 async def test_text_mode_without_tools_does_not_take_an_empty_reply():
@@ -102,8 +107,11 @@ async def test_text_mode_without_tools_does_not_take_an_empty_reply():
 async def test_empty_correction_counts_against_max_iter_and_an_empty_best_answer_still_raises():
     model = scripted("", "")
     agent = Agent(role="Mute", goal="Nothing", llm=model, tools=[add], max_iter=1)
-    with pytest.raises(AgentError, match=r"within max_iter=1 turns, and none when asked for its best answer "
-                                         r"\(finish_reason: not reported\)"):
+    with pytest.raises(
+        AgentError,
+        match=r"within max_iter=1 turns, and none when asked for its best answer "
+        r"\(finish_reason: not reported\)",
+    ):
         await agent.aexecute_task(task())
     assert model.seen[1][-1]["content"] == prompts.FORCE_FINAL  # turn 1 was the correction: max_iter spent
 

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 
 from crew import Agent, Crew, CrewOutput, Task, TaskOutput
 from crew.errors import CrewRunError, LLMError
-from crew.llm import LLM
+from crew.models import LLM
 from crew.testing import FunctionModel, Reply, TestModel
 from crew.tools import tool
 from crew.usage import Usage
@@ -40,12 +40,19 @@ def test_kickoff_runs_in_order_and_returns_every_output_field():
 
     researcher = Agent(role="Researcher", goal="Find facts", llm=FunctionModel(writer, model="m-r"))
     editor = Agent(role="Editor", goal="Write", llm=FunctionModel(writer, model="m-e"))
-    research = Task(name="research", description="Research {topic}", expected_output="facts", agent=researcher,
-                    output_pydantic=Facts)
-    check = Task(name="check", description="Check the facts", expected_output="a verdict", agent=editor,
-                 output_json=Verdict)
-    write = Task(name="write", description="Write one line", expected_output="a sentence", agent=editor,
-                 context=[research])
+    research = Task(
+        name="research",
+        description="Research {topic}",
+        expected_output="facts",
+        agent=researcher,
+        output_pydantic=Facts,
+    )
+    check = Task(
+        name="check", description="Check the facts", expected_output="a verdict", agent=editor, output_json=Verdict
+    )
+    write = Task(
+        name="write", description="Write one line", expected_output="a sentence", agent=editor, context=[research]
+    )
     out = Crew(agents=[researcher, editor], tasks=[research, check, write]).kickoff(inputs={"topic": "cats"})
 
     assert isinstance(out, CrewOutput) and out.raw == "Cats sleep a lot."
@@ -53,7 +60,10 @@ def test_kickoff_runs_in_order_and_returns_every_output_field():
     first, second, third = out.tasks_output
     assert all(isinstance(o, TaskOutput) for o in out.tasks_output)
     assert [(o.name, o.agent) for o in out.tasks_output] == [
-        ("research", "Researcher"), ("check", "Editor"), ("write", "Editor")]
+        ("research", "Researcher"),
+        ("check", "Editor"),
+        ("write", "Editor"),
+    ]
     assert first.pydantic == Facts(topic="cats", facts=["sleep a lot"]) and first.json_dict is None
     assert json.loads(first.raw) == {"topic": "cats", "facts": ["sleep a lot"]}
     assert second.json_dict == {"ok": True} and second.pydantic is None
@@ -99,7 +109,10 @@ def test_every_model_form_works_as_an_agents_llm(openai_server):
     raws = {o.name: o.raw for o in out.tasks_output}
     assert raws["string"].startswith("Test answer for:")
     assert (raws["LLM"], raws["TestModel"], raws["FunctionModel"]) == (
-        "from the server", "from a TestModel", "from a FunctionModel")
+        "from the server",
+        "from a TestModel",
+        "from a FunctionModel",
+    )
     assert len(openai_server.requests) == 1
 
 
@@ -111,8 +124,13 @@ def test_every_model_form_works_as_the_manager_llm(openai_server):
         return Crew(agents=[researcher], tasks=[report], process="hierarchical", manager_llm=manager_llm)
 
     openai_server.enqueue(
-        Reply.tools({"name": "Delegate_work_to_coworker", "id": "call_d",
-                     "args": {"task": "find facts on bees", "context": "a report", "coworker": "Researcher"}}),
+        Reply.tools(
+            {
+                "name": "Delegate_work_to_coworker",
+                "id": "call_d",
+                "args": {"task": "find facts on bees", "context": "a report", "coworker": "Researcher"},
+            }
+        ),
         Reply.text("Report: bees dance."),
     )
     over_http = crew_with(local_llm(openai_server)).kickoff()
@@ -123,8 +141,12 @@ def test_every_model_form_works_as_the_manager_llm(openai_server):
     def manager(messages, tools):
         if messages[-1]["role"] == "tool":
             return f"Report: {messages[-1]['content']}"
-        return [{"name": "Delegate work to coworker",
-                 "args": {"task": "facts", "context": "bees", "coworker": "Researcher"}}]
+        return [
+            {
+                "name": "Delegate work to coworker",
+                "args": {"task": "facts", "context": "bees", "coworker": "Researcher"},
+            }
+        ]
 
     assert crew_with(FunctionModel(manager)).kickoff().raw == "Report: bees dance"
     for model in ("test", TestModel(seed=1)):

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 
 from crew.agent import Agent
 from crew.errors import LLMError
-from crew.llm import LLM
+from crew.models import LLM
 from crew.tasks.task import Task
 from crew.testing import Reply
 from crew.tools import tool
@@ -35,12 +35,18 @@ def weather_task(**kw):
 
 async def test_native_tool_call_result_and_final_answer_over_http(openai_server):
     openai_server.enqueue(
-        Reply.tools({"name": "get_weather", "args": {"city": "Oslo"}, "id": "call_w1"},
-                    prompt_tokens=100, completion_tokens=10),
+        Reply.tools(
+            {"name": "get_weather", "args": {"city": "Oslo"}, "id": "call_w1"}, prompt_tokens=100, completion_tokens=10
+        ),
         Reply.text("It is 3 °C in Oslo.", prompt_tokens=150, completion_tokens=8),
     )
-    agent = Agent(role="Forecaster", goal="Report weather", backstory="Meteorologist.",
-                  llm=local_llm(openai_server), tools=[get_weather, get_time])
+    agent = Agent(
+        role="Forecaster",
+        goal="Report weather",
+        backstory="Meteorologist.",
+        llm=local_llm(openai_server),
+        tools=[get_weather, get_time],
+    )
     out = await agent.aexecute_task(weather_task())
 
     assert out.raw == "It is 3 °C in Oslo."
@@ -57,16 +63,21 @@ async def test_native_tool_call_result_and_final_answer_over_http(openai_server)
     assistant, tool_message = second.messages[2:]
     assert assistant["tool_calls"][0]["id"] == "call_w1"
     assert assistant["tool_calls"][0]["function"]["name"] == "get_weather"
-    assert tool_message == {"role": "tool", "tool_call_id": "call_w1",
-                            "content": json.dumps({"city": "Oslo", "temp": 3, "unit": "c"})}
+    assert tool_message == {
+        "role": "tool",
+        "tool_call_id": "call_w1",
+        "content": json.dumps({"city": "Oslo", "temp": 3, "unit": "c"}),
+    }
     assert second.messages[0] == system  # the static prefix is byte-identical across turns
 
 
 async def test_parallel_tool_calls_in_one_turn_answer_each_id_in_order(openai_server):
     openai_server.enqueue(
-        Reply.tools({"name": "get_weather", "args": {"city": "Oslo"}, "id": "call_a"},
-                    {"name": "get_time", "args": {"city": "Oslo"}, "id": "call_b"},
-                    {"name": "get_weather", "args": {"city": "Rome", "unit": "f"}, "id": "call_c"}),
+        Reply.tools(
+            {"name": "get_weather", "args": {"city": "Oslo"}, "id": "call_a"},
+            {"name": "get_time", "args": {"city": "Oslo"}, "id": "call_b"},
+            {"name": "get_weather", "args": {"city": "Rome", "unit": "f"}, "id": "call_c"},
+        ),
         Reply.text("Done."),
     )
     agent = Agent(role="Forecaster", goal="Report", llm=local_llm(openai_server), tools=[get_weather, get_time])
@@ -76,8 +87,15 @@ async def test_parallel_tool_calls_in_one_turn_answer_each_id_in_order(openai_se
     tool_messages = openai_server.requests[1].messages[3:]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_a", "call_b", "call_c"]
     assert [m["content"] for m in tool_messages] == [
-        '{"city": "Oslo", "temp": 3, "unit": "c"}', "12:00 in Oslo", '{"city": "Rome", "temp": 3, "unit": "f"}']
-    assert [call["id"] for call in openai_server.requests[1].messages[2]["tool_calls"]] == ["call_a", "call_b", "call_c"]
+        '{"city": "Oslo", "temp": 3, "unit": "c"}',
+        "12:00 in Oslo",
+        '{"city": "Rome", "temp": 3, "unit": "f"}',
+    ]
+    assert [call["id"] for call in openai_server.requests[1].messages[2]["tool_calls"]] == [
+        "call_a",
+        "call_b",
+        "call_c",
+    ]
 
 
 async def test_text_mode_over_http_with_descriptions_and_recovery(openai_server):
@@ -86,8 +104,12 @@ async def test_text_mode_over_http_with_descriptions_and_recovery(openai_server)
         Reply.text("Thought: use the tool\nAction: Get_Weather\nAction Input: {'city': 'Oslo'} -- that's all"),
         Reply.text("Thought: I now know the final answer\nFinal Answer: 3 degrees in Oslo."),
     )
-    agent = Agent(role="Forecaster", goal="Report", llm=local_llm(openai_server, function_calling=False),
-                  tools=[get_weather, get_time])
+    agent = Agent(
+        role="Forecaster",
+        goal="Report",
+        llm=local_llm(openai_server, function_calling=False),
+        tools=[get_weather, get_time],
+    )
     out = await agent.aexecute_task(weather_task())
 
     assert out.raw == "3 degrees in Oslo."
@@ -97,8 +119,7 @@ async def test_text_mode_over_http_with_descriptions_and_recovery(openai_server)
     system = first.messages[0]["content"]
     assert "Tool Name: get_weather" in system and "Tool Arguments:" in system and "Action Input:" in system
     assert "did not follow the format" in second.messages[-1]["content"]
-    assert third.messages[-1] == {"role": "user",
-                                  "content": 'Observation: {"city": "Oslo", "temp": 3, "unit": "c"}'}
+    assert third.messages[-1] == {"role": "user", "content": 'Observation: {"city": "Oslo", "temp": 3, "unit": "c"}'}
 
 
 class Forecast(BaseModel):
@@ -108,8 +129,8 @@ class Forecast(BaseModel):
 
 async def test_structured_answer_re_asked_over_http(openai_server):
     openai_server.enqueue(
-        Reply.text("Here: {\"city\": \"Oslo\"}"),
-        Reply.text("```json\n{\"city\": \"Oslo\", \"temp\": 3.5}\n```"),
+        Reply.text('Here: {"city": "Oslo"}'),
+        Reply.text('```json\n{"city": "Oslo", "temp": 3.5}\n```'),
     )
     agent = Agent(role="Forecaster", goal="Report", llm=local_llm(openai_server))
     out = await agent.aexecute_task(weather_task(output_pydantic=Forecast))
@@ -125,11 +146,14 @@ async def test_rate_limit_is_retried_and_a_dead_server_is_an_llm_error(openai_se
         Reply.tools({"name": "get_time", "args": {"city": "Oslo"}, "id": "call_t"}),
         *[Reply.error(500, "boom")] * 2,
     )
-    llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, api_key="sk-test", num_retries=1,
-              retry_base_delay=0.01)
+    llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, api_key="sk-test", num_retries=1, retry_base_delay=0.01)
     agent = Agent(role="Clock", goal="Tell time", llm=llm, tools=[get_time])
     with pytest.raises(LLMError, match="openai/gpt-4o-mini") as info:
         await agent.aexecute_task(weather_task())
     assert info.value.model == "openai/gpt-4o-mini"
     assert len(openai_server.requests) == 4  # 429 + retry, then 500 + one retry
-    assert openai_server.requests[3].messages[-1] == {"role": "tool", "tool_call_id": "call_t", "content": "12:00 in Oslo"}
+    assert openai_server.requests[3].messages[-1] == {
+        "role": "tool",
+        "tool_call_id": "call_t",
+        "content": "12:00 in Oslo",
+    }

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from crew.agent import Agent
 from crew.errors import AgentError, ConfigError, TaskTimeoutError
 from crew.events import bus
-from crew.llm import InvalidToolCall, LLMResponse
+from crew.models import InvalidToolCall, LLMResponse
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task
 from crew.testing import FunctionModel, TestModel
@@ -28,7 +28,9 @@ def task_number(messages) -> int:
 
 
 def task(description="Add 3 and 4", **kw):
-    return Task(name=kw.pop("name", "sum"), description=description, expected_output=kw.pop("expected_output", "a number"), **kw)
+    return Task(
+        name=kw.pop("name", "sum"), description=description, expected_output=kw.pop("expected_output", "a number"), **kw
+    )
 
 
 @tool
@@ -92,8 +94,9 @@ async def test_result_as_answer_ends_without_another_model_call():
         """Produce the final report."""
         return {"topic": topic, "verdict": "ok"}
 
-    model = FunctionModel(lambda m, t: [{"name": "add", "args": {"a": 1, "b": 1}},
-                                        {"name": "final_report", "args": {"topic": "cats"}}])
+    model = FunctionModel(
+        lambda m, t: [{"name": "add", "args": {"a": 1, "b": 1}}, {"name": "final_report", "args": {"topic": "cats"}}]
+    )
     agent = Agent(role="Reporter", goal="Report", llm=model, tools=[add, final_report])
     out = await agent.aexecute_task(task("report"))
 
@@ -129,7 +132,10 @@ async def test_usage_limit_reaches_the_model_and_repeated_calls_are_served_from_
     assert first == again == "Oslo: 3 degrees"
     assert "usage limit of 1" in refused
     assert [(r.cached, r.refused, r.status) for r in out.tool_calls] == [
-        (False, False, "success"), (True, False, "success"), (False, True, "error")]
+        (False, False, "success"),
+        (True, False, "success"),
+        (False, True, "error"),
+    ]
 
 
 async def test_cache_hits_across_two_agents_sharing_one_executor():
@@ -166,7 +172,9 @@ async def test_run_context_reaches_tools():
         seen.append((ctx.run_id, ctx.task, ctx.agent, ctx.tool_call_id))
         return "me"
 
-    model = FunctionModel(lambda m, t: "done" if last(m)["role"] == "tool" else [{"name": "whoami", "args": {}, "id": "c9"}])
+    model = FunctionModel(
+        lambda m, t: "done" if last(m)["role"] == "tool" else [{"name": "whoami", "args": {}, "id": "c9"}]
+    )
     agent = Agent(role="Auditor", goal="Audit", llm=model, tools=[whoami])
     await agent.aexecute_task(task("audit", name="audit"), run_id="run-7")
     assert seen == [("run-7", "audit", "Auditor", "c9")]
@@ -190,8 +198,13 @@ async def test_max_iter_asks_once_for_a_best_answer_without_tools():
 
 
 async def test_max_iter_without_any_answer_is_a_clear_error():
-    agent = Agent(role="Mute", goal="Nothing", llm=FunctionModel(lambda m, t: [{"name": "add", "args": {"a": 1, "b": 2}}]
-                                                                  if t else ""), tools=[add], max_iter=2)
+    agent = Agent(
+        role="Mute",
+        goal="Nothing",
+        llm=FunctionModel(lambda m, t: [{"name": "add", "args": {"a": 1, "b": 2}}] if t else ""),
+        tools=[add],
+        max_iter=2,
+    )
     with pytest.raises(AgentError, match=r"agent 'Mute' gave no final answer to task 'sum' within max_iter=2"):
         await agent.aexecute_task(task())
 
@@ -209,8 +222,13 @@ async def test_a_timeout_raised_inside_is_not_renamed():
         """Times out on its own."""
         raise TimeoutError("upstream timed out")
 
-    agent = Agent(role="R", goal="G", llm=FunctionModel(lambda m, t: [{"name": "flaky", "args": {}}]),
-                  tools=[flaky], max_execution_time=5)
+    agent = Agent(
+        role="R",
+        goal="G",
+        llm=FunctionModel(lambda m, t: [{"name": "flaky", "args": {}}]),
+        tools=[flaky],
+        max_execution_time=5,
+    )
     with pytest.raises(TimeoutError, match="upstream timed out") as info:
         await agent.aexecute_task(task())
     assert not isinstance(info.value, TaskTimeoutError)
@@ -220,8 +238,11 @@ async def test_invalid_tool_call_arguments_are_answered_and_recovered():
     def fn(messages, tools):
         if last(messages)["role"] == "tool":
             return "recovered: " + last(messages)["content"]
-        return LLMResponse(invalid_tool_calls=[InvalidToolCall(id="bad1", name="add", arguments="{a: 1",
-                                                               error="arguments are not valid JSON")])
+        return LLMResponse(
+            invalid_tool_calls=[
+                InvalidToolCall(id="bad1", name="add", arguments="{a: 1", error="arguments are not valid JSON")
+            ]
+        )
 
     agent = Agent(role="R", goal="G", llm=FunctionModel(fn), tools=[add])
     out = await agent.aexecute_task(task())
@@ -271,7 +292,9 @@ async def test_steps_reach_callbacks_and_the_event_bus():
     async def on_step(step):
         async_steps.append(step.kind)
 
-    model = FunctionModel(lambda m, t: "7" if last(m)["role"] == "tool" else [{"name": "add", "args": {"a": 3, "b": 4}}])
+    model = FunctionModel(
+        lambda m, t: "7" if last(m)["role"] == "tool" else [{"name": "add", "args": {"a": 3, "b": 4}}]
+    )
     agent = Agent(role="R", goal="G", llm=model, tools=[add], step_callback=lambda s: sync_steps.append(s))
     unsubscribe = bus.subscribe(lambda e: events.append(e) if e.type == "agent.turn" else None)
     try:
@@ -282,7 +305,9 @@ async def test_steps_reach_callbacks_and_the_event_bus():
     assert [s.kind for s in sync_steps] == async_steps == ["tool_calls", "final_answer"]
     assert sync_steps[0].results[0].content == "7" and sync_steps[0].tool_calls[0].name == "add"
     assert [(e.run_id, e.data["turn"], e.data["kind"], e.data["tool_calls"]) for e in events] == [
-        ("run-e", 1, "tool_calls", ["add"]), ("run-e", 2, "final_answer", [])]
+        ("run-e", 1, "tool_calls", ["add"]),
+        ("run-e", 2, "final_answer", []),
+    ]
 
 
 async def test_test_model_runs_every_tool_once_then_answers():
@@ -321,7 +346,11 @@ def test_plain_functions_become_tools_and_interpolation():
     assert agent.tools[0].name == "shout"
     filled = agent.interpolate({"topic": "cats"})
     assert (filled.role, filled.goal, filled.backstory, filled.name) == (
-        "cats expert", "Explain cats", "Loves cats.", "{topic} expert")
+        "cats expert",
+        "Explain cats",
+        "Loves cats.",
+        "{topic} expert",
+    )
     with pytest.raises(ConfigError, match=r"missing input 'topic' for \{topic\} in agent '\{topic\} expert' role"):
         agent.interpolate({})
 
@@ -378,7 +407,9 @@ async def test_one_agent_on_many_tasks_at_once_keeps_them_apart():
 
 
 def test_verbose_prints_one_line_per_step(capsys):
-    model = FunctionModel(lambda m, t: "7" if last(m)["role"] == "tool" else [{"name": "add", "args": {"a": 3, "b": 4}}])
+    model = FunctionModel(
+        lambda m, t: "7" if last(m)["role"] == "tool" else [{"name": "add", "args": {"a": 3, "b": 4}}]
+    )
     Agent(role="Talker", goal="G", llm=model, tools=[add], verbose=True).execute_task(task())
     lines = capsys.readouterr().err.splitlines()
     assert lines == ["[Talker] sum #1 tool_calls: add -> success: 7", "[Talker] sum #2 final_answer: 7"]
@@ -392,12 +423,23 @@ def test_folded_yaml_texts_lose_their_trailing_newline(capsys):
         seen.append(messages[0]["content"])
         return "ok"
 
-    agent = Agent(role="Senior Researcher\n", goal="  Find facts\n", backstory="Knows a lot.\n",
-                  llm=FunctionModel(reply), verbose=True)
+    agent = Agent(
+        role="Senior Researcher\n",
+        goal="  Find facts\n",
+        backstory="Knows a lot.\n",
+        llm=FunctionModel(reply),
+        verbose=True,
+    )
     assert (agent.role, agent.goal, agent.backstory, agent.name) == (
-        "Senior Researcher", "Find facts", "Knows a lot.", "Senior Researcher")
+        "Senior Researcher",
+        "Find facts",
+        "Knows a lot.",
+        "Senior Researcher",
+    )
     out = agent.execute_task(task())
-    assert seen == ["You are Senior Researcher. Knows a lot.\nYour goal: Find facts"] and out.agent == "Senior Researcher"
+    assert (
+        seen == ["You are Senior Researcher. Knows a lot.\nYour goal: Find facts"] and out.agent == "Senior Researcher"
+    )
     assert capsys.readouterr().err == "[Senior Researcher] sum #1 final_answer: ok\n"
 
 
@@ -405,12 +447,25 @@ def test_folded_yaml_texts_lose_their_trailing_newline(capsys):
 
 
 async def test_fields_and_defaults_are_crewais_and_max_iter_15_bounds_the_loop():
-    agent = Agent(role="R", goal="G", llm=FunctionModel(lambda m, t: [{"name": "add", "args": {"a": 1, "b": len(m)}}]
-                                                        if t else "best effort"), tools=[add])
+    agent = Agent(
+        role="R",
+        goal="G",
+        llm=FunctionModel(lambda m, t: [{"name": "add", "args": {"a": 1, "b": len(m)}}] if t else "best effort"),
+        tools=[add],
+    )
     assert (agent.backstory, agent.max_iter, agent.max_execution_time, agent.allow_delegation, agent.verbose) == (
-        "", 15, None, False, False)
+        "",
+        15,
+        None,
+        False,
+        False,
+    )
     assert (agent.system_template, agent.prompt_template, agent.function_calling_llm, agent.step_callback) == (
-        None, None, None, None)
+        None,
+        None,
+        None,
+        None,
+    )
     out = await agent.aexecute_task(task())
     assert out.raw == "best effort"
     assert len(out.tool_calls) == 15 and out.usage.requests == 16  # 15 turns, then one best-answer call
@@ -438,10 +493,14 @@ async def test_several_result_as_answer_calls_take_the_first_in_the_models_order
         finished.append("quick")
         return f"quick {x}"
 
-    model = FunctionModel(lambda m, t: [{"name": "broken_verdict", "args": {"x": 0}},
-                                        {"name": "slow_verdict", "args": {"x": 1}},
-                                        {"name": "add", "args": {"a": 1, "b": 1}},
-                                        {"name": "quick_verdict", "args": {"x": 2}}])
+    model = FunctionModel(
+        lambda m, t: [
+            {"name": "broken_verdict", "args": {"x": 0}},
+            {"name": "slow_verdict", "args": {"x": 1}},
+            {"name": "add", "args": {"a": 1, "b": 1}},
+            {"name": "quick_verdict", "args": {"x": 2}},
+        ]
+    )
     agent = Agent(role="Judge", goal="Decide", llm=model, tools=[broken_verdict, slow_verdict, add, quick_verdict])
     out = await agent.aexecute_task(task("decide"))
 
@@ -449,7 +508,11 @@ async def test_several_result_as_answer_calls_take_the_first_in_the_models_order
     assert out.raw == "slow 1"
     assert finished.index("quick") < finished.index("slow")  # finishing order does not matter, the model's does
     assert [(r.name, r.status) for r in out.tool_calls] == [
-        ("broken_verdict", "error"), ("slow_verdict", "success"), ("add", "success"), ("quick_verdict", "success")]
+        ("broken_verdict", "error"),
+        ("slow_verdict", "success"),
+        ("add", "success"),
+        ("quick_verdict", "success"),
+    ]
 
 
 class Weather(BaseModel):
@@ -509,8 +572,9 @@ async def test_sync_tools_never_block_the_agents_event_loop():
         await asyncio.sleep(0.01)
         loop_moved.set()
 
-    model = FunctionModel(lambda m, t: last(m)["content"] if last(m)["role"] == "tool"
-                          else [{"name": "wait_for_the_loop", "args": {}}])
+    model = FunctionModel(
+        lambda m, t: last(m)["content"] if last(m)["role"] == "tool" else [{"name": "wait_for_the_loop", "args": {}}]
+    )
     agent = Agent(role="R", goal="G", llm=model, tools=[wait_for_the_loop])
     out, _ = await asyncio.gather(agent.aexecute_task(task()), elsewhere())
     assert out.raw == "unblocked"
@@ -523,11 +587,24 @@ async def test_templates_replace_both_prompts_and_the_tools_still_reach_the_mode
         seen.append(messages)
         return "ok"
 
-    agent = Agent(role="Analyst", goal="Count", backstory="Careful.", llm=FunctionModel(fn), tools=[add],
-                  system_template="[{role}|{goal}|{backstory}]", prompt_template="<<{description} -> {expected_output}>>")
+    agent = Agent(
+        role="Analyst",
+        goal="Count",
+        backstory="Careful.",
+        llm=FunctionModel(fn),
+        tools=[add],
+        system_template="[{role}|{goal}|{backstory}]",
+        prompt_template="<<{description} -> {expected_output}>>",
+    )
     await agent.aexecute_task(task())
-    crewai = Agent(role="Analyst", goal="Count", llm=FunctionModel(fn), tools=[add],
-                   system_template="SYS({{ .System }})", prompt_template="USER({{ .Prompt }})")
+    crewai = Agent(
+        role="Analyst",
+        goal="Count",
+        llm=FunctionModel(fn),
+        tools=[add],
+        system_template="SYS({{ .System }})",
+        prompt_template="USER({{ .Prompt }})",
+    )
     await crewai.aexecute_task(task())
 
     (system, user), (crewai_system, crewai_user) = seen

@@ -15,7 +15,7 @@ def test_a_fence_opened_right_after_the_colon_stays_whole():
     final = parse_reply("Thought: done\nFinal Answer: ```python\nprint(1)\n```")
     assert isinstance(final, FinalAnswer) and final.answer == "```python\nprint(1)\n```"
 
-    action = parse_reply("Action: search\nAction Input: ```json\n{\"query\": \"cats\"}\n```")
+    action = parse_reply('Action: search\nAction Input: ```json\n{"query": "cats"}\n```')
     assert isinstance(action, Action)
     assert action.args == {"query": "cats"} and action.raw_input == '{"query": "cats"}'
 
@@ -32,11 +32,14 @@ def test_only_the_first_of_two_actions_is_read_and_kept():
     assert parsed.raw_input == '{"query": "cats"}' and "dogs" not in parsed.text
 
 
-@pytest.mark.parametrize("reply", [
-    '1. Action: search\n2. Action Input: {"query": "cats"}',
-    '1) Thought: look\n2) Action: search\n3) Action Input: {"query": "cats"}',
-    '- **Action:** search\n- **Action Input:** {"query": "cats"}',
-])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '1. Action: search\n2. Action Input: {"query": "cats"}',
+        '1) Thought: look\n2) Action: search\n3) Action Input: {"query": "cats"}',
+        '- **Action:** search\n- **Action Input:** {"query": "cats"}',
+    ],
+)
 def test_numbered_and_listed_markers(reply):
     parsed = parse_reply(reply)
     assert isinstance(parsed, Action) and (parsed.tool, parsed.args) == ("search", {"query": "cats"})
@@ -62,15 +65,18 @@ def run_text_agent(replies: list[str]) -> tuple[str, list[list[dict]]]:
         return next(script)
 
     out = Agent(role="R", goal="G", llm=FunctionModel(fn, function_calling=False), tools=[search]).execute_task(
-        Task(description="Cats", expected_output="a sentence"))
+        Task(description="Cats", expected_output="a sentence")
+    )
     return out.raw, seen
 
 
 def test_two_actions_run_one_and_the_history_shows_only_that_one():
-    raw, seen = run_text_agent([
-        'Action: search\nAction Input: {"query": "cats"}\nAction: search\nAction Input: {"query": "dogs"}',
-        "Final Answer: done",
-    ])
+    raw, seen = run_text_agent(
+        [
+            'Action: search\nAction Input: {"query": "cats"}\nAction: search\nAction Input: {"query": "dogs"}',
+            "Final Answer: done",
+        ]
+    )
     assert raw == "done" and ran == ["cats"]
     said, observation = seen[1][-2:]
     assert said == {"role": "assistant", "content": 'Action: search\nAction Input: {"query": "cats"}'}

@@ -89,7 +89,7 @@ async def test_action_without_usable_input_is_corrected_and_recovered():
 
 
 async def test_bare_input_for_a_single_argument_tool_and_odd_tool_name_case():
-    model = scripted("Action: SEARCH\nAction Input: \"dogs\"", "Final Answer: done")
+    model = scripted('Action: SEARCH\nAction Input: "dogs"', "Final Answer: done")
     agent = Agent(role="R", goal="G", llm=model, tools=[search])
     out = await agent.aexecute_task(make_task())
     assert [(r.name, r.args) for r in out.tool_calls] == [("search", {"query": "dogs"})]
@@ -144,7 +144,7 @@ class Plan(BaseModel):
 
 async def test_structured_output_is_re_asked_with_the_problems():
     model = scripted(
-        "Final Answer: ```json\n{\"city\": \"Rome\", \"days\": \"three\"}\n```",
+        'Final Answer: ```json\n{"city": "Rome", "days": "three"}\n```',
         "Final Answer: {'city': 'Rome', 'days': 3, 'sights': ['Colosseum']}",
     )
     agent = Agent(role="Planner", goal="Plan", llm=model)

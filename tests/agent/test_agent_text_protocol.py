@@ -5,7 +5,15 @@ from pydantic import BaseModel
 
 from crew import prompts
 from crew.structured import OutputProblem, parse_output
-from crew.text_protocol import NO_JSON, Action, FinalAnswer, Unparseable, clean_tool_name, parse_json_lenient, parse_reply
+from crew.text_protocol import (
+    NO_JSON,
+    Action,
+    FinalAnswer,
+    Unparseable,
+    clean_tool_name,
+    parse_json_lenient,
+    parse_reply,
+)
 
 
 def test_plain_action_and_final_answer():
@@ -32,7 +40,7 @@ def test_markdown_fences_single_quotes_and_trailing_prose():
 
 def test_action_first_wins_and_invented_observation_is_cut():
     reply = (
-        "Action: search\nAction Input: {\"query\": \"x\"} because I want it\n"
+        'Action: search\nAction Input: {"query": "x"} because I want it\n'
         "Observation: 42 results\nThought: done\nFinal Answer: invented"
     )
     parsed = parse_reply(reply)
@@ -67,8 +75,13 @@ def test_unusable_replies_say_why():
 
 @pytest.mark.parametrize(
     ("written", "meant"),
-    [("**`Search Web`**", "Search Web"), ("[search_web]", "search_web"), ("search_web()", "search_web"),
-     ("'lookup'.", "lookup"), ("search(query)", "search")],
+    [
+        ("**`Search Web`**", "Search Web"),
+        ("[search_web]", "search_web"),
+        ("search_web()", "search_web"),
+        ("'lookup'.", "lookup"),
+        ("search(query)", "search"),
+    ],
 )
 def test_tool_names_are_cleaned(written, meant):
     assert clean_tool_name(written) == meant
@@ -88,7 +101,7 @@ class Trip(BaseModel):
 
 
 def test_structured_output_parse_and_problems():
-    assert parse_output("Sure!\n```json\n{\"city\": \"Oslo\", \"days\": \"3\"}\n```", Trip) == Trip(city="Oslo", days=3)
+    assert parse_output('Sure!\n```json\n{"city": "Oslo", "days": "3"}\n```', Trip) == Trip(city="Oslo", days=3)
     with pytest.raises(OutputProblem) as info:
         parse_output('{"city": "Oslo", "days": "many"}', Trip)
     assert "- days:" in str(info.value) and "integer" in str(info.value)
@@ -109,14 +122,16 @@ def test_render_leaves_unknown_braces_alone():
 
 def test_context_sections_in_the_task_prompt():
     assert prompts.context_text([("a", "x"), ("b", "{y}")]) == "## a\nx\n\n## b\n{y}"
-    text = prompts.task_prompt(description="d", expected_output="e", context=iter([("a", "x")]),
-                               template="{prompt}|{context}")
+    text = prompts.task_prompt(
+        description="d", expected_output="e", context=iter([("a", "x")]), template="{prompt}|{context}"
+    )
     assert text == "Task: d\n\nExpected output: e\n\nContext from earlier tasks:\n## a\nx|## a\nx"
 
 
 def test_system_prompt_static_and_tools_in_both_modes():
-    common = dict(role="Analyst", goal="Find facts", backstory="", tool_descriptions=["Tool Name: search"],
-                  tool_names=["search"])
+    common = dict(
+        role="Analyst", goal="Find facts", backstory="", tool_descriptions=["Tool Name: search"], tool_names=["search"]
+    )
     native = prompts.system_prompt(text_mode=False, **common)
     text = prompts.system_prompt(text_mode=True, **common)
     assert native.startswith("You are Analyst.\nYour goal: Find facts")  # no trailing space without backstory
@@ -131,8 +146,11 @@ def test_system_prompt_static_and_tools_in_both_modes():
 
 def test_task_prompt_parts_and_token_estimate():
     text = prompts.task_prompt(
-        description="Summarise", expected_output="3 bullets", context=[("research", "Cats sleep.")],
-        feedback="too long", schema={"type": "object"},
+        description="Summarise",
+        expected_output="3 bullets",
+        context=[("research", "Cats sleep.")],
+        feedback="too long",
+        schema={"type": "object"},
     )
     assert text.index("Task: Summarise") < text.index("Expected output: 3 bullets") < text.index("JSON schema")
     assert "## research\nCats sleep." in text and text.endswith("too long")
@@ -145,11 +163,14 @@ def test_task_prompt_parts_and_token_estimate():
 
 def test_feedback_quotes_the_rejected_answer_and_an_empty_expected_output_is_left_out():
     text = prompts.task_prompt(description="d", expected_output="", feedback="shorter", previous_answer="a {long} one")
-    assert text == ("Task: d\n\nYour previous answer was:\na {long} one\n\n"
-                    "It was rejected with this feedback; address it:\nshorter")
+    assert text == (
+        "Task: d\n\nYour previous answer was:\na {long} one\n\nIt was rejected with this feedback; address it:\nshorter"
+    )
     # without the answer (a direct call with feedback only) the feedback stands alone
     assert prompts.task_prompt(description="d", expected_output="e", feedback="f").endswith(
-        "Expected output: e\n\nYour previous answer was rejected with this feedback; address it:\nf")
-    templated = prompts.task_prompt(description="d", expected_output="e", feedback="f", previous_answer="p",
-                                    template="{previous_answer}|{feedback}")
+        "Expected output: e\n\nYour previous answer was rejected with this feedback; address it:\nf"
+    )
+    templated = prompts.task_prompt(
+        description="d", expected_output="e", feedback="f", previous_answer="p", template="{previous_answer}|{feedback}"
+    )
     assert templated == "p|f"

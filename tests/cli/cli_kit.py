@@ -68,12 +68,17 @@ def crew_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_crew(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def run_crew(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """Run ``python -m crew.cli ARGS`` (the real command) with pipes for stdout and stderr."""
     return subprocess.run(
         [sys.executable, "-m", "crew.cli", *args],
-        cwd=cwd or REPO, env=env or crew_env(), capture_output=True, text=True, timeout=timeout,
+        cwd=cwd or REPO,
+        env=env or crew_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -98,6 +103,6 @@ def terminal_screen(data: str) -> list[str]:
         elif code.group(2) == "F":
             row = max(0, row - int(code.group(1) or 1))
         elif code.group(2) == "J":
-            del lines[row + 1:]
+            del lines[row + 1 :]
             lines[row] = ""
     return lines[:-1] if lines[-1] == "" else lines

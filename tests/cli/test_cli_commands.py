@@ -54,16 +54,22 @@ def test_validate_ok_and_broken_without_traceback_unless_debug(crew_dir) -> None
     ok = run_crew("validate", TRIP)
     assert ok.returncode == 0
     assert "ok: " in ok.stdout and "process graph, 4 agents, 4 tasks, 2 tools" in ok.stdout
-    broken = crew_dir({"crew.yaml": """
+    broken = crew_dir(
+        {
+            "crew.yaml": """
         name: t
         agents:
           writer: {role: Writer, goal: Write}
         tasks:
           draft: {description: Draft, agent: writter}
-        """})
+        """
+        }
+    )
     bad = run_crew("validate", str(broken), cwd=broken)
     assert bad.returncode == 2
-    assert bad.stderr.splitlines() == ["crew.yaml:5: tasks.draft.agent: unknown agent 'writter' (did you mean 'writer'?)"]
+    assert bad.stderr.splitlines() == [
+        "crew.yaml:5: tasks.draft.agent: unknown agent 'writter' (did you mean 'writer'?)"
+    ]
     assert "Traceback" not in bad.stderr and bad.stdout == ""
     debug = run_crew("validate", str(broken), "--debug")
     assert debug.returncode == 2 and "Traceback" in debug.stderr
@@ -85,7 +91,11 @@ def test_kickoff_piped_output_has_plain_lines_and_no_control_codes(tmp_path) -> 
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["status"] == "done" and [t["name"] for t in document["tasks_output"]] == [
-        "food", "sights", "logistics", "plan"]
+        "food",
+        "sights",
+        "logistics",
+        "plan",
+    ]
     assert document["tasks_output"][-1]["raw"] == document["raw"]
     assert "\x1b" not in done.stdout and "\x1b" not in done.stderr
     lines = done.stderr.splitlines()
@@ -100,8 +110,9 @@ def test_kickoff_text_result_goes_to_stdout_inputs_typed_and_layered(crew_dir, t
     folder = crew_dir({"crew.yaml": TWO_TASKS + "inputs: {topic: tea, n: 2}\n"})
     inputs_file = tmp_path / "in.yaml"
     inputs_file.write_text("topic: coffee\nn: 4\n")
-    done = run_crew("kickoff", str(folder), "--inputs-file", str(inputs_file), "-i", "n=[1, 2]", "--json", "-q",
-                    cwd=tmp_path)
+    done = run_crew(
+        "kickoff", str(folder), "--inputs-file", str(inputs_file), "-i", "n=[1, 2]", "--json", "-q", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     outline = json.loads(done.stdout)["tasks_output"][0]
     assert outline["description"] == "Outline coffee in [1, 2] points"  # -i beats the file, the file beats crew.yaml
@@ -116,7 +127,8 @@ def test_kickoff_missing_input_is_exit_2_with_its_line(crew_dir) -> None:
     assert done.returncode == 2
     assert done.stderr.strip() == (
         "crew.yaml:9: tasks.outline.description: input 'n' has no value "
-        "(pass -i n=..., or give it a default under `inputs:` in crew.yaml)")
+        "(pass -i n=..., or give it a default under `inputs:` in crew.yaml)"
+    )
 
 
 def test_kickoff_without_any_model_suggests_the_test_model(crew_dir) -> None:
@@ -125,12 +137,18 @@ def test_kickoff_without_any_model_suggests_the_test_model(crew_dir) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("crew.yaml:1: llm: no model for 'writer'") and "--llm test" in done.stderr
     assert "OPENAI_API_KEY" in done.stderr and "Traceback" not in done.stderr  # or a provider model and its key
-    assert run_crew("kickoff", str(folder), "-i", "topic=tea", "-i", "n=1", "-q", cwd=folder,
-                    env=crew_env(CREW_LLM="test")).returncode == 0
+    assert (
+        run_crew(
+            "kickoff", str(folder), "-i", "topic=tea", "-i", "n=1", "-q", cwd=folder, env=crew_env(CREW_LLM="test")
+        ).returncode
+        == 0
+    )
 
 
 def test_kickoff_failed_task_is_exit_1_and_says_which(crew_dir) -> None:
-    folder = crew_dir({"crew.yaml": """
+    folder = crew_dir(
+        {
+            "crew.yaml": """
         llm: test
         process: graph
         on_error: continue
@@ -145,7 +163,9 @@ def test_kickoff_failed_task_is_exit_1_and_says_which(crew_dir) -> None:
           fine:
             description: Write anything
             agent: writer
-        """})
+        """
+        }
+    )
     done = run_crew("kickoff", str(folder))
     assert done.returncode == 1
     assert "failed: 1 failed, 1 done" in done.stderr
@@ -169,8 +189,14 @@ def test_plot_formats(tmp_path) -> None:
     lines = mermaid.stdout.splitlines()
     assert "flowchart LR" in lines and lines.count("    t0 --> t3") == 1
     assert sum("-->" in line for line in lines) == 3  # three scouts feed the plan, nothing else
-    for suffix, marker in ((".dot", "digraph crew {"), (".gv", "t2 -> t3;"), (".html", "<svg"),
-                           (".md", "```mermaid"), (".mmd", "flowchart LR"), (".mermaid", "flowchart LR")):
+    for suffix, marker in (
+        (".dot", "digraph crew {"),
+        (".gv", "t2 -> t3;"),
+        (".html", "<svg"),
+        (".md", "```mermaid"),
+        (".mmd", "flowchart LR"),
+        (".mermaid", "flowchart LR"),
+    ):
         target = tmp_path / f"graph{suffix}"
         done = run_crew("plot", TRIP, "-o", str(target))
         assert done.returncode == 0 and marker in target.read_text(encoding="utf-8"), suffix
@@ -197,8 +223,15 @@ def test_create_scaffolds_a_crew_that_runs_at_once(tmp_path) -> None:
     ran = run_crew("kickoff", "my_crew", "--json", "-q", cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["tasks_output"][1]["tool_calls"][0]["name"] == "word_count"
-    offline = run_crew("kickoff", "my_crew", "--llm", "test", "-q", cwd=tmp_path,
-                       env=crew_env(CREW_LLM="openai/gpt-4o-mini", OPENAI_API_KEY=""))
+    offline = run_crew(
+        "kickoff",
+        "my_crew",
+        "--llm",
+        "test",
+        "-q",
+        cwd=tmp_path,
+        env=crew_env(CREW_LLM="openai/gpt-4o-mini", OPENAI_API_KEY=""),
+    )
     assert offline.returncode == 0 and offline.stdout.startswith("Test answer for:")  # --llm test beats CREW_LLM
     again = run_crew("create", "my_crew", cwd=tmp_path)
     assert again.returncode == 2 and "already exists" in again.stderr
@@ -215,7 +248,9 @@ def test_schema_is_json_schema_on_stdout_or_a_file(tmp_path) -> None:
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGINT delivery to a child process")
 def test_ctrl_c_stops_cleanly_and_says_what_finished(crew_dir) -> None:
-    folder = crew_dir({"crew.yaml": """
+    folder = crew_dir(
+        {
+            "crew.yaml": """
         llm: test
         tools:
           nap: slow:nap
@@ -226,7 +261,8 @@ def test_ctrl_c_stops_cleanly_and_says_what_finished(crew_dir) -> None:
           quick: {description: Be quick, agent: writer}
           slow: {description: Take a nap, agent: sleeper}
           never: {description: Too late, agent: writer}
-        """, "slow.py": '''
+        """,
+            "slow.py": '''
         import time
         from crew import tool
 
@@ -235,9 +271,17 @@ def test_ctrl_c_stops_cleanly_and_says_what_finished(crew_dir) -> None:
             """Sleep for a while."""
             time.sleep(30)
             return "rested"
-        '''})
-    child = subprocess.Popen([sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--json"], cwd=folder,
-                             env=crew_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ''',
+        }
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--json"],
+        cwd=folder,
+        env=crew_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert child.stderr is not None
     seen = []
     for line in child.stderr:
@@ -250,7 +294,9 @@ def test_ctrl_c_stops_cleanly_and_says_what_finished(crew_dir) -> None:
     out, err = child.communicate(timeout=15)
     assert time.monotonic() - started < 10  # did not wait for the 30 s tool
     assert child.returncode == 130
-    assert "crew: interrupted; finished: quick; stopped while running: slow; not started: never" in err, "".join(seen) + err
+    assert "crew: interrupted; finished: quick; stopped while running: slow; not started: never" in err, (
+        "".join(seen) + err
+    )
     document = json.loads(out)  # --json still means one document on stdout
     assert document["status"] == "interrupted" and [t["name"] for t in document["tasks_output"]] == ["quick"]
 
@@ -258,7 +304,6 @@ def test_ctrl_c_stops_cleanly_and_says_what_finished(crew_dir) -> None:
 @pytest.mark.skipif(os.name != "posix", reason="needs a pseudo-terminal")
 def test_kickoff_on_a_terminal_redraws_live_progress(tmp_path) -> None:
     import pty
-
     import threading
 
     leader, follower = pty.openpty()
@@ -277,9 +322,14 @@ def test_kickoff_on_a_terminal_redraws_live_progress(tmp_path) -> None:
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     try:
-        child = subprocess.Popen([sys.executable, "-m", "crew.cli", "kickoff", TRIP, "--out", str(tmp_path)],
-                                 cwd=REPO, env=crew_env(TERM="xterm"), stdout=subprocess.PIPE,
-                                 stderr=follower, text=True)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "crew.cli", "kickoff", TRIP, "--out", str(tmp_path)],
+            cwd=REPO,
+            env=crew_env(TERM="xterm"),
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+        )
         out, _ = child.communicate(timeout=60)
     finally:
         os.close(follower)
@@ -298,13 +348,17 @@ def test_live_progress_leaves_verbose_lines_and_the_human_input_prompt_alone(cre
     import pty
     import threading
 
-    folder = crew_dir({"crew.yaml": """
+    folder = crew_dir(
+        {
+            "crew.yaml": """
         llm: test
         agents:
           writer: {role: Writer, goal: Write, verbose: true}
         tasks:
           draft: {description: Draft a note, agent: writer, human_input: true}
-        """})
+        """
+        }
+    )
     leader, follower = pty.openpty()
     chunks: list[bytes] = []
     answered: list[int] = []
@@ -327,8 +381,14 @@ def test_live_progress_leaves_verbose_lines_and_the_human_input_prompt_alone(cre
     reader.start()
     try:
         # stdout is a pipe (`crew kickoff > out.md`): it gets the result only, the prompt goes to the terminal
-        child = subprocess.Popen([sys.executable, "-m", "crew.cli", "kickoff", str(folder)], cwd=folder,
-                                 env=crew_env(TERM="xterm"), stdin=follower, stdout=subprocess.PIPE, stderr=follower)
+        child = subprocess.Popen(
+            [sys.executable, "-m", "crew.cli", "kickoff", str(folder)],
+            cwd=folder,
+            env=crew_env(TERM="xterm"),
+            stdin=follower,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+        )
         out, _ = child.communicate(timeout=20)  # a prompt nobody can see would wait forever
         time.sleep(0.2)
     finally:
@@ -339,7 +399,7 @@ def test_live_progress_leaves_verbose_lines_and_the_human_input_prompt_alone(cre
     text = data.decode("utf-8", "replace")
     assert child.returncode == 0 and answered, text
     assert out.decode().startswith("Test answer for: Task: Draft a note") and b"Feedback" not in out
-    waiting = data[data.index(b"Feedback for the agent"):answered[0]]
+    waiting = data[data.index(b"Feedback for the agent") : answered[0]]
     assert b"\x1b[" not in waiting  # nothing drawn while the person reads and types
     lines = terminal_screen(text)
     verbose = [i for i, line in enumerate(lines) if line.startswith("[Writer] draft #1")]
@@ -361,7 +421,9 @@ def test_kickoff_path_defaults_to_the_current_folder_and_inputs_come_from_json(c
 
 
 def test_llm_flag_overrides_every_model_the_files_name(crew_dir) -> None:
-    folder = crew_dir({"crew.yaml": """
+    folder = crew_dir(
+        {
+            "crew.yaml": """
         llm: anthropic/claude-3-5-haiku-latest
         agents:
           writer: {role: Writer, goal: Write, llm: openai/gpt-4o-mini}
@@ -369,7 +431,9 @@ def test_llm_flag_overrides_every_model_the_files_name(crew_dir) -> None:
         tasks:
           draft: {description: Draft, agent: writer}
           edit: {description: Edit, agent: editor}
-        """})
+        """
+        }
+    )
     env = crew_env(CREW_LLM="openai/gpt-4o", OPENAI_API_KEY="", ANTHROPIC_API_KEY="")
     done = run_crew("kickoff", str(folder), "--llm", "test", "--json", "-q", env=env)
     assert done.returncode == 0, done.stderr  # offline: no key, no network
@@ -384,15 +448,19 @@ def test_validate_needs_no_model_and_notes_placeholders_without_default(crew_dir
     assert done.returncode == 0, done.stderr
     notes = [line.strip() for line in done.stdout.splitlines() if ": note: " in line]
     assert [n.split(": note: ")[0] for n in notes] == [
-        "crew.yaml:5: agents.writer.goal", "crew.yaml:8: tasks.outline.description", "crew.yaml:1: llm"]
+        "crew.yaml:5: agents.writer.goal",
+        "crew.yaml:8: tasks.outline.description",
+        "crew.yaml:1: llm",
+    ]
     assert "input 'topic' has no default" in notes[0] and "no model for 'writer'" in notes[2]
     at_kickoff = run_crew("kickoff", str(folder), "--llm", "test", cwd=folder)
     assert at_kickoff.returncode == 2 and "input 'topic' has no value" in at_kickoff.stderr
 
 
 def test_a_crewai_project_validates_with_a_warning_per_unsupported_key(crew_dir) -> None:
-    folder = crew_dir({
-        "agents.yaml": """
+    folder = crew_dir(
+        {
+            "agents.yaml": """
             researcher:
               role: >
                 {topic} Senior Data Researcher
@@ -402,7 +470,7 @@ def test_a_crewai_project_validates_with_a_warning_per_unsupported_key(crew_dir)
               llm: test
               memory: true
             """,
-        "tasks.yaml": """
+            "tasks.yaml": """
             research_task:
               description: >
                 Conduct a thorough research about {topic}
@@ -410,7 +478,9 @@ def test_a_crewai_project_validates_with_a_warning_per_unsupported_key(crew_dir)
                 A list with 10 bullet points of the most relevant information about {topic}
               agent: researcher
               create_directory: true
-            """})
+            """,
+        }
+    )
     done = run_crew("validate", str(folder), cwd=folder)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [

@@ -45,7 +45,11 @@ def _research_team(document: dict, out) -> None:
     stats = document["tool_stats"]
     assert stats["Delegate_work_to_coworker"]["calls"] >= 3 and stats["Ask_question_to_coworker"]["calls"] >= 3
     assert stats["search_papers"]["calls"] + stats["describe_numbers"]["calls"] > 0
-    assert set(document["usage_by_agent"]) - {"Crew Manager"} <= {"Research librarian", "Data analyst", "Briefing writer"}
+    assert set(document["usage_by_agent"]) - {"Crew Manager"} <= {
+        "Research librarian",
+        "Data analyst",
+        "Briefing writer",
+    }
     assert len(document["usage_by_agent"]) >= 2
     assert (out / "out" / "briefing.md").is_file()
 

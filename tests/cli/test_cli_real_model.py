@@ -39,7 +39,9 @@ def search_attractions(city: str, preference: str, limit: int = 5) -> list[str]:
 def test_kickoff_through_litellm_calls_the_tool_then_answers_and_never_shows_the_key(tmp_path, openai_server):
     def reply(request):
         if not any(m["role"] == "tool" for m in request.messages):
-            return Reply.tools({"name": "search_attractions", "args": {"city": "Osaka", "preference": "food", "limit": 2}})
+            return Reply.tools(
+                {"name": "search_attractions", "args": {"city": "Osaka", "preference": "food", "limit": 2}}
+            )
         return Reply.text("Morning: Osaka food spot 1. Evening: Osaka food spot 2.")
 
     openai_server.handler = reply

@@ -26,8 +26,7 @@ def _event(kind: str, **data: object) -> Event:
 def test_live_view_lets_other_output_through_and_stays_below_it(monkeypatch) -> None:
     screen = FakeTerminal()
     monkeypatch.setattr(sys, "stderr", screen)
-    view = Progress(screen, run_id="r1", title="demo (sequential)", tasks=[("draft", "writer")], live=True,
-                    color=False)
+    view = Progress(screen, run_id="r1", title="demo (sequential)", tasks=[("draft", "writer")], live=True, color=False)
     with view:
         view.handle(_event("task.start", task="draft", agent="writer"))
         print("[writer] draft #1 thinking", file=sys.stderr)  # a verbose agent, a tool's print ...
@@ -48,12 +47,11 @@ def test_paused_view_keeps_off_the_screen_while_someone_answers(monkeypatch) -> 
     screen = FakeTerminal()
     monkeypatch.setattr(sys, "stderr", screen)
     view = Progress(screen, run_id="r1", title="demo (sequential)", tasks=[("review", "editor")], live=True)
-    with view:
-        with view.paused():
-            sys.stderr.write("Feedback for the agent (empty line accepts): ")
-            view._draw()  # the ticker keeps ticking: nothing may be drawn over the prompt
-            assert terminal_screen(screen.getvalue())[-1] == "Feedback for the agent (empty line accepts): "
-            screen.write("looks good\n")  # the terminal echoes what the person typed, past the view
+    with view, view.paused():
+        sys.stderr.write("Feedback for the agent (empty line accepts): ")
+        view._draw()  # the ticker keeps ticking: nothing may be drawn over the prompt
+        assert terminal_screen(screen.getvalue())[-1] == "Feedback for the agent (empty line accepts): "
+        screen.write("looks good\n")  # the terminal echoes what the person typed, past the view
     lines = terminal_screen(screen.getvalue())
     assert lines[0] == "Feedback for the agent (empty line accepts): looks good"
     assert "crew demo (sequential)" in lines[1]
@@ -70,8 +68,12 @@ def test_quiet_view_shows_nothing_but_knows_what_finished() -> None:
 
 
 def test_plot_texts_quote_whatever_the_names_hold() -> None:
-    picture = Picture('odd: "crew" <&> (graph)', [('first: <a&b>', 'wri"ter'), ("second #2", "x")],
-                      [('first: <a&b>', "second #2")], [['first: <a&b>'], ["second #2"]])
+    picture = Picture(
+        'odd: "crew" <&> (graph)',
+        [("first: <a&b>", 'wri"ter'), ("second #2", "x")],
+        [("first: <a&b>", "second #2")],
+        [["first: <a&b>"], ["second #2"]],
+    )
     text = mermaid(picture)
     front = text.split("---\n")[1]
     assert yaml.safe_load(front) == {"title": 'odd: "crew" <&> (graph)'}  # front matter stays valid YAML
@@ -96,10 +98,21 @@ def test_the_view_follows_a_real_run_task_states_tools_cache_hits_time_and_token
 
     snapshots: list[list[str]] = []
     live_screen, plain = FakeTerminal(), io.StringIO()
-    live = Progress(live_screen, run_id="run-v", title="demo (graph)", live=True, color=False,
-                    tasks=[("scout", "Scout"), ("broken", "Scout"), ("after", "Scout"), ("final", "Scout")])
-    lines = Progress(plain, run_id="run-v", title="demo (graph)", live=False,
-                     tasks=[("scout", "Scout"), ("broken", "Scout"), ("after", "Scout"), ("final", "Scout")])
+    live = Progress(
+        live_screen,
+        run_id="run-v",
+        title="demo (graph)",
+        live=True,
+        color=False,
+        tasks=[("scout", "Scout"), ("broken", "Scout"), ("after", "Scout"), ("final", "Scout")],
+    )
+    lines = Progress(
+        plain,
+        run_id="run-v",
+        title="demo (graph)",
+        live=False,
+        tasks=[("scout", "Scout"), ("broken", "Scout"), ("after", "Scout"), ("final", "Scout")],
+    )
 
     def reply(messages, tools):
         task = messages[1]["content"].split()[1]
@@ -113,10 +126,12 @@ def test_the_view_follows_a_real_run_task_states_tools_cache_hits_time_and_token
         return f"{task} finished"
 
     agent = Agent(role="Scout", goal="g", llm=FunctionModel(reply), tools=[lookup])
-    tasks = [Task(name="scout", description="scout", agent=agent),
-             Task(name="broken", description="broken", agent=agent),
-             Task(name="after", description="after", agent=agent, context=["broken"]),
-             Task(name="final", description="final", agent=agent, context=["scout"])]
+    tasks = [
+        Task(name="scout", description="scout", agent=agent),
+        Task(name="broken", description="broken", agent=agent),
+        Task(name="after", description="after", agent=agent, context=["broken"]),
+        Task(name="final", description="final", agent=agent, context=["scout"]),
+    ]
     crew = Crew(agents=[agent], tasks=tasks, process="graph", on_error="continue")
     with live, lines:
         out = asyncio.run(crew.kickoff_async(run_id="run-v"))
@@ -127,7 +142,7 @@ def test_the_view_follows_a_real_run_task_states_tools_cache_hits_time_and_token
     assert re.match(r" · final\s+Scout\s+waiting", during["final"])
 
     final = terminal_screen(live_screen.getvalue())
-    block = final[final.index(next(l for l in final if l.startswith("crew demo (graph)"))):]
+    block = final[final.index(next(l for l in final if l.startswith("crew demo (graph)"))) :]
     assert re.search(r"\d+\.\d\ds  [\d,]+ tokens  \(2 done, 1 failed, 1 skipped\)$", block[0])
     rows = {line.split()[1]: line for line in block[1:]}
     assert re.match(r" ✓ scout\s+Scout\s+done\s+\d+\.\d\ds\s+[1-9][\d,]* tok\s+tools 2, 1 cached$", rows["scout"])

@@ -12,9 +12,9 @@ from cli_kit import EXAMPLES, REPO
 from crew import Agent, Crew, Task
 from crew.config import crew_json_schema, load_crew, load_project
 from crew.config.fields import fields_of
-from crew.keywords import CREWAI_KEYS
 from crew.config.loader import load_yaml
 from crew.errors import ConfigError
+from crew.keywords import CREWAI_KEYS
 from crew.tools.base import BaseTool
 
 SIMPLE = """
@@ -42,10 +42,16 @@ def test_loading_yaml_gives_the_same_models_as_python(crew_dir, tmp_path, monkey
     assert isinstance(crew, Crew) and isinstance(crew.agents[0], Agent) and isinstance(crew.tasks[0], Task)
     from tools import search  # the crew folder's own module, imported by the loader
 
-    agent = Agent(name="writer", role="Writer of {topic}", goal="Write about {topic}", backstory="Writes.",
-                  tools=[search])
-    task = Task(name="draft", description="Draft a note on {topic}", expected_output="A note", agent=agent,
-                output_file="notes/{topic}.md")
+    agent = Agent(
+        name="writer", role="Writer of {topic}", goal="Write about {topic}", backstory="Writes.", tools=[search]
+    )
+    task = Task(
+        name="draft",
+        description="Draft a note on {topic}",
+        expected_output="A note",
+        agent=agent,
+        output_file="notes/{topic}.md",
+    )
     by_hand = Crew(name="simple", llm="test", agents=[agent], tasks=[task])
     skip = {"tools", "agent", "agents", "tasks"}
     assert crew.model_dump(exclude=skip) == by_hand.model_dump(exclude=skip)
@@ -57,12 +63,16 @@ def test_loading_yaml_gives_the_same_models_as_python(crew_dir, tmp_path, monkey
     from_yaml, from_python = crew.kickoff({"topic": "tea"}), by_hand.kickoff({"topic": "tea"})
     assert from_yaml.raw == from_python.raw and from_yaml.usage == from_python.usage
     assert [c.model_dump(exclude={"duration"}) for c in from_yaml.tasks_output[0].tool_calls] == [
-        c.model_dump(exclude={"duration"}) for c in from_python.tasks_output[0].tool_calls]
+        c.model_dump(exclude={"duration"}) for c in from_python.tasks_output[0].tool_calls
+    ]
     assert (tmp_path / "notes" / "tea.md").read_text() == from_python.raw
 
 
 def test_tools_resolve_from_every_supported_kind_of_object(crew_dir) -> None:
-    project = load_project(crew_dir({"crew.yaml": """
+    project = load_project(
+        crew_dir(
+            {
+                "crew.yaml": """
         llm: test
         tools:
           web: tools:search              # a @tool object, renamed to its YAML key
@@ -78,7 +88,10 @@ def test_tools_resolve_from_every_supported_kind_of_object(crew_dir) -> None:
           writer: {role: W, goal: G, tools: [web, loud, count, count2, limited]}
         tasks:
           draft: {description: D, agent: writer}
-        """}))
+        """
+            }
+        )
+    )
     tools = project.tools
     assert all(isinstance(t, BaseTool) for t in tools.values())
     assert {name: t.name for name, t in tools.items()} == {n: n for n in tools}
@@ -94,14 +107,18 @@ def test_tools_resolve_from_every_supported_kind_of_object(crew_dir) -> None:
 
 
 def test_model_precedence_agent_then_crew_then_env_and_flag_overrides_all(crew_dir, monkeypatch) -> None:
-    folder = crew_dir({"crew.yaml": """
+    folder = crew_dir(
+        {
+            "crew.yaml": """
         process: hierarchical
         agents:
           own: {role: A, goal: G, llm: openai/gpt-4o-mini, function_calling_llm: openai/gpt-4o}
           inherits: {role: B, goal: G}
         tasks:
           t: {description: D}
-        """})
+        """
+        }
+    )
     monkeypatch.setenv("CREW_LLM", "test")
     crew = load_crew(folder)
     assert [a.llm for a in crew.agents] == ["openai/gpt-4o-mini", None]
@@ -128,8 +145,9 @@ def test_placeholders_without_default_are_notes_with_their_first_line(crew_dir) 
 
 
 def test_crewai_layout_loads_with_warnings_naming_unsupported_keys(crew_dir) -> None:
-    folder = crew_dir({
-        "config/agents.yaml": """
+    folder = crew_dir(
+        {
+            "config/agents.yaml": """
             researcher:
               role: >
                 {topic} Senior Data Researcher
@@ -139,31 +157,38 @@ def test_crewai_layout_loads_with_warnings_naming_unsupported_keys(crew_dir) -> 
               memory: true
               allow_code_execution: false
             """,
-        "config/tasks.yaml": """
+            "config/tasks.yaml": """
             research_task:
               description: Research {topic}
               expected_output: Ten bullet points
               agent: researcher
               markdown: true
               guardrail: Ensure there are exactly ten bullet points
-            """})
+            """,
+        }
+    )
     project = load_project(folder)
     assert project.crew.name == folder.name
     warned = {(w.path, w.line) for w in project.warnings}
-    assert warned == {("agents.researcher.memory", 7), ("agents.researcher.allow_code_execution", 8),
-                      ("tasks.research_task.markdown", 5), ("tasks.research_task.guardrail", 6)}
+    assert warned == {
+        ("agents.researcher.memory", 7),
+        ("agents.researcher.allow_code_execution", 8),
+        ("tasks.research_task.markdown", 5),
+        ("tasks.research_task.guardrail", 6),
+    }
     assert all("CrewAI" in w.message and "ignored" in w.message for w in project.warnings)
     assert project.crew.tasks[0].guardrail is None  # CrewAI's text guardrail: warned about, not half-applied
 
 
 def test_crewai_project_layout_loads_from_its_root(crew_dir, monkeypatch) -> None:
     """`crewai create` makes src/<project>/config/{agents,tasks}.yaml and src/<project>/tools/."""
-    root = crew_dir({
-        "pyproject.toml": "[project]\nname = 'latest_ai'\n",
-        "src/latest_ai/__init__.py": "",
-        "src/latest_ai/crew.py": "from crewai import Agent  # CrewAI's own file: never imported\n",
-        "src/latest_ai/tools/__init__.py": "",
-        "src/latest_ai/tools/custom_tool.py": '''
+    root = crew_dir(
+        {
+            "pyproject.toml": "[project]\nname = 'latest_ai'\n",
+            "src/latest_ai/__init__.py": "",
+            "src/latest_ai/crew.py": "from crewai import Agent  # CrewAI's own file: never imported\n",
+            "src/latest_ai/tools/__init__.py": "",
+            "src/latest_ai/tools/custom_tool.py": """
             from crew import BaseTool
 
             class MyCustomTool(BaseTool):
@@ -172,25 +197,33 @@ def test_crewai_project_layout_loads_from_its_root(crew_dir, monkeypatch) -> Non
 
                 def _run(self, argument: str) -> str:
                     return "example output"
-            ''',
-        "src/latest_ai/crew.yaml": "tools:\n  my_tool: tools.custom_tool:MyCustomTool\n",
-        "src/latest_ai/config/agents.yaml": """
+            """,
+            "src/latest_ai/crew.yaml": "tools:\n  my_tool: tools.custom_tool:MyCustomTool\n",
+            "src/latest_ai/config/agents.yaml": """
             researcher: {role: Researcher, goal: Research, llm: test, tools: [my_tool]}
             """,
-        "src/latest_ai/config/tasks.yaml": """
+            "src/latest_ai/config/tasks.yaml": """
             research_task: {description: Research, agent: researcher}
-            """}, name="latest-ai")
+            """,
+        },
+        name="latest-ai",
+    )
     monkeypatch.chdir(root)
     project = load_project(".")
-    assert project.files == ["src/latest_ai/crew.yaml", "src/latest_ai/config/agents.yaml",
-                             "src/latest_ai/config/tasks.yaml"]
+    assert project.files == [
+        "src/latest_ai/crew.yaml",
+        "src/latest_ai/config/agents.yaml",
+        "src/latest_ai/config/tasks.yaml",
+    ]
     assert project.crew.name == "latest_ai" and project.tools["my_tool"].run(argument="x") == "example output"
 
 
 def test_env_substitution_and_yaml_anchors(tmp_path, monkeypatch) -> None:
     path = tmp_path / "x.yaml"
-    path.write_text("base: &b {x: 1, y: 2}\nmerged:\n  <<: *b\n  y: 3\n"
-                    "model: ${CREW_X_MODEL:-test}\nset: ${CREW_X_SET}\nliteral: $${HOME}\n")
+    path.write_text(
+        "base: &b {x: 1, y: 2}\nmerged:\n  <<: *b\n  y: 3\n"
+        "model: ${CREW_X_MODEL:-test}\nset: ${CREW_X_SET}\nliteral: $${HOME}\n"
+    )
     monkeypatch.setenv("CREW_X_SET", "yes")
     data, problems = load_yaml(path)
     assert problems == []
@@ -201,14 +234,20 @@ def test_env_substitution_and_yaml_anchors(tmp_path, monkeypatch) -> None:
 
 def test_two_crew_folders_with_a_tools_module_each_load_in_one_process(crew_dir) -> None:
     first = load_project(crew_dir({"crew.yaml": SIMPLE}, name="one"))
-    other = crew_dir({"crew.yaml": SIMPLE, "tools.py": '''
+    other = crew_dir(
+        {
+            "crew.yaml": SIMPLE,
+            "tools.py": '''
         from crew import tool
 
         @tool
         def search(query: str) -> str:
             """Search the other index."""
             return "other"
-        '''}, name="two")
+        ''',
+        },
+        name="two",
+    )
     second = load_project(other)
     assert first.tools["search"].run(query="q") == "results for q"
     assert second.tools["search"].run(query="q") == "other"
@@ -223,8 +262,12 @@ def test_json_schema_covers_every_model_field_and_accepts_the_examples() -> None
 
     schema = crew_json_schema()
     jsonschema.Draft202012Validator.check_schema(schema)
-    for section, props in (("crew", schema["properties"]), ("agent", schema["$defs"]["Agent"]["properties"]),
-                           ("task", schema["$defs"]["Task"]["properties"]), ("tool", schema["$defs"]["Tool"]["properties"])):
+    for section, props in (
+        ("crew", schema["properties"]),
+        ("agent", schema["$defs"]["Agent"]["properties"]),
+        ("task", schema["$defs"]["Task"]["properties"]),
+        ("tool", schema["$defs"]["Tool"]["properties"]),
+    ):
         assert set(fields_of(section)) == {k for k, v in props.items() if not v.get("deprecated")}, section
         assert all(props[k].get("deprecated") for k in CREWAI_KEYS[section] - set(fields_of(section))), section
     validator = jsonschema.Draft202012Validator(schema)
@@ -236,8 +279,12 @@ def test_json_schema_covers_every_model_field_and_accepts_the_examples() -> None
 
 def test_docs_yaml_reference_lists_every_key_of_every_section() -> None:
     text = (REPO / "docs" / "yaml.md").read_text(encoding="utf-8")
-    for section, heading in (("crew", "## Crew settings"), ("agent", "## Agents"), ("task", "## Tasks"),
-                             ("tool", "## Tools")):
+    for section, heading in (
+        ("crew", "## Crew settings"),
+        ("agent", "## Agents"),
+        ("task", "## Tasks"),
+        ("tool", "## Tools"),
+    ):
         body = text.split(heading, 1)[1].split("\n## ", 1)[0]
         documented = {line.split("`")[1] for line in body.splitlines() if line.startswith("| `")}
         assert documented == set(fields_of(section)), (section, documented ^ set(fields_of(section)))
@@ -245,15 +292,19 @@ def test_docs_yaml_reference_lists_every_key_of_every_section() -> None:
 
 def test_cli_import_stays_light() -> None:
     """`crew --help` must not pay for pydantic, yaml, litellm or networkx."""
-    code = ("import sys, crew.cli; crew.cli.build_parser(); "
-            "print(sorted(m for m in ('pydantic', 'yaml', 'litellm', 'networkx', 'structlog') if m in sys.modules))")
+    code = (
+        "import sys, crew.cli; crew.cli.build_parser(); "
+        "print(sorted(m for m in ('pydantic', 'yaml', 'litellm', 'networkx', 'structlog') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
 def test_validate_path_does_not_import_litellm() -> None:
-    code = ("import sys; from crew.config import load_project; "
-            f"load_project({str(EXAMPLES / 'trip_planner')!r}); print('litellm' in sys.modules)")
+    code = (
+        "import sys; from crew.config import load_project; "
+        f"load_project({str(EXAMPLES / 'trip_planner')!r}); print('litellm' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
 
@@ -273,7 +324,10 @@ def test_a_crew_file_path_works_like_its_folder(crew_dir) -> None:
 
 
 def test_manager_agent_is_named_and_left_out_of_the_workers(crew_dir) -> None:
-    crew = load_crew(crew_dir({"crew.yaml": """
+    crew = load_crew(
+        crew_dir(
+            {
+                "crew.yaml": """
         llm: test
         process: hierarchical
         manager_agent: lead
@@ -283,7 +337,10 @@ def test_manager_agent_is_named_and_left_out_of_the_workers(crew_dir) -> None:
         tasks:
           study: {description: Study the data}
           report: {description: Report on it, agent: analyst, context: [study]}
-        """}))
+        """
+            }
+        )
+    )
     assert crew.manager_agent.name == "lead"
     assert [a.name for a in crew.agents] == ["analyst"]
     assert crew.tasks[0].agent is None and crew.tasks[1].agent is crew.agents[0]
@@ -304,7 +361,7 @@ def test_inspecting_a_crew_with_a_real_model_does_not_load_litellm(crew_dir) -> 
     assert done.stdout.split() == ["False", "1"], done.stderr
 
 
-HOOKS_PY = '''
+HOOKS_PY = """
 from pydantic import BaseModel
 
 def on_step(step): pass
@@ -319,7 +376,7 @@ class SearchArgs(BaseModel):
 
 class Hit(BaseModel):
     title: str
-'''
+"""
 
 EVERY_KEY = """
     name: everything
@@ -405,23 +462,64 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
     first, second, third = crew.tasks
     full = project.tools["full"]
     expected = {
-        "crew": {"name": "everything", "process": "graph", "llm": "test", "max_concurrency": 3, "cache": False,
-                 "max_rpm": 120, "on_error": "continue", "step_callback": hooks.on_step,
-                 "task_callback": hooks.on_task, "human_feedback": hooks.ask, "verbose": True},
-        "agent": {"role": "Writer", "goal": "Write about {topic}", "backstory": "Writes for a living.",
-                  "name": "scribe", "llm": "test", "max_iter": 4, "max_execution_time": 30,
-                  "allow_delegation": True, "verbose": True, "system_template": "You are {role}. {tools}",
-                  "prompt_template": "{prompt} Be brief.", "function_calling_llm": "test",
-                  "step_callback": hooks.on_step},
-        "task": {"description": "Second about {topic}", "expected_output": "Text", "name": "second",
-                 "context": ["first"], "output_pydantic": hooks.Hit, "output_file": "out/{topic}.json",
-                 "guardrail": hooks.accept, "guardrail_max_retries": 1, "callback": hooks.on_task,
-                 "async_execution": True, "human_input": True, "condition": hooks.always, "max_retries": 2,
-                 "timeout": 9.5},
-        "tool": {"description": "Search everything.", "args_schema": hooks.SearchArgs, "result_schema": hooks.Hit,
-                 "cache_function": hooks.never, "result_as_answer": True, "max_usage_count": 2,
-                 "handle_tool_error": "the search failed", "handle_validation_error": False,
-                 "response_format": "content", "tags": ["web"], "metadata": {"owner": "me"}, "extras": {"x": 1}},
+        "crew": {
+            "name": "everything",
+            "process": "graph",
+            "llm": "test",
+            "max_concurrency": 3,
+            "cache": False,
+            "max_rpm": 120,
+            "on_error": "continue",
+            "step_callback": hooks.on_step,
+            "task_callback": hooks.on_task,
+            "human_feedback": hooks.ask,
+            "verbose": True,
+        },
+        "agent": {
+            "role": "Writer",
+            "goal": "Write about {topic}",
+            "backstory": "Writes for a living.",
+            "name": "scribe",
+            "llm": "test",
+            "max_iter": 4,
+            "max_execution_time": 30,
+            "allow_delegation": True,
+            "verbose": True,
+            "system_template": "You are {role}. {tools}",
+            "prompt_template": "{prompt} Be brief.",
+            "function_calling_llm": "test",
+            "step_callback": hooks.on_step,
+        },
+        "task": {
+            "description": "Second about {topic}",
+            "expected_output": "Text",
+            "name": "second",
+            "context": ["first"],
+            "output_pydantic": hooks.Hit,
+            "output_file": "out/{topic}.json",
+            "guardrail": hooks.accept,
+            "guardrail_max_retries": 1,
+            "callback": hooks.on_task,
+            "async_execution": True,
+            "human_input": True,
+            "condition": hooks.always,
+            "max_retries": 2,
+            "timeout": 9.5,
+        },
+        "tool": {
+            "description": "Search everything.",
+            "args_schema": hooks.SearchArgs,
+            "result_schema": hooks.Hit,
+            "cache_function": hooks.never,
+            "result_as_answer": True,
+            "max_usage_count": 2,
+            "handle_tool_error": "the search failed",
+            "handle_validation_error": False,
+            "response_format": "content",
+            "tags": ["web"],
+            "metadata": {"owner": "me"},
+            "extras": {"x": 1},
+        },
     }
     objects = {"crew": crew, "agent": writer, "task": second, "tool": full}
     for section, values in expected.items():

@@ -83,8 +83,9 @@ class Recorder:
         finally:
             with self._lock:
                 self.running -= 1
-        self.calls.append(Call(task, start, time.perf_counter(), context_of(messages), feedback_of(messages),
-                               previous_of(messages)))
+        self.calls.append(
+            Call(task, start, time.perf_counter(), context_of(messages), feedback_of(messages), previous_of(messages))
+        )
         if self.fail.get(task, 0) > 0:
             self.fail[task] -= 1
             raise RuntimeError(f"model failure on {task}")

@@ -4,7 +4,7 @@ usage_by_agent / usage_by_model while each task's usage stays its whole cost."""
 
 from crew import Agent, Crew, Task
 from crew.delegation import ASK_QUESTION, DELEGATE_WORK
-from crew.llm import LLMResponse
+from crew.models import LLMResponse
 from crew.testing import FunctionModel
 from crew.usage import Usage
 
@@ -46,8 +46,9 @@ def test_a_test_model_manager_delegates_to_real_coworkers():
     for role, tokens in (("Researcher", 10), ("Writer", 20)):
         runs = sum(1 for r, _ in seen if r == role)
         if runs:
-            assert out.usage_by_agent[role] == Usage(prompt_tokens=tokens * runs, total_tokens=tokens * runs,
-                                                     requests=runs)
+            assert out.usage_by_agent[role] == Usage(
+                prompt_tokens=tokens * runs, total_tokens=tokens * runs, requests=runs
+            )
             assert out.usage_by_model[f"model-{role.lower()}"] == out.usage_by_agent[role]
     assert out.usage_by_model["test"] == manager
     assert out.usage.requests == 4 == out.usage_by_task["report"].requests  # the task's whole cost
@@ -60,13 +61,20 @@ def test_delegated_turns_reach_the_crew_step_callback_and_usage_moves_to_the_cow
     def manager(messages, tools):
         if any(m["role"] == "tool" for m in messages):
             return billed("assembled", 100)
-        return [{"name": DELEGATE_WORK, "args": {"task": "find facts", "context": "bees", "coworker": "researcher"}},
-                {"name": ASK_QUESTION, "args": {"question": "a title?", "context": "bees", "coworker": "WRITER"}}]
+        return [
+            {"name": DELEGATE_WORK, "args": {"task": "find facts", "context": "bees", "coworker": "researcher"}},
+            {"name": ASK_QUESTION, "args": {"question": "a title?", "context": "bees", "coworker": "WRITER"}},
+        ]
 
     researcher, writer = coworker("Researcher", 10, seen), coworker("Writer", 20, seen)
     report = Task(name="report", description="Write a report", expected_output="a report")
-    out = Crew(agents=[researcher, writer], tasks=[report], process="hierarchical",
-               manager_llm=FunctionModel(manager, model="model-boss"), step_callback=steps.append).kickoff()
+    out = Crew(
+        agents=[researcher, writer],
+        tasks=[report],
+        process="hierarchical",
+        manager_llm=FunctionModel(manager, model="model-boss"),
+        step_callback=steps.append,
+    ).kickoff()
 
     assert out.raw == "assembled"
     by_agent = {step.agent: step for step in steps}
@@ -78,8 +86,11 @@ def test_delegated_turns_reach_the_crew_step_callback_and_usage_moves_to_the_cow
     assert out.usage_by_agent["Researcher"] == Usage(prompt_tokens=10, total_tokens=10, requests=1)
     assert out.usage_by_agent["Writer"] == Usage(prompt_tokens=20, total_tokens=20, requests=1)
     assert manager_usage.requests == 2 and manager_usage.prompt_tokens >= 100
-    assert out.usage_by_model == {"model-boss": manager_usage, "model-researcher": out.usage_by_agent["Researcher"],
-                                  "model-writer": out.usage_by_agent["Writer"]}
+    assert out.usage_by_model == {
+        "model-boss": manager_usage,
+        "model-researcher": out.usage_by_agent["Researcher"],
+        "model-writer": out.usage_by_agent["Writer"],
+    }
     # the task keeps the cost of everything it caused; nothing is counted twice
     coworkers = out.usage_by_agent["Researcher"] + out.usage_by_agent["Writer"]
     assert out.usage_by_task["report"] == manager_usage + coworkers
@@ -92,8 +103,12 @@ def test_work_delegated_in_a_failed_attempt_still_counts_once():
     def lead(messages, tools):
         if not any(m["role"] == "tool" for m in messages):
             attempts.append(1)  # each attempt asks for different work, so the texts tell them apart
-            return [{"name": DELEGATE_WORK,
-                     "args": {"task": f"check part {len(attempts)}", "context": "", "coworker": "Checker"}}]
+            return [
+                {
+                    "name": DELEGATE_WORK,
+                    "args": {"task": f"check part {len(attempts)}", "context": "", "coworker": "Checker"},
+                }
+            ]
         if len(attempts) == 1:
             raise RuntimeError("the lead's model went down")
         return billed("all checked", 100)
@@ -140,8 +155,10 @@ def test_delegation_is_never_served_from_the_cache():
     def lead(messages, tools):
         if any(m["role"] == "tool" for m in messages):
             return "done"
-        return [{"name": DELEGATE_WORK, "args": {"task": "same words", "context": "", "coworker": "Helper"}},
-                {"name": ASK_QUESTION, "args": {"question": "same?", "context": "", "coworker": "Helper"}}]
+        return [
+            {"name": DELEGATE_WORK, "args": {"task": "same words", "context": "", "coworker": "Helper"}},
+            {"name": ASK_QUESTION, "args": {"question": "same?", "context": "", "coworker": "Helper"}},
+        ]
 
     boss = Agent(role="Lead", goal="lead", llm=FunctionModel(lead), allow_delegation=True)
     helper = coworker("Helper", 3, seen)
@@ -150,6 +167,8 @@ def test_delegation_is_never_served_from_the_cache():
 
     assert len(seen) == 4
     assert {name: (s.runs, s.cache_hits) for name, s in out.tool_stats.items() if s.calls} == {
-        "Delegate_work_to_coworker": (2, 0), "Ask_question_to_coworker": (2, 0)}
+        "Delegate_work_to_coworker": (2, 0),
+        "Ask_question_to_coworker": (2, 0),
+    }
     assert all(not call.cached for o in out.tasks_output for call in o.tool_calls)
     assert out.usage_by_agent["Helper"].requests == 4

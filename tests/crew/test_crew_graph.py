@@ -5,12 +5,11 @@ import sys
 import textwrap
 
 import pytest
+from crew_testkit import Recorder, dag
 
 from crew import Agent, Crew, Task
 from crew.errors import GraphError
 from crew.tasks.graph import TaskGraph
-
-from crew_testkit import Recorder, dag
 
 
 @pytest.fixture
@@ -68,8 +67,9 @@ def test_unknown_context_and_missing_agents_are_all_reported_by_name(agent):
 
 def test_tasks_without_agents_are_fine_in_the_hierarchical_process():
     tasks = [Task(description="a"), Task(description="b")]
-    crew = Crew(agents=[Agent(role="helper", goal="help", llm="test")], tasks=tasks, process="hierarchical",
-                manager_llm="test")
+    crew = Crew(
+        agents=[Agent(role="helper", goal="help", llm="test")], tasks=tasks, process="hierarchical", manager_llm="test"
+    )
     assert crew.validate_graph().order == ["task_1", "task_2"]
 
 
@@ -103,7 +103,12 @@ def test_sequential_edges_follow_task_order_and_async_tasks_run_side_by_side(age
     tasks = [Task(name=f"t{i}", description="d", agent=agent, async_execution=f) for i, f in enumerate(flags)]
     graph = Crew(agents=[agent], tasks=tasks).validate_graph()
     assert graph.deps == {
-        "t0": [], "t1": ["t0"], "t2": ["t0"], "t3": ["t0", "t1", "t2"], "t4": ["t3"], "t5": ["t3", "t4"],
+        "t0": [],
+        "t1": ["t0"],
+        "t2": ["t0"],
+        "t3": ["t0", "t1", "t2"],
+        "t4": ["t3"],
+        "t5": ["t3", "t4"],
     }
     assert graph.context["t5"] == ["t0", "t1", "t2", "t3", "t4"]
     assert graph.context["t4"] == ["t0", "t1", "t2", "t3"]

@@ -8,13 +8,12 @@ import textwrap
 import threading
 
 import pytest
+from crew_testkit import Recorder, dag
 
 from crew import Agent, Crew, Task
 from crew.errors import ConfigError, CrewRunError, MissingInputError
 from crew.testing import FunctionModel
 from crew.tools import tool
-
-from crew_testkit import Recorder, dag
 
 
 def topic_crew(rec: Recorder) -> Crew:
@@ -37,7 +36,8 @@ async def test_two_crews_and_two_kickoffs_run_at_once_without_interfering():
     rec_a, rec_b = Recorder(latency=0.1), Recorder(latency=0.1)
     crew_a, crew_b = topic_crew(rec_a), topic_crew(rec_b)
     outs = await asyncio.gather(
-        crew_a.kickoff_async({"topic": "a1"}), crew_b.kickoff_async({"topic": "b1"}),
+        crew_a.kickoff_async({"topic": "a1"}),
+        crew_b.kickoff_async({"topic": "b1"}),
         crew_a.kickoff_async({"topic": "a2"}),
     )
     assert [o.raw for o in outs] == ["output of a1", "output of b1", "output of a2"]
@@ -137,6 +137,7 @@ def test_the_hierarchical_manager_delegates_to_two_coworkers():
         def reply(messages, tools):
             delegated[role] = messages[1]["content"]
             return f"{role} finished"
+
         return reply
 
     researcher = Agent(role="Researcher", goal="find facts", llm=FunctionModel(coworker("Researcher")))
@@ -149,8 +150,14 @@ def test_the_hierarchical_manager_delegates_to_two_coworkers():
             return "combined: " + " + ".join(results)
         delegate = next(n for n in names if "elegate" in n)
         return [
-            {"name": delegate, "args": {"task": "collect facts on {topic}", "context": "for a report", "coworker": "Researcher"}},
-            {"name": delegate, "args": {"task": "draft the report", "context": "use plain words", "coworker": "writer"}},
+            {
+                "name": delegate,
+                "args": {"task": "collect facts on {topic}", "context": "for a report", "coworker": "Researcher"},
+            },
+            {
+                "name": delegate,
+                "args": {"task": "draft the report", "context": "use plain words", "coworker": "writer"},
+            },
         ]
 
     report = Task(description="Write a report on {topic}", expected_output="a report")

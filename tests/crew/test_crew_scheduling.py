@@ -5,12 +5,11 @@ import asyncio
 import time
 
 import pytest
+from crew_testkit import Recorder, dag, task_of
 
 from crew import Crew, Task, bus
 from crew.errors import CrewRunError, TaskTimeoutError
 from crew.tasks.output import TaskOutput
-
-from crew_testkit import Recorder, dag, task_of
 
 
 def test_independent_tasks_run_at_the_same_time_up_to_max_concurrency():
@@ -97,8 +96,9 @@ async def test_a_failure_and_a_success_finishing_together_are_both_recorded():
 
     agent = Agent(role="w", goal="g", llm=FunctionModel(reply))
     with pytest.raises(CrewRunError) as info:
-        await Crew(agents=[agent], tasks=dag(agent, {"bad": [], "good": [], "later": ["good"]}),
-                   process="graph").kickoff_async()
+        await Crew(
+            agents=[agent], tasks=dag(agent, {"bad": [], "good": [], "later": ["good"]}), process="graph"
+        ).kickoff_async()
     status = {o.name: o.status for o in info.value.output.tasks_output}
     assert status == {"bad": "failed", "good": "done", "later": "skipped"}
 
@@ -128,8 +128,14 @@ def test_continue_in_the_sequential_process_skips_only_the_tasks_that_read_the_f
     everything = Task(name="everything", description="everything", agent=agent)  # reads all before it
     out = Crew(agents=[agent], tasks=[first, bad, own, reader, last, everything], on_error="continue").kickoff()
     status = {o.name: o.status for o in out.tasks_output}
-    assert status == {"first": "done", "bad": "failed", "own": "done", "reader": "skipped", "last": "done",
-                      "everything": "skipped"}
+    assert status == {
+        "first": "done",
+        "bad": "failed",
+        "own": "done",
+        "reader": "skipped",
+        "last": "done",
+        "everything": "skipped",
+    }
     assert rec.tasks_called() == ["first", "bad", "own", "last"]  # still in declared order
     assert rec.call("last").context == ["own"]
 
@@ -234,8 +240,10 @@ def test_a_blocking_sync_tool_does_not_hold_back_a_timeout_or_a_stop():
             Crew(agents=[agent], tasks=[Task(name="hang", description="hang", agent=agent, timeout=0.05)]).kickoff()
         assert entered.is_set() and not left.is_set()  # returned while the tool was still blocked
         entered.clear()
-        tasks = [Task(name="hang", description="hang", agent=agent, context=[]),
-                 Task(name="bad", description="bad", agent=agent, context=[])]
+        tasks = [
+            Task(name="hang", description="hang", agent=agent, context=[]),
+            Task(name="bad", description="bad", agent=agent, context=[]),
+        ]
         with pytest.raises(CrewRunError, match="task 'bad' failed") as info:
             Crew(agents=[agent], tasks=tasks, process="graph").kickoff()
         assert info.value.output.task("hang").status == "skipped" and not left.is_set()
@@ -289,9 +297,17 @@ def test_events_announce_the_run_and_every_task():
         out = Crew(agents=[agent], tasks=dag(agent, {"a": [], "b": ["a"]}), name="evented").kickoff()
     finally:
         unsubscribe()
-    mine = [(e.type, e.data.get("task")) for e in events if e.run_id == out.run_id and e.type.startswith(("run.", "task."))]
-    assert mine == [("run.start", None), ("task.start", "a"), ("task.done", "a"),
-                    ("task.start", "b"), ("task.done", "b"), ("run.done", None)]
+    mine = [
+        (e.type, e.data.get("task")) for e in events if e.run_id == out.run_id and e.type.startswith(("run.", "task."))
+    ]
+    assert mine == [
+        ("run.start", None),
+        ("task.start", "a"),
+        ("task.done", "a"),
+        ("task.start", "b"),
+        ("task.done", "b"),
+        ("run.done", None),
+    ]
     start = next(e for e in events if e.type == "run.start" and e.run_id == out.run_id)
     assert start.data["crew"] == "evented" and start.data["tasks"] == ["a", "b"]
 
@@ -308,8 +324,10 @@ def test_the_default_concurrency_bound_is_eight_and_on_error_is_stop():
 def test_async_execution_tasks_run_side_by_side_in_the_sequential_process():
     rec = Recorder(latency=0.1)
     agent = rec.agent()
-    tasks = [Task(name=n, description=n, agent=agent, async_execution=n.startswith("async"))
-             for n in ("first", "async_a", "async_b", "async_c", "join")]
+    tasks = [
+        Task(name=n, description=n, agent=agent, async_execution=n.startswith("async"))
+        for n in ("first", "async_a", "async_b", "async_c", "join")
+    ]
     out = Crew(agents=[agent], tasks=tasks).kickoff()
     calls = {n: rec.call(n) for n in ("first", "async_a", "async_b", "async_c", "join")}
     asyncs = [calls[n] for n in ("async_a", "async_b", "async_c")]

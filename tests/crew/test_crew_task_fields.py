@@ -1,6 +1,7 @@
 """Task fields, names and {placeholder} filling: every mistake is caught before a model runs."""
 
 import pytest
+from crew_testkit import Recorder
 from pydantic import BaseModel, ValidationError
 
 from crew import Agent, Crew, Task
@@ -8,8 +9,6 @@ from crew.errors import ConfigError, GraphError, MissingInputError
 from crew.tasks.interpolate import placeholders
 from crew.testing import FunctionModel
 from crew.tools import tool
-
-from crew_testkit import Recorder
 
 
 class Report(BaseModel):
@@ -41,7 +40,9 @@ def test_invalid_fields_are_rejected_with_the_field_named():
         Task(description="d", max_retries=-1)
     with pytest.raises(ValidationError, match="timeout"):
         Task(description="d", timeout=0)
-    with pytest.raises(ValidationError, match=r"tools\.1\n  Input should be a valid dictionary or instance of BaseTool"):
+    with pytest.raises(
+        ValidationError, match=r"tools\.1\n  Input should be a valid dictionary or instance of BaseTool"
+    ):
         Task(description="d", tools=[ping, "search"])
     with pytest.raises(ValidationError, match="blank"):
         Task(description="d", name="  ")
@@ -52,13 +53,19 @@ def test_default_names_come_from_positions_and_must_be_unique():
     agent = rec.agent()
     crew = Crew(
         agents=[agent],
-        tasks=[Task(description="one", agent=agent), Task(name="named", description="two", agent=agent),
-               Task(description="three", agent=agent)],
+        tasks=[
+            Task(description="one", agent=agent),
+            Task(name="named", description="two", agent=agent),
+            Task(description="three", agent=agent),
+        ],
     )
     out = crew.kickoff()
     assert [o.name for o in out.tasks_output] == ["task_1", "named", "task_3"]
     with pytest.raises(GraphError, match=r"task name 'task_2' is used twice \(tasks 1 and 2\)"):
-        Crew(agents=[agent], tasks=[Task(name="task_2", description="a", agent=agent), Task(description="b", agent=agent)])
+        Crew(
+            agents=[agent],
+            tasks=[Task(name="task_2", description="a", agent=agent), Task(description="b", agent=agent)],
+        )
 
 
 def test_placeholders_fill_task_and_agent_texts_and_the_output_path(tmp_path):
@@ -68,13 +75,15 @@ def test_placeholders_fill_task_and_agent_texts_and_the_output_path(tmp_path):
         seen["system"], seen["user"] = messages[0]["content"], messages[1]["content"]
         return "done"
 
-    agent = Agent(role="{topic} researcher", goal="know {topic}", backstory="years: {years}",
-                  llm=FunctionModel(reply))
-    task = Task(description="Write about {topic} in {year} ({{literal}}, {\"json\": 1})",
-                expected_output="{n} bullet points", agent=agent,
-                output_file=str(tmp_path / "{topic}" / "report-{year}.md"))
+    agent = Agent(role="{topic} researcher", goal="know {topic}", backstory="years: {years}", llm=FunctionModel(reply))
+    task = Task(
+        description='Write about {topic} in {year} ({{literal}}, {"json": 1})',
+        expected_output="{n} bullet points",
+        agent=agent,
+        output_file=str(tmp_path / "{topic}" / "report-{year}.md"),
+    )
     out = Crew(agents=[agent], tasks=[task]).kickoff({"topic": "AI", "year": 2025, "n": 3, "years": [1, 2]})
-    assert "Write about AI in 2025 ({literal}, {\"json\": 1})" in seen["user"]
+    assert 'Write about AI in 2025 ({literal}, {"json": 1})' in seen["user"]
     assert "3 bullet points" in seen["user"]
     assert "AI researcher" in seen["system"] and "know AI" in seen["system"] and "years: [1, 2]" in seen["system"]
     assert (tmp_path / "AI" / "report-2025.md").read_text() == "done"
@@ -102,7 +111,7 @@ def test_missing_inputs_fail_before_any_model_call_naming_placeholder_and_place(
 
 
 def test_escaped_braces_are_literal_and_not_placeholders():
-    assert placeholders("{a} {{b}} {c-d} { e } {\"f\": 1} {1x}") == ["a", "c-d"]
+    assert placeholders('{a} {{b}} {c-d} { e } {"f": 1} {1x}') == ["a", "c-d"]
     task = Task(description="{{not_an_input}} and {x}").interpolate({"x": "y"})
     assert task.description == "{not_an_input} and y"
 

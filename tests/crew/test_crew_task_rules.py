@@ -4,6 +4,7 @@ output files, callbacks, structured outputs, usage and tool statistics."""
 import json
 
 import pytest
+from crew_testkit import Recorder, dag
 from pydantic import BaseModel
 
 from crew import Agent, Crew, Task
@@ -11,8 +12,6 @@ from crew.errors import CrewRunError
 from crew.tasks.output import TaskOutput
 from crew.testing import FunctionModel, TestModel
 from crew.tools import tool
-
-from crew_testkit import Recorder, dag
 
 
 class Summary(BaseModel):
@@ -67,8 +66,11 @@ def test_a_guardrail_rejection_goes_back_to_the_agent_as_feedback_until_accepted
     task = Task(name="t", description="t", agent=agent, guardrail=long_enough, guardrail_max_retries=2)
     out = Crew(agents=[agent], tasks=[task]).kickoff()
     assert verdicts == ["too short", "still short", "a long enough answer"]
-    assert [c.feedback for c in rec.calls] == [None, "'too short' is under 15 characters",
-                                               "'still short' is under 15 characters"]
+    assert [c.feedback for c in rec.calls] == [
+        None,
+        "'too short' is under 15 characters",
+        "'still short' is under 15 characters",
+    ]
     assert [c.previous for c in rec.calls] == [None, "too short", "still short"]  # quoted beside it
     assert out.raw == "A LONG ENOUGH ANSWER"  # (True, value) replaced the output
     assert out.task("t").usage.requests == 3  # every attempt's tokens are counted
@@ -165,10 +167,20 @@ def test_output_files_hold_exactly_the_raw_output_or_json_in_created_directories
     structured = Agent(role="s", goal="g", llm=TestModel(final_answer={"title": "T", "points": ["p"]}))
     tasks = [
         Task(name="text", description="t", agent=agent, output_file=str(tmp_path / "a" / "b" / "{name}.md")),
-        Task(name="model", description="m", agent=structured, output_pydantic=Summary,
-             output_file=str(tmp_path / "{name}.json")),
-        Task(name="json", description="j", agent=structured, output_json=Summary,
-             output_file=str(tmp_path / "j" / "out.json")),
+        Task(
+            name="model",
+            description="m",
+            agent=structured,
+            output_pydantic=Summary,
+            output_file=str(tmp_path / "{name}.json"),
+        ),
+        Task(
+            name="json",
+            description="j",
+            agent=structured,
+            output_json=Summary,
+            output_file=str(tmp_path / "j" / "out.json"),
+        ),
     ]
     out = Crew(agents=[agent, structured], tasks=tasks).kickoff({"name": "report"})
     assert (tmp_path / "a" / "b" / "report.md").read_text() == "line one\nline two\n"
@@ -211,11 +223,16 @@ def test_usage_is_reported_in_total_and_per_task_agent_and_model():
     fast = Recorder()
     writer = Agent(role="Writer", goal="g", llm=FunctionModel(fast, model="model-w"))
     checker = Agent(role="Checker", goal="g", llm=FunctionModel(fast, model="model-c"))
-    tasks = [Task(name="w1", description="w1", agent=writer), Task(name="w2", description="w2", agent=writer),
-             Task(name="c1", description="c1", agent=checker)]
+    tasks = [
+        Task(name="w1", description="w1", agent=writer),
+        Task(name="w2", description="w2", agent=writer),
+        Task(name="c1", description="c1", agent=checker),
+    ]
     out = Crew(agents=[writer, checker], tasks=tasks).kickoff()
     per_task = out.usage_by_task
-    assert set(per_task) == {"w1", "w2", "c1"} and all(u.requests == 1 and u.total_tokens > 0 for u in per_task.values())
+    assert set(per_task) == {"w1", "w2", "c1"} and all(
+        u.requests == 1 and u.total_tokens > 0 for u in per_task.values()
+    )
     assert out.usage.total_tokens == sum(u.total_tokens for u in per_task.values())
     assert out.usage_by_agent["Writer"] == per_task["w1"] + per_task["w2"]
     assert out.usage_by_model == {"model-w": out.usage_by_agent["Writer"], "model-c": per_task["c1"]}
@@ -274,8 +291,10 @@ def test_a_tasks_tools_replace_the_agents_tools_for_that_task_only():
         return [{"name": "own", "args": {"q": "x"}}]  # always tries the agent's own tool
 
     agent = Agent(role="A", goal="g", llm=FunctionModel(reply), tools=[own])
-    tasks = [Task(name="narrow", description="narrow", agent=agent, tools=[special]),
-             Task(name="usual", description="usual", agent=agent)]
+    tasks = [
+        Task(name="narrow", description="narrow", agent=agent, tools=[special]),
+        Task(name="usual", description="usual", agent=agent),
+    ]
     out = Crew(agents=[agent], tasks=tasks).kickoff()
     assert offered["narrow"][0] == ["special"] and offered["usual"][0] == ["own"]
     assert "special" in offered["narrow"][1] and "own" not in offered["narrow"][1]  # nor in its prompt
@@ -321,17 +340,27 @@ def test_task_outputs_carry_every_field_and_only_done_tasks_have_raw():
         return [{"name": "measure", "args": {"text": "abcd"}}]
 
     agent = Agent(role="Measurer", goal="g", llm=FunctionModel(reply, model="model-m"), tools=[measure])
-    tasks = [Task(name="ok", description="ok", expected_output="a number", agent=agent),
-             Task(name="broken", description="broken", agent=agent),
-             Task(name="after", description="after", agent=agent, context=["broken"])]
+    tasks = [
+        Task(name="ok", description="ok", expected_output="a number", agent=agent),
+        Task(name="broken", description="broken", agent=agent),
+        Task(name="after", description="after", agent=agent, context=["broken"]),
+    ]
     out = Crew(agents=[agent], tasks=tasks, process="graph", on_error="continue").kickoff()
     done, failed, skipped = out.tasks_output
-    assert (done.name, done.status, done.raw, done.agent, done.model) == ("ok", "done", "measured 4", "Measurer", "model-m")
+    assert (done.name, done.status, done.raw, done.agent, done.model) == (
+        "ok",
+        "done",
+        "measured 4",
+        "Measurer",
+        "model-m",
+    )
     assert (done.description, done.expected_output, done.error, done.attempts) == ("ok", "a number", None, 1)
     assert (done.pydantic, done.json_dict) == (None, None)
     assert done.usage.requests == 2 and done.usage.total_tokens > 0
     assert done.started_at <= done.finished_at and done.duration == done.finished_at - done.started_at
-    assert [(c.name, c.args, c.status, c.cached) for c in done.tool_calls] == [("measure", {"text": "abcd"}, "success", False)]
+    assert [(c.name, c.args, c.status, c.cached) for c in done.tool_calls] == [
+        ("measure", {"text": "abcd"}, "success", False)
+    ]
     assert (failed.status, failed.raw, failed.agent) == ("failed", "", "Measurer")
     assert "RuntimeError: model down" in failed.error
     assert (skipped.status, skipped.raw, skipped.attempts) == ("skipped", "", 0)
@@ -341,8 +370,9 @@ def test_task_outputs_carry_every_field_and_only_done_tasks_have_raw():
 def test_a_guardrail_accepting_with_none_keeps_the_output_and_a_model_replaces_it():
     agent = Agent(role="w", goal="g", llm=FunctionModel(lambda m, t: "kept as is"))
     keep = Task(name="keep", description="keep", agent=agent, guardrail=lambda out: (True, None))
-    swap = Task(name="swap", description="swap", agent=agent,
-                guardrail=lambda out: (True, Summary(title=out.raw, points=[])))
+    swap = Task(
+        name="swap", description="swap", agent=agent, guardrail=lambda out: (True, Summary(title=out.raw, points=[]))
+    )
     out = Crew(agents=[agent], tasks=[keep, swap]).kickoff()
     assert out.task("keep").raw == "kept as is" and out.task("keep").pydantic is None
     assert out.task("swap").pydantic == Summary(title="kept as is", points=[])
@@ -359,9 +389,11 @@ def test_an_async_condition_works_and_a_raising_condition_fails_its_task():
     def broken(outputs):
         raise KeyError("no such field")
 
-    tasks = [Task(name="first", description="first", agent=agent),
-             Task(name="skipped", description="skipped", agent=agent, condition=never),
-             Task(name="broken", description="broken", agent=agent, condition=broken)]
+    tasks = [
+        Task(name="first", description="first", agent=agent),
+        Task(name="skipped", description="skipped", agent=agent, condition=never),
+        Task(name="broken", description="broken", agent=agent, condition=broken),
+    ]
     out = Crew(agents=[agent], tasks=tasks, on_error="continue").kickoff()
     assert [o.status for o in out.tasks_output] == ["done", "skipped", "failed"]
     assert out.task("broken").error == "KeyError: 'no such field'"

@@ -9,7 +9,7 @@ import pytest
 from crew import Agent, Crew, Task
 from crew.delegation import DELEGATE_WORK
 from crew.errors import CrewRunError
-from crew.llm import LLMResponse
+from crew.models import LLMResponse
 from crew.testing import FunctionModel
 from crew.tools import tool
 from crew.tools.calls import ToolCall
@@ -65,8 +65,10 @@ async def test_a_task_cancelled_by_stop_keeps_what_it_spent():
 
     slow_agent = Agent(role="Slow", goal="g", llm=FunctionModel(slow, model="model-s"), tools=[note])
     bad_agent = Agent(role="Bad", goal="g", llm=FunctionModel(bad, model="model-b"))
-    tasks = [Task(name="long", description="long", agent=slow_agent),
-             Task(name="breaks", description="breaks", agent=bad_agent)]
+    tasks = [
+        Task(name="long", description="long", agent=slow_agent),
+        Task(name="breaks", description="breaks", agent=bad_agent),
+    ]
     crew = Crew(agents=[slow_agent, bad_agent], tasks=tasks, process="graph")
     with pytest.raises(CrewRunError) as caught:
         await asyncio.wait_for(crew.kickoff_async(), 5)
@@ -93,8 +95,9 @@ def test_a_coworker_whose_run_raises_still_bills_its_turns():
         if results:
             seen.extend(results)
             return billed(100, "managed without help")
-        return billed(50, calls=[ToolCall(name=DELEGATE_WORK,
-                                          args={"task": "help", "context": "", "coworker": "Helper"})])
+        return billed(
+            50, calls=[ToolCall(name=DELEGATE_WORK, args={"task": "help", "context": "", "coworker": "Helper"})]
+        )
 
     boss = Agent(role="Lead", goal="lead", llm=FunctionModel(lead, model="model-lead"), allow_delegation=True)
     aide = Agent(role="Helper", goal="help", llm=FunctionModel(helper, model="model-help"), tools=[note])

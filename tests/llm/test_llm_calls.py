@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from crew.llm import LLM, LLMResponse, load_litellm
+from crew.models import LLM, LLMResponse, load_litellm
 from crew.testing import Reply
 from crew.usage import Usage
 
@@ -46,8 +46,10 @@ async def test_text_reply_usage_cost_and_payload(openai_server):
 
 
 async def test_native_tool_call_is_parsed_and_round_trips(openai_server):
-    openai_server.enqueue(Reply.tools({"name": "get_weather", "args": {"city": "Oslo"}, "id": "call_1"}),
-                          Reply.text("It is 3 degrees in Oslo."))
+    openai_server.enqueue(
+        Reply.tools({"name": "get_weather", "args": {"city": "Oslo"}, "id": "call_1"}),
+        Reply.text("It is 3 degrees in Oslo."),
+    )
     llm = local_llm(openai_server)
     messages = [{"role": "user", "content": "Weather in Oslo?"}]
     first = await llm.acomplete(messages, [WEATHER_TOOL])
@@ -68,8 +70,9 @@ async def test_native_tool_call_is_parsed_and_round_trips(openai_server):
 
 async def test_parallel_tool_calls_keep_order_and_ids(openai_server):
     cities = ["Oslo", "Lima", "Pune", "Kyiv"]
-    openai_server.enqueue(Reply.tools(*[{"name": "get_weather", "args": {"city": c}} for c in cities],
-                                      content="Checking all four."))
+    openai_server.enqueue(
+        Reply.tools(*[{"name": "get_weather", "args": {"city": c}} for c in cities], content="Checking all four.")
+    )
     response = await local_llm(openai_server).acomplete([{"role": "user", "content": "4 cities"}], [WEATHER_TOOL])
 
     assert response.content == "Checking all four."
@@ -81,22 +84,51 @@ async def test_parallel_tool_calls_keep_order_and_ids(openai_server):
 
 async def test_malformed_tool_arguments_become_invalid_tool_calls(openai_server):
     body = {
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
-            "role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_ok", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'}},
-                {"id": "call_bad", "type": "function", "function": {"name": "get_weather", "arguments": "{city: Rome"}},
-                {"id": "call_list", "type": "function", "function": {"name": "get_weather", "arguments": "[1, 2]"}},
-                {"id": "call_twice", "type": "function",
-                 "function": {"name": "get_weather", "arguments": json.dumps('{"city": "Bern"}')}},
-            ]}}],
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-4o-mini",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "call_ok",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": '{"city": "Rome"}'},
+                        },
+                        {
+                            "id": "call_bad",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": "{city: Rome"},
+                        },
+                        {
+                            "id": "call_list",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": "[1, 2]"},
+                        },
+                        {
+                            "id": "call_twice",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": json.dumps('{"city": "Bern"}')},
+                        },
+                    ],
+                },
+            }
+        ],
         "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
     }
     openai_server.enqueue(Reply.raw(body))  # arguments exactly as a sloppy provider wrote them
     response = await local_llm(openai_server).acomplete([{"role": "user", "content": "x"}], [WEATHER_TOOL])
 
-    assert [(c.id, c.args) for c in response.tool_calls] == [("call_ok", {"city": "Rome"}),
-                                                              ("call_twice", {"city": "Bern"})]
+    assert [(c.id, c.args) for c in response.tool_calls] == [
+        ("call_ok", {"city": "Rome"}),
+        ("call_twice", {"city": "Bern"}),
+    ]
     invalid = {c.id: c for c in response.invalid_tool_calls}
     assert set(invalid) == {"call_bad", "call_list"}
     assert invalid["call_bad"].arguments == "{city: Rome" and "not valid JSON" in invalid["call_bad"].error
@@ -108,10 +140,15 @@ async def test_malformed_tool_arguments_become_invalid_tool_calls(openai_server)
 @pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
 async def test_streaming_assembles_content_tool_calls_and_usage(openai_server, sync):
     args = {"city": "São Paulo", "units": "metric", "days": [1, 2, 3]}
-    openai_server.enqueue(Reply.tools({"name": "get_weather", "args": args, "id": "call_s"},
-                                      {"name": "get_weather", "args": {"city": "Nice"}, "id": "call_t"},
-                                      content="Let me look that up for you, one moment.",
-                                      prompt_tokens=40, completion_tokens=25))
+    openai_server.enqueue(
+        Reply.tools(
+            {"name": "get_weather", "args": args, "id": "call_s"},
+            {"name": "get_weather", "args": {"city": "Nice"}, "id": "call_t"},
+            content="Let me look that up for you, one moment.",
+            prompt_tokens=40,
+            completion_tokens=25,
+        )
+    )
     llm = local_llm(openai_server, stream=True)
     messages = [{"role": "user", "content": "weather"}]
     if sync:
@@ -124,14 +161,17 @@ async def test_streaming_assembles_content_tool_calls_and_usage(openai_server, s
     assert [(c.id, c.args) for c in response.tool_calls] == [("call_s", args), ("call_t", {"city": "Nice"})]
     assert (response.usage.prompt_tokens, response.usage.completion_tokens) == (40, 25)
     prices = load_litellm().model_cost["gpt-4o-mini"]
-    assert response.usage.cost == pytest.approx(40 * prices["input_cost_per_token"] + 25 * prices["output_cost_per_token"])
+    assert response.usage.cost == pytest.approx(
+        40 * prices["input_cost_per_token"] + 25 * prices["output_cost_per_token"]
+    )
     assert response.finish_reason == "tool_calls"
 
 
 def test_sync_complete_and_usage_summed(openai_server):
     figures = [(10, 2), (30, 4), (50, 8)]
-    openai_server.enqueue(*[Reply.text(f"answer {i}", prompt_tokens=p, completion_tokens=c)
-                            for i, (p, c) in enumerate(figures)])
+    openai_server.enqueue(
+        *[Reply.text(f"answer {i}", prompt_tokens=p, completion_tokens=c) for i, (p, c) in enumerate(figures)]
+    )
     llm = local_llm(openai_server)
     responses = [llm.complete([{"role": "user", "content": f"q{i}"}]) for i in range(3)]
 

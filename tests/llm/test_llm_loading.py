@@ -7,13 +7,18 @@ import textwrap
 import pytest
 
 from crew.errors import ConfigError
-from crew.llm import LLM, as_chat_model
+from crew.models import LLM, as_chat_model
 from crew.testing import FunctionModel, TestModel
 
 
 def run_python(code: str) -> str:
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                            timeout=60, env={"PATH": "/usr/bin:/bin", "LITELLM_LOG": "ERROR"})
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "LITELLM_LOG": "ERROR"},
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
 
@@ -22,7 +27,7 @@ def test_import_crew_and_building_models_does_not_import_litellm():
     out = run_python("""
         import sys, os
         import crew
-        from crew.llm import LLM, as_chat_model
+        from crew.models import LLM, as_chat_model
         from crew.testing import TestModel, FunctionModel
         llm = LLM("openai/gpt-4o-mini", temperature=0, max_rpm=10, function_calling=True)
         assert llm.supports_function_calling
@@ -35,7 +40,7 @@ def test_import_crew_and_building_models_does_not_import_litellm():
 def test_prewarm_imports_once_in_the_background_with_the_local_cost_map():
     out = run_python("""
         import os, sys, threading, time
-        import crew.llm as llm
+        import crew.models.litellm_model as llm
         started = time.perf_counter()
         llm.prewarm_litellm(); llm.prewarm_litellm()          # idempotent
         returned = time.perf_counter() - started
@@ -85,21 +90,21 @@ def test_building_agents_and_crews_leaves_the_import_to_the_background():
     out = run_python("""
         import sys
         from crew import Agent, Crew, Task
-        from crew.chat import ChatModel
-        from crew.llm import LLM
+        from crew.models.base import ChatModel
+        from crew.models import LLM
         llm = LLM("openai/gpt-4o-mini")                    # function_calling unset: litellm would be asked
         assert isinstance(llm, ChatModel) and not isinstance(object(), ChatModel)
         agent = Agent(role="Writer", goal="Write", llm=llm, function_calling_llm=LLM("openai/gpt-4o"))
         task = Task(description="d", expected_output="x", agent=agent)
         before_crew = "litellm" in sys.modules
         Crew(agents=[agent], tasks=[task])                 # starts the background import
-        import crew.llm
-        print(before_crew, crew.llm._prewarm_thread is not None)
+        import crew.models.litellm_model
+        print(before_crew, crew.models.litellm_model._prewarm_thread is not None)
     """)
     assert out == "False True"
 
 
-def test_crew_llm_is_the_only_module_that_imports_litellm():
+def test_litellm_model_is_the_only_module_that_imports_litellm():
     import re
     from pathlib import Path
 
@@ -107,6 +112,9 @@ def test_crew_llm_is_the_only_module_that_imports_litellm():
 
     package = Path(crew.__file__).parent
     importing = re.compile(r"^\s*(import litellm|from litellm[\s.]|.*import_module\(\s*['\"]litellm)", re.M)
-    offenders = [str(path.relative_to(package)) for path in sorted(package.rglob("*.py"))
-                 if importing.search(path.read_text(encoding="utf-8"))]
-    assert offenders == ["llm.py"]
+    offenders = [
+        str(path.relative_to(package))
+        for path in sorted(package.rglob("*.py"))
+        if importing.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == ["models/litellm_model.py"]

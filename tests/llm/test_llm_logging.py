@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent(
     f"""
     import logging, sys
     from crew.errors import LLMError
-    from crew.llm import LLM
+    from crew.models import LLM
     from crew.testing import FunctionModel, OpenAIServer, Reply
     from crew.tools import ToolExecutor, tool
 

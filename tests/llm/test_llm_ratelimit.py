@@ -5,8 +5,8 @@ import copy
 import threading
 import time
 
-from crew.llm import LLM
-from crew.ratelimit import RateLimiter, shared_limiter
+from crew.models import LLM
+from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.testing import Reply
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from crew.errors import LLMError
 from crew.events import bus
-from crew.llm import LLM
+from crew.models import LLM
 from crew.testing import Reply
 
 KEY = "sk-test-5ecret-Value-0123456789"
@@ -121,8 +121,7 @@ async def test_api_key_never_in_errors_events_or_repr(openai_server, events, mon
     monkeypatch.setenv("OPENAI_API_KEY", env_key)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", aws_secret)
     # a provider that echoes credentials back in its error text
-    openai_server.handler = lambda request: Reply.error(
-        500, f"bad key {KEY} (also saw {env_key} and {aws_secret})")
+    openai_server.handler = lambda request: Reply.error(500, f"bad key {KEY} (also saw {env_key} and {aws_secret})")
     llm = local_llm(openai_server, num_retries=1)
     with pytest.raises(LLMError) as caught:
         await llm.acomplete(MESSAGES)

@@ -7,25 +7,29 @@ from email.utils import formatdate
 import httpx
 import pytest
 
-from crew.llm import load_litellm
-from crew.retry import RetryPolicy, is_retryable, retry_after
+from crew.models import load_litellm
+from crew.models.retry import RetryPolicy, is_retryable, retry_after
 
 
 def litellm_error(kind: str, status: int, headers: dict[str, str] | None = None):
     litellm = load_litellm()
-    response = httpx.Response(status, headers=headers or {},
-                              request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+    response = httpx.Response(
+        status, headers=headers or {}, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    )
     return getattr(litellm, kind)(message="boom", llm_provider="openai", model="gpt-4o-mini", response=response)
 
 
-@pytest.mark.parametrize(("kind", "status", "retryable"), [
-    ("RateLimitError", 429, True),
-    ("InternalServerError", 500, True),
-    ("ServiceUnavailableError", 503, True),
-    ("BadRequestError", 400, False),
-    ("AuthenticationError", 401, False),
-    ("NotFoundError", 404, False),
-])
+@pytest.mark.parametrize(
+    ("kind", "status", "retryable"),
+    [
+        ("RateLimitError", 429, True),
+        ("InternalServerError", 500, True),
+        ("ServiceUnavailableError", 503, True),
+        ("BadRequestError", 400, False),
+        ("AuthenticationError", 401, False),
+        ("NotFoundError", 404, False),
+    ],
+)
 def test_litellm_errors_are_classified_by_status(kind, status, retryable):
     assert is_retryable(litellm_error(kind, status)) is retryable
 
@@ -72,7 +76,7 @@ def test_next_delay_counts_retries_after_the_first_attempt():
 def test_unreadable_replies_are_retried_and_client_side_refusals_are_not():
     import openai
 
-    from crew.retry import MalformedResponse, refused_before_sending
+    from crew.models.retry import MalformedResponse, refused_before_sending
 
     assert is_retryable(MalformedResponse("stream ended without a message"))
     refused = litellm_error("InternalServerError", 500)
@@ -80,6 +84,7 @@ def test_unreadable_replies_are_retried_and_client_side_refusals_are_not():
     assert refused_before_sending(refused) and not is_retryable(refused)
     assert RetryPolicy().next_delay(1, refused)[0] is None
     real = litellm_error("InternalServerError", 500)
-    real.__context__ = openai.InternalServerError("boom", response=httpx.Response(
-        500, request=httpx.Request("POST", "http://127.0.0.1/v1")), body=None)
+    real.__context__ = openai.InternalServerError(
+        "boom", response=httpx.Response(500, request=httpx.Request("POST", "http://127.0.0.1/v1")), body=None
+    )
     assert not refused_before_sending(real) and is_retryable(real)

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from crew.events import bus
-from crew.llm import ChatModel, LLMResponse
+from crew.models import ChatModel, LLMResponse
 from crew.testing import FunctionModel, TestModel
 from crew.tools import tool
 from crew.tools.calls import ToolCall
@@ -45,8 +45,10 @@ class Report(BaseModel):
 
 
 TOOLS = [search.to_openai_tool(), convert.to_openai_tool()]
-TASK = [{"role": "system", "content": "You are an analyst."},
-        {"role": "user", "content": "Find cheap flats in the north."}]
+TASK = [
+    {"role": "system", "content": "You are an analyst."},
+    {"role": "user", "content": "Find cheap flats in the north."},
+]
 
 
 def test_doubles_implement_chat_model():
@@ -71,9 +73,14 @@ def test_first_turn_calls_every_tool_once_with_valid_arguments():
 def test_answers_after_tool_results_and_mentions_the_task():
     model = TestModel()
     first = model.complete(TASK, TOOLS)
-    history = TASK + [first.raw_message] + [
-        {"role": "tool", "tool_call_id": c.id, "name": c.name, "content": f"result of {c.name}"}
-        for c in first.tool_calls]
+    history = (
+        TASK
+        + [first.raw_message]
+        + [
+            {"role": "tool", "tool_call_id": c.id, "name": c.name, "content": f"result of {c.name}"}
+            for c in first.tool_calls
+        ]
+    )
     final = model.complete(history, TOOLS)
 
     assert final.tool_calls == []
@@ -176,8 +183,11 @@ def test_doubles_report_calls_on_the_event_bus():
 
 def test_test_model_names_each_tool_result_it_saw():
     turn = TestModel().complete(TASK, TOOLS)
-    history = [*TASK, turn.raw_message,  # agents answer with the call id only, as OpenAI does
-               *({"role": "tool", "tool_call_id": c.id, "content": f"result of {c.name}"} for c in turn.tool_calls)]
+    history = [
+        *TASK,
+        turn.raw_message,  # agents answer with the call id only, as OpenAI does
+        *({"role": "tool", "tool_call_id": c.id, "content": f"result of {c.name}"} for c in turn.tool_calls),
+    ]
     answer = TestModel().complete(history, TOOLS).content
     for call in turn.tool_calls:
         assert f"{call.name}: result of {call.name}" in answer

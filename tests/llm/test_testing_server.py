@@ -20,8 +20,12 @@ CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
 
 
 def test_script_replies_in_order_with_usage_and_records_requests():
-    with openai_server([Reply.text("one", prompt_tokens=3, completion_tokens=1),
-                        Reply.tools({"name": "f", "args": {"x": 1}, "id": "call_9"})]) as server:
+    with openai_server(
+        [
+            Reply.text("one", prompt_tokens=3, completion_tokens=1),
+            Reply.tools({"name": "f", "args": {"x": 1}, "id": "call_9"}),
+        ]
+    ) as server:
         first = post(server, CHAT).json()
         second = post(server, CHAT, path="/chat/completions").json()
         exhausted = post(server, CHAT)
@@ -49,8 +53,7 @@ def test_faults_status_retry_after_and_malformed_body():
         limited = post(server, CHAT)
         broken = post(server, CHAT)
     assert limited.status_code == 429 and limited.headers["retry-after"] == "2"
-    assert limited.json()["error"] == {"message": "slow down", "type": "rate_limit_error", "param": None,
-                                       "code": "429"}
+    assert limited.json()["error"] == {"message": "slow down", "type": "rate_limit_error", "param": None, "code": "429"}
     assert broken.status_code == 200
     with pytest.raises(json.JSONDecodeError):
         json.loads(broken.text)
@@ -65,8 +68,12 @@ def test_streaming_sends_sse_chunks_ending_in_done():
     assert events[-1] == "[DONE]"
     chunks = [json.loads(e) for e in events[:-1]]
     text = "".join(c["choices"][0]["delta"].get("content") or "" for c in chunks if c["choices"])
-    args = "".join(tc["function"].get("arguments", "") for c in chunks if c["choices"]
-                   for tc in c["choices"][0]["delta"].get("tool_calls", []))
+    args = "".join(
+        tc["function"].get("arguments", "")
+        for c in chunks
+        if c["choices"]
+        for tc in c["choices"][0]["delta"].get("tool_calls", [])
+    )
     assert text == "hello world!" and json.loads(args) == {"q": "a long argument"}
     assert len([c for c in chunks if c["choices"] and c["choices"][0]["delta"].get("content")]) > 1
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["total_tokens"] > 0
@@ -87,6 +94,7 @@ def test_concurrent_clients_are_served_in_parallel():
         return Reply.text(request.messages[-1]["content"])
 
     with openai_server(handler=handler) as server, httpx.Client(timeout=10) as client:
+
         def one(i):
             body = {**CHAT, "messages": [{"role": "user", "content": f"m{i}"}]}
             return client.post(server.url + "/chat/completions", json=body).json()["choices"][0]["message"]["content"]

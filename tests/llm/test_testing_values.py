@@ -2,8 +2,8 @@
 
 import datetime as dt
 import enum
-import json
 import ipaddress
+import json
 import random
 import uuid
 from decimal import Decimal
@@ -92,32 +92,51 @@ def test_required_fields_always_present_and_optionals_sometimes():
     assert {"nickname", "other_homes"} <= seen_optional
 
 
-@pytest.mark.parametrize(("schema", "check"), [
-    ({"type": "integer", "exclusiveMinimum": 3, "exclusiveMaximum": 5}, lambda v: v == 4),
-    ({"type": "number", "minimum": -2.5, "maximum": -2.5}, lambda v: v == -2.5),
-    ({"type": "string", "minLength": 30}, lambda v: len(v) >= 30),
-    ({"type": "string", "maxLength": 2}, lambda v: 0 < len(v) <= 2),
-    ({"type": ["null", "boolean"]}, lambda v: isinstance(v, bool)),
-    ({"const": {"k": 1}}, lambda v: v == {"k": 1}),
-    ({"enum": [1, "two", None]}, lambda v: v in (1, "two", None)),
-    ({"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
-     lambda v: isinstance(v[0], int) and isinstance(v[1], str) and len(v) == 2),
-    ({"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True, "minItems": 2},
-     lambda v: sorted(v) == ["a", "b"]),
-    ({"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
-                {"properties": {"b": {"type": "string"}}, "required": ["b"]}]},
-     lambda v: isinstance(v["a"], int) and isinstance(v["b"], str)),
-    ({"type": "string", "format": "email"}, lambda v: "@" in v),
-    ({}, lambda v: isinstance(v, str)),
-])
+@pytest.mark.parametrize(
+    ("schema", "check"),
+    [
+        ({"type": "integer", "exclusiveMinimum": 3, "exclusiveMaximum": 5}, lambda v: v == 4),
+        ({"type": "number", "minimum": -2.5, "maximum": -2.5}, lambda v: v == -2.5),
+        ({"type": "string", "minLength": 30}, lambda v: len(v) >= 30),
+        ({"type": "string", "maxLength": 2}, lambda v: 0 < len(v) <= 2),
+        ({"type": ["null", "boolean"]}, lambda v: isinstance(v, bool)),
+        ({"const": {"k": 1}}, lambda v: v == {"k": 1}),
+        ({"enum": [1, "two", None]}, lambda v: v in (1, "two", None)),
+        (
+            {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
+            lambda v: isinstance(v[0], int) and isinstance(v[1], str) and len(v) == 2,
+        ),
+        (
+            {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True, "minItems": 2},
+            lambda v: sorted(v) == ["a", "b"],
+        ),
+        (
+            {
+                "allOf": [
+                    {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+                    {"properties": {"b": {"type": "string"}}, "required": ["b"]},
+                ]
+            },
+            lambda v: isinstance(v["a"], int) and isinstance(v["b"], str),
+        ),
+        ({"type": "string", "format": "email"}, lambda v: "@" in v),
+        ({}, lambda v: isinstance(v, str)),
+    ],
+)
 def test_plain_json_schemas(schema, check):
     assert check(example_value(schema, random.Random(0)))
 
 
 def test_format_values_parse_as_their_types():
-    for fmt, kind in [("date", dt.date), ("date-time", dt.datetime), ("time", dt.time),
-                      ("duration", dt.timedelta), ("uuid", uuid.UUID), ("ipv4", ipaddress.IPv4Address),
-                      ("ipv6", ipaddress.IPv6Address)]:
+    for fmt, kind in [
+        ("date", dt.date),
+        ("date-time", dt.datetime),
+        ("time", dt.time),
+        ("duration", dt.timedelta),
+        ("uuid", uuid.UUID),
+        ("ipv4", ipaddress.IPv4Address),
+        ("ipv6", ipaddress.IPv6Address),
+    ]:
         TypeAdapter(kind).validate_python(example_value({"type": "string", "format": fmt}))
 
 
@@ -130,12 +149,15 @@ def test_unsatisfiable_schemas_say_where():
         example_value({"$ref": "https://example.com/schema.json"})
 
 
-@pytest.mark.parametrize("kind", [
-    dict[Literal["a", "b"], int],                                   # propertyNames: enum
-    dict[Color, Address],                                           # propertyNames: $ref to an enum
-    dict[Annotated[str, Field(pattern=r"^k[0-9]$")], int],          # patternProperties
-    Annotated[dict[str, int], Field(min_length=3)],                 # minProperties
-])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        dict[Literal["a", "b"], int],  # propertyNames: enum
+        dict[Color, Address],  # propertyNames: $ref to an enum
+        dict[Annotated[str, Field(pattern=r"^k[0-9]$")], int],  # patternProperties
+        Annotated[dict[str, int], Field(min_length=3)],  # minProperties
+    ],
+)
 def test_map_keys_follow_the_key_schema(kind):
     adapter = TypeAdapter(kind)
     schema = adapter.json_schema()

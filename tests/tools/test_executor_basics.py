@@ -44,7 +44,12 @@ def test_execute_accepts_a_dict_or_a_tool_call():
     executor = ToolExecutor([add])
     from_dict = executor.execute({"name": "add", "args": {"a": 2, "b": 3}, "id": "call_1", "type": "tool_call"})
     from_call = executor.execute(ToolCall(name="add", args={"a": 4, "b": 5}, id="call_2"))
-    assert (from_dict.content, from_dict.tool_call_id, from_dict.name, from_dict.status) == ("5", "call_1", "add", "success")
+    assert (from_dict.content, from_dict.tool_call_id, from_dict.name, from_dict.status) == (
+        "5",
+        "call_1",
+        "add",
+        "success",
+    )
     assert (from_call.content, from_call.raw, from_call.tool_call_id) == ("9", 9, "call_2")
     assert not from_dict.cached and not from_dict.refused and not from_dict.result_as_answer
 
@@ -260,12 +265,20 @@ def test_every_qualifying_result_of_a_turn_carries_the_flag_in_the_calls_order()
             raise ValueError("negative")
         return f"verdict {n}"
 
-    results = ToolExecutor([verdict, add]).execute_many([
-        {"name": "verdict", "args": {"n": 2}}, {"name": "add", "args": {"a": 1, "b": 1}},
-        {"name": "verdict", "args": {"n": -1}}, {"name": "verdict", "args": {"n": 1}},
-    ])
+    results = ToolExecutor([verdict, add]).execute_many(
+        [
+            {"name": "verdict", "args": {"n": 2}},
+            {"name": "add", "args": {"a": 1, "b": 1}},
+            {"name": "verdict", "args": {"n": -1}},
+            {"name": "verdict", "args": {"n": 1}},
+        ]
+    )
     assert [(r.content, r.result_as_answer) for r in results] == [
-        ("verdict 2", True), ("2", False), ("ValueError: negative", False), ("verdict 1", True)]
+        ("verdict 2", True),
+        ("2", False),
+        ("ValueError: negative", False),
+        ("verdict 1", True),
+    ]
 
 
 def test_content_and_artifact_keeps_the_artifact_out_of_the_content():
@@ -303,13 +316,17 @@ def test_run_context_is_filled_injected_and_never_part_of_the_cache_key():
 
     assert "ctx" not in whoami.to_openai_tool()["function"]["parameters"]["properties"]
     executor = ToolExecutor([whoami], run_id="run-1")
-    first = executor.execute({"name": "whoami", "args": {"prefix": "p"}, "id": "c1"},
-                             context=RunContext(task="write", agent="writer", metadata={"k": 1}))
+    first = executor.execute(
+        {"name": "whoami", "args": {"prefix": "p"}, "id": "c1"},
+        context=RunContext(task="write", agent="writer", metadata={"k": 1}),
+    )
     assert first.content == "p:write:writer:run-1"
     assert (seen[0].tool_call_id, seen[0].metadata) == ("c1", {"k": 1})
     # a model that sends the injected name gets no say over it
-    second = executor.execute({"name": "whoami", "args": {"prefix": "p", "ctx": "forged"}, "id": "c2"},
-                              context=RunContext(task="edit", agent="editor"))
+    second = executor.execute(
+        {"name": "whoami", "args": {"prefix": "p", "ctx": "forged"}, "id": "c2"},
+        context=RunContext(task="edit", agent="editor"),
+    )
     assert second.cached and second.content == first.content
     assert len(seen) == 1
     third = executor.execute({"name": "whoami", "args": {"prefix": "q"}, "id": "c3"})
@@ -323,8 +340,9 @@ async def test_run_context_reaches_async_tools_through_aexecute():
         """Report the task."""
         return f"{ctx.task}/{ctx.tool_call_id}"
 
-    result = await ToolExecutor([where]).aexecute({"name": "where", "args": {}, "id": "c5"},
-                                                  context=RunContext(task="t1"))
+    result = await ToolExecutor([where]).aexecute(
+        {"name": "where", "args": {}, "id": "c5"}, context=RunContext(task="t1")
+    )
     assert result.content == "t1/c5"
 
 
@@ -364,7 +382,10 @@ def test_tool_call_events_carry_the_outcome(events):
     executor.execute({"name": "mul", "args": {}}, context=context)
     calls = [e for e in events if e.type == "tool.call"]
     assert [(e.data["tool"], e.data["status"], e.data["cached"]) for e in calls] == [
-        ("add", "success", False), ("add", "success", True), ("mul", "error", False)]
+        ("add", "success", False),
+        ("add", "success", True),
+        ("mul", "error", False),
+    ]
     first = calls[0]
     assert first.run_id == "run-42"
     assert (first.data["task"], first.data["agent"], first.data["refused"]) == ("sum", "math", False)

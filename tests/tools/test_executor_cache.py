@@ -254,8 +254,10 @@ def test_waiters_run_themselves_when_the_leader_stored_nothing():
 
     executor = ToolExecutor([roll])
     results = []
-    threads = [threading.Thread(target=lambda: results.append(executor.execute({"name": "roll", "args": {"sides": 6}})))
-               for _ in range(8)]
+    threads = [
+        threading.Thread(target=lambda: results.append(executor.execute({"name": "roll", "args": {"sides": 6}})))
+        for _ in range(8)
+    ]
     for thread in threads:
         thread.start()
     time.sleep(0.05)
@@ -279,8 +281,10 @@ def test_waiters_of_a_failing_leader_run_themselves_once_each():
 
     executor = ToolExecutor([fails])
     results = []
-    threads = [threading.Thread(target=lambda: results.append(executor.execute({"name": "fails", "args": {"x": 1}})))
-               for _ in range(6)]
+    threads = [
+        threading.Thread(target=lambda: results.append(executor.execute({"name": "fails", "args": {"x": 1}})))
+        for _ in range(6)
+    ]
     for thread in threads:
         thread.start()
     time.sleep(0.05)
@@ -295,8 +299,10 @@ def test_sqlite_cache_stores_json_and_expires(tmp_path):
     cache = SQLiteCache(tmp_path / "c.db", ttl=0.2)
     assert isinstance(cache, CacheBackend) and isinstance(InMemoryCache(), CacheBackend)
     cache.set("k", {"content": "t", "raw": (1, 2), "model": Reading(sensor="s", value=1.5), "other": Opaque()})
-    assert cache.get("k") == (True, {"content": "t", "raw": [1, 2], "model": {"sensor": "s", "value": 1.5},
-                                     "other": "<opaque thing>"})
+    assert cache.get("k") == (
+        True,
+        {"content": "t", "raw": [1, 2], "model": {"sensor": "s", "value": 1.5}, "other": "<opaque thing>"},
+    )
     assert cache.get("missing") == (False, None)
     time.sleep(0.25)
     assert cache.get("k") == (False, None)
@@ -348,8 +354,9 @@ def test_sqlite_cache_survives_a_new_process(tmp_path):
     db, log = tmp_path / "shared.db", tmp_path / "runs.log"
     outputs = []
     for _ in range(2):
-        done = subprocess.run([sys.executable, str(script), str(db), str(log)], capture_output=True, text=True,
-                              timeout=60)
+        done = subprocess.run(
+            [sys.executable, str(script), str(db), str(log)], capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 0, done.stderr
         outputs.append(json.loads(done.stdout))
     assert [o["cached"] for o in outputs] == [False, True]

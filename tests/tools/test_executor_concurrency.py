@@ -140,13 +140,15 @@ def test_execute_many_mixes_outcomes_in_order():
             raise ValueError("odd")
         return n / 2
 
-    results = ToolExecutor([half]).execute_many([
-        {"name": "half", "args": {"n": 4}},
-        {"name": "half", "args": {"n": 3}},
-        {"name": "nope", "args": {}},
-        {"name": "half", "args": {}},
-        {"name": "half", "args": {"n": 4}},
-    ])
+    results = ToolExecutor([half]).execute_many(
+        [
+            {"name": "half", "args": {"n": 4}},
+            {"name": "half", "args": {"n": 3}},
+            {"name": "nope", "args": {}},
+            {"name": "half", "args": {}},
+            {"name": "half", "args": {"n": 4}},
+        ]
+    )
     assert [r.status for r in results] == ["success", "error", "error", "error", "success"]
     assert results[1].content == "ValueError: odd"
     assert results[4].raw == 2.0

@@ -130,15 +130,19 @@ def test_class_tool_definition_errors():
     with pytest.raises(ToolDefinitionError, match="^Tool 'undescribed' has no description"):
         Undescribed()
     assert Undescribed(description="given").description == "given"
-    with pytest.raises(ToolDefinitionError,
-                       match="^Invalid tool 'undescribed': cache_function: Input should be callable"):
+    with pytest.raises(
+        ToolDefinitionError, match="^Invalid tool 'undescribed': cache_function: Input should be callable"
+    ):
         Undescribed(description="d", cache_function="nope")
 
 
 def test_class_tool_max_usage_count_zero_or_negative_rejected_when_built():
     for bad in (0, -1):
-        with pytest.raises(ToolDefinitionError, match=rf"^Tool 'web search': max_usage_count must be a positive "
-                                                      rf"integer or None, got {bad}$"):
+        with pytest.raises(
+            ToolDefinitionError,
+            match=rf"^Tool 'web search': max_usage_count must be a positive "
+            rf"integer or None, got {bad}$",
+        ):
             Search(max_usage_count=bad)
         with pytest.raises(ValueError, match="max_usage_count"):  # ToolDefinitionError is a ValueError
             Tool(name="t", description="d", func=lambda: 1, max_usage_count=bad)
@@ -148,15 +152,22 @@ def test_class_tool_max_usage_count_zero_or_negative_rejected_when_built():
 def test_fields_and_their_defaults():
     search = Search()
     assert isinstance(search, BaseModel) and issubclass(BaseTool, ABC)  # a pydantic model and an abstract base
-    assert (search.result_schema, search.env_vars, search.result_as_answer, search.max_usage_count,
-            search.current_usage_count) == (None, [], False, None, 0)
+    assert (
+        search.result_schema,
+        search.env_vars,
+        search.result_as_answer,
+        search.max_usage_count,
+        search.current_usage_count,
+    ) == (None, [], False, None, 0)
     assert issubclass(search.args_schema, BaseModel) and search.cache_function({"query": "q"}, "r") is True
 
 
 def test_env_vars():
     search = Search(env_vars=["SEARCH_KEY", {"name": "REGION", "required": False, "default": "eu"}])
-    assert [(v.name, v.required, v.default) for v in search.env_vars] == [("SEARCH_KEY", True, None),
-                                                                           ("REGION", False, "eu")]
+    assert [(v.name, v.required, v.default) for v in search.env_vars] == [
+        ("SEARCH_KEY", True, None),
+        ("REGION", False, "eu"),
+    ]
 
 
 # -- run: validation -------------------------------------------------------------------
@@ -471,8 +482,10 @@ def test_invoke_with_a_string_fills_the_first_argument():
 
 def test_invoke_passes_the_context_to_injected_parameters():
     search = Search()
-    result = search.invoke({"name": "web_search", "args": {"query": "q"}, "id": "c", "type": "tool_call"},
-                           context=RunContext(task="research"))
+    result = search.invoke(
+        {"name": "web_search", "args": {"query": "q"}, "id": "c", "type": "tool_call"},
+        context=RunContext(task="research"),
+    )
     assert result.content == "q|3|research"
 
 
@@ -525,8 +538,11 @@ async def test_handle_tool_error_false_re_raises():
 @pytest.mark.parametrize(
     ("handler", "expected"),
     [
-        (True, "Tool 'add' received invalid arguments:\n  - b: Field required\n"
-               "Expected arguments: a (integer, required), b (integer, required)."),
+        (
+            True,
+            "Tool 'add' received invalid arguments:\n  - b: Field required\n"
+            "Expected arguments: a (integer, required), b (integer, required).",
+        ),
         ("Bad input.", "Bad input."),
         (lambda exc: f"fix: {', '.join(exc.problems)}", "fix: b"),
     ],

@@ -48,7 +48,10 @@ def test_inferred_args_schema_is_titled_and_described_like_langchains():
     assert schema["title"] == "search_attractions"
     assert schema["description"] == "Search attractions in a city."
     assert schema["properties"]["limit"] == {
-        "default": 5, "description": "Maximum number of results.", "title": "Limit", "type": "integer",
+        "default": 5,
+        "description": "Maximum number of results.",
+        "title": "Limit",
+        "type": "integer",
     }
     assert "title" not in search_attractions.to_openai_tool()["function"]["parameters"]  # tokens saved
 
@@ -76,8 +79,15 @@ def test_every_form_returns_a_tool_for_sync_and_async_functions():
         return q
 
     for fn in (search, asearch):
-        built = [tool(fn), tool("custom name")(fn), tool(name="n", description="d")(fn), tool("n", fn), tool()(fn),
-                 tool(fn, max_usage_count=2), Tool.from_function(fn)]
+        built = [
+            tool(fn),
+            tool("custom name")(fn),
+            tool(name="n", description="d")(fn),
+            tool("n", fn),
+            tool()(fn),
+            tool(fn, max_usage_count=2),
+            Tool.from_function(fn),
+        ]
         assert all(type(t) is Tool for t in built), fn
         assert all(t.run(q="x") == "x" for t in built)
 
@@ -115,6 +125,7 @@ def test_invalid_decorator_arguments_are_clear_errors():
 
 def test_unknown_option_names_the_problem():
     with pytest.raises(ToolDefinitionError, match=r"Invalid tool 'f': max_usage: Extra inputs are not permitted"):
+
         @tool(max_usage=3)
         def f(x: int) -> int:
             """F."""
@@ -123,6 +134,7 @@ def test_unknown_option_names_the_problem():
 
 def test_missing_docstring_and_description_is_a_clear_error():
     with pytest.raises(ToolDefinitionError) as info:
+
         @tool
         def search(q: str) -> str:
             return q
@@ -228,6 +240,7 @@ def test_without_parse_docstring_the_whole_docstring_is_the_description():
 
 def test_error_on_invalid_docstring_undocumented_argument():
     with pytest.raises(ToolDefinitionError) as info:
+
         @tool(parse_docstring=True)
         def search(city: str, country: str) -> str:
             """Search.
@@ -245,6 +258,7 @@ def test_error_on_invalid_docstring_undocumented_argument():
 
 def test_error_on_invalid_docstring_unknown_argument_and_no_args_section():
     with pytest.raises(ToolDefinitionError, match=r"documents 'country', which the function does not take"):
+
         @tool(parse_docstring=True)
         def search(city: str) -> str:
             """Search.
@@ -256,6 +270,7 @@ def test_error_on_invalid_docstring_unknown_argument_and_no_args_section():
             return city
 
     with pytest.raises(ToolDefinitionError, match=r"does not document argument\(s\) 'city'"):
+
         @tool(parse_docstring=True)
         def plain(city: str) -> str:
             """Search without an Args block."""

@@ -78,8 +78,9 @@ def test_nested_models_reach_the_function_as_instances():
 
 def test_self_args_kwargs_and_run_context_are_skipped():
     class Holder:
-        def method(self, query: str, *args: int, ctx: RunContext, maybe: RunContext | None = None,
-                   **kwargs: str) -> str:
+        def method(
+            self, query: str, *args: int, ctx: RunContext, maybe: RunContext | None = None, **kwargs: str
+        ) -> str:
             """Look something up."""
             return query
 
@@ -179,19 +180,32 @@ def test_json_schema_dict_becomes_a_model_class():
             "extra": {"type": "object", "additionalProperties": {"type": "number"}},
             "kind": {"const": "fixed"},
             "either": {"anyOf": [{"type": "string"}, {"type": "boolean"}]},
-            "inline": {"type": "object", "title": "Inline", "properties": {"x": {"type": "number"}},
-                       "required": ["x"]},
+            "inline": {"type": "object", "title": "Inline", "properties": {"x": {"type": "number"}}, "required": ["x"]},
         },
         "required": ["city", "days"],
         "$defs": {"Point": {"type": "object", "properties": {"lat": {"type": "number"}}, "required": ["lat"]}},
     }
     model = model_from_json_schema(schema)
     assert model.__doc__ == "Weather lookup."
-    ok = model.model_validate({"city": "Kobe", "days": 3, "where": {"lat": 1}, "extra": {"a": 1.5},
-                               "kind": "fixed", "either": True, "inline": {"x": 2}})
+    ok = model.model_validate(
+        {
+            "city": "Kobe",
+            "days": 3,
+            "where": {"lat": 1},
+            "extra": {"a": 1.5},
+            "kind": "fixed",
+            "either": True,
+            "inline": {"x": 2},
+        }
+    )
     assert ok.unit == "c" and ok.hours is None and ok.where.lat == 1.0 and ok.inline.x == 2.0
-    for bad in ({"city": "K", "days": 3}, {"city": "Kobe", "days": 9}, {"city": "Kobe", "days": 1, "unit": "k"},
-                {"city": "Kobe", "days": 1, "tags": ["a", "b", "c"]}, {"city": "Kobe", "days": 1, "kind": "x"}):
+    for bad in (
+        {"city": "K", "days": 3},
+        {"city": "Kobe", "days": 9},
+        {"city": "Kobe", "days": 1, "unit": "k"},
+        {"city": "Kobe", "days": 1, "tags": ["a", "b", "c"]},
+        {"city": "Kobe", "days": 1, "kind": "x"},
+    ):
         with pytest.raises(ValueError):
             model.model_validate(bad)
     rendered = model.model_json_schema()
@@ -203,17 +217,25 @@ def test_json_schema_dict_becomes_a_model_class():
     ("schema", "message"),
     [
         ({"type": "array"}, "an args_schema dict must describe an object, got type 'array'"),
-        ({"type": "object", "properties": {"x": {"$ref": "#/$defs/Missing"}}},
-         "args_schema at args_schema.x: unresolved reference '#/$defs/Missing'"),
-        ({"type": "object", "properties": {"x": {"type": "decimal"}}},
-         "args_schema at args_schema.x: unknown type 'decimal'"),
-        ({"type": "object", "properties": {"first-name": {"type": "string"}}},
-         "args_schema at args_schema.first-name: property names must be Python identifiers"),
+        (
+            {"type": "object", "properties": {"x": {"$ref": "#/$defs/Missing"}}},
+            "args_schema at args_schema.x: unresolved reference '#/$defs/Missing'",
+        ),
+        (
+            {"type": "object", "properties": {"x": {"type": "decimal"}}},
+            "args_schema at args_schema.x: unknown type 'decimal'",
+        ),
+        (
+            {"type": "object", "properties": {"first-name": {"type": "string"}}},
+            "args_schema at args_schema.first-name: property names must be Python identifiers",
+        ),
     ],
 )
 def test_bad_json_schema_dicts_name_the_place(schema, message):
-    with pytest.raises(ToolDefinitionError, match="^Tool 'w': " + message.replace("(", r"\(").replace("[", r"\[")
-                       .replace("$", r"\$").replace(".", r"\.")):
+    with pytest.raises(
+        ToolDefinitionError,
+        match="^Tool 'w': " + message.replace("(", r"\(").replace("[", r"\[").replace("$", r"\$").replace(".", r"\."),
+    ):
         tool("w", lambda **kw: kw, args_schema=schema, description="d")
 
 
@@ -354,7 +376,9 @@ def test_strict_mode_inlines_refs_with_siblings_and_drops_none_defaults_like_ope
     params = route.to_openai_tool(strict=True)["function"]["parameters"]
     address = {
         "properties": {"street": {"type": "string"}, "city": {"default": "Osaka", "type": "string"}},
-        "required": ["street", "city"], "type": "object", "additionalProperties": False,
+        "required": ["street", "city"],
+        "type": "object",
+        "additionalProperties": False,
     }
     assert params["properties"]["start"] == {**address, "description": "Where to start"}
     assert params["properties"]["via"] == {"anyOf": [{"$ref": "#/$defs/Address"}, {"type": "null"}]}
@@ -362,7 +386,8 @@ def test_strict_mode_inlines_refs_with_siblings_and_drops_none_defaults_like_ope
     assert parent["description"] == "Up one level" and "default" not in parent
     assert parent["properties"]["parent"] == {"$ref": "#/$defs/Tree", "description": "Up one level"}
     assert route.to_openai_tool()["function"]["parameters"]["properties"]["start"] == {
-        "$ref": "#/$defs/Address", "description": "Where to start",
+        "$ref": "#/$defs/Address",
+        "description": "Where to start",
     }
 
 
@@ -374,12 +399,14 @@ def test_to_openai_tool_without_arguments_and_with_extras():
 
     assert now.to_openai_tool() == {
         "type": "function",
-        "function": {"name": "now", "description": "Current time.",
-                     "parameters": {"properties": {}, "type": "object"}},
+        "function": {"name": "now", "description": "Current time.", "parameters": {"properties": {}, "type": "object"}},
         "cache_control": {"type": "ephemeral"},
     }
     assert now.to_openai_tool(strict=True)["function"]["parameters"] == {
-        "properties": {}, "type": "object", "required": [], "additionalProperties": False,
+        "properties": {},
+        "type": "object",
+        "required": [],
+        "additionalProperties": False,
     }
 
 
@@ -400,7 +427,7 @@ def test_renderings_return_fresh_dicts():
 
 def test_args_hint_lists_types_and_defaults():
     assert plan.args_hint() == (
-        "trip (Trip object, required), mode (\"walk\" or \"train\", default \"train\"), "
-        "days (integer or null, default null), tags (list of string, default [\"fun\"]), "
-        "budget (number or null, default null), note (string, default \"\")"
+        'trip (Trip object, required), mode ("walk" or "train", default "train"), '
+        'days (integer or null, default null), tags (list of string, default ["fun"]), '
+        'budget (number or null, default null), note (string, default "")'
     )

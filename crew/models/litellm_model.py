@@ -1,6 +1,6 @@
 """The one place that talks to litellm: :class:`LLM`, and what turns ``llm=...`` into a model.
 
-Agents see a :class:`ChatModel` (defined in :mod:`crew.chat`, re-exported here):
+Agents see a :class:`ChatModel` (defined in :mod:`crew.models.base`, re-exported here):
 OpenAI-format messages and tools in, an :class:`LLMResponse` out. :class:`LLM`
 implements it for any litellm model; the doubles in :mod:`crew.testing` implement
 it offline.
@@ -22,15 +22,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
-from crew.chat import ChatModel, InvalidToolCall, LLMResponse, emit_call, split_tool_calls
 from crew.errors import ConfigError, LLMError
 from crew.events import bus
-from crew.ratelimit import RateLimiter, shared_limiter
-from crew.retry import MalformedResponse, RetryPolicy
+from crew.models.base import ChatModel, InvalidToolCall, LLMResponse, emit_call, split_tool_calls
+from crew.models.ratelimit import RateLimiter, shared_limiter
+from crew.models.retry import MalformedResponse, RetryPolicy
 from crew.usage import Usage
 
-__all__ = ["LLM", "ChatModel", "InvalidToolCall", "LLMResponse", "as_chat_model", "load_litellm",
-           "prewarm_litellm"]
+__all__ = ["LLM", "litellm_loaded", "load_litellm", "prewarm_litellm"]
 
 # -- litellm, imported once per process, possibly in the background -------------
 
@@ -94,7 +93,7 @@ class LLM(BaseModel):
     """A litellm model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
 
     ``num_retries`` counts retries after the first attempt, on rate limits,
-    timeouts and server errors (see :mod:`crew.retry`); ``timeout`` bounds each
+    timeouts and server errors (see :mod:`crew.models.retry`); ``timeout`` bounds each
     attempt. ``max_rpm`` shares one process-wide budget with every LLM naming the
     same model, endpoint and limit; pass ``rate_limiter`` to share one budget
     more widely (e.g. across models of one account). Unknown keyword arguments go
@@ -163,8 +162,9 @@ class LLM(BaseModel):
 
     def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"drop_params": True, **(self.model_extra or {})}
-        kwargs.update(model=self.model, messages=messages, timeout=self.timeout,
-                      num_retries=0, max_retries=0)  # ours is the only retry layer
+        kwargs.update(
+            model=self.model, messages=messages, timeout=self.timeout, num_retries=0, max_retries=0
+        )  # ours is the only retry layer
         if tools:
             kwargs["tools"] = tools
         for name in ("temperature", "max_tokens", "api_base"):
@@ -179,8 +179,13 @@ class LLM(BaseModel):
         return kwargs
 
     # -- calls -------------------------------------------------------------
-    async def acomplete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                        output_schema: dict[str, Any] | None = None) -> LLMResponse:
+    async def acomplete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        output_schema: dict[str, Any] | None = None,
+    ) -> LLMResponse:
         litellm = await _aload_litellm()
         kwargs = self._request(messages, tools)
         policy, limiter = self.retry_policy, self.limiter
@@ -203,8 +208,13 @@ class LLM(BaseModel):
 
             await asyncio.sleep(self._after_failure(failure, attempts, policy))
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                 output_schema: dict[str, Any] | None = None) -> LLMResponse:
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        output_schema: dict[str, Any] | None = None,
+    ) -> LLMResponse:
         """Blocking twin of :meth:`acomplete` (litellm's sync client; safe inside a running loop's threads)."""
         litellm = load_litellm()
         kwargs = self._request(messages, tools)
@@ -233,13 +243,21 @@ class LLM(BaseModel):
         cause = self._scrub(described)
         if delay is None:
             bus.emit("llm.error", model=self.model, attempts=attempts, error=cause, reason=why)
-            error = LLMError(f"LLM call to {self.model!r} failed after {attempts} attempt(s) ({why}): "
-                             f"{_shorten(cause)}", model=self.model)
+            error = LLMError(
+                f"LLM call to {self.model!r} failed after {attempts} attempt(s) ({why}): {_shorten(cause)}",
+                model=self.model,
+            )
             # chain the original for callers that inspect it, unless its text holds a secret
             error.__cause__ = exc if cause == described else None
             raise error
-        bus.emit("llm.retry", model=self.model, attempt=attempts, delay=round(delay, 3), reason=why,
-                 error=_shorten(cause, 200))
+        bus.emit(
+            "llm.retry",
+            model=self.model,
+            attempt=attempts,
+            delay=round(delay, 3),
+            reason=why,
+            error=_shorten(cause, 200),
+        )
         return delay
 
     def _scrub(self, text: str) -> str:
@@ -262,9 +280,13 @@ class LLM(BaseModel):
             content=message.content,
             tool_calls=tool_calls,
             invalid_tool_calls=invalid,
-            usage=Usage(prompt_tokens=prompt, completion_tokens=completion,
-                        total_tokens=int(getattr(usage, "total_tokens", 0) or prompt + completion),
-                        requests=1, cost=_cost(litellm, raw)),
+            usage=Usage(
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                total_tokens=int(getattr(usage, "total_tokens", 0) or prompt + completion),
+                requests=1,
+                cost=_cost(litellm, raw),
+            ),
             model=self.model,
             latency=latency,
             finish_reason=choice.finish_reason,
@@ -302,8 +324,9 @@ def _carries(chunk: Any) -> bool:
         return True
     for choice in getattr(chunk, "choices", None) or []:
         delta = getattr(choice, "delta", None)
-        if delta is not None and (delta.content is not None or getattr(delta, "tool_calls", None)
-                                  or getattr(delta, "function_call", None)):
+        if delta is not None and (
+            delta.content is not None or getattr(delta, "tool_calls", None) or getattr(delta, "function_call", None)
+        ):
             return True
     return False
 
@@ -319,28 +342,3 @@ def _describe(exc: BaseException) -> str:
 def _shorten(text: str, limit: int = 500) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def as_chat_model(value: str | ChatModel | None, default: str | ChatModel | None = None) -> ChatModel:
-    """Whatever a user wrote for ``llm=`` as a ChatModel: ``"test"`` is the offline TestModel.
-
-    Strings name litellm models; LLMs and other ChatModels pass through; ``None``
-    falls back to ``default`` and without one is a ConfigError saying what to do.
-    """
-    if value is None:
-        if default is None:
-            raise ConfigError("no model given: set llm=... (a litellm model string such as "
-                              "'openai/gpt-4o-mini'), or run offline with --llm test")
-        return as_chat_model(default)
-    if isinstance(value, str):
-        name = value.strip()
-        if name.lower() == "test":
-            from crew.testing import TestModel
-
-            return TestModel()
-        if not name:
-            raise ConfigError("the model name is empty: give a litellm model string such as 'openai/gpt-4o-mini'")
-        return LLM(name)
-    if isinstance(value, ChatModel):
-        return value
-    raise ConfigError(f"llm must be a model string, an LLM or a ChatModel, not {type(value).__name__}")

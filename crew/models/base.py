@@ -1,6 +1,6 @@
 """What flows between an agent and any model: the ChatModel interface and its replies.
 
-Kept apart from :mod:`crew.llm` (the litellm implementation) so the offline doubles
+Kept apart from :mod:`crew.models` (the litellm implementation) so the offline doubles
 in :mod:`crew.testing` and the agent loop depend only on this small contract, and a
 tool call's arguments are parsed by the same rules whatever model produced them.
 """
@@ -61,14 +61,19 @@ class LLMResponse(BaseModel):
         return self
 
 
-def assistant_message(content: str | None, tool_calls: Sequence[ToolCall] = (),
-                      invalid_tool_calls: Sequence[InvalidToolCall] = ()) -> dict[str, Any]:
+def assistant_message(
+    content: str | None, tool_calls: Sequence[ToolCall] = (), invalid_tool_calls: Sequence[InvalidToolCall] = ()
+) -> dict[str, Any]:
     """The OpenAI-format assistant message for a turn (tool calls in the order given)."""
     message: dict[str, Any] = {"role": "assistant", "content": content}
-    wire = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args, default=str)}}
-            for c in tool_calls]
-    wire += [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-             for c in invalid_tool_calls]
+    wire = [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.args, default=str)}}
+        for c in tool_calls
+    ]
+    wire += [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        for c in invalid_tool_calls
+    ]
     if wire:
         message["tool_calls"] = wire
     return message
@@ -114,11 +119,19 @@ def split_tool_calls(raw_calls: Sequence[Any]) -> tuple[list[ToolCall], list[Inv
 
 def emit_call(response: LLMResponse, *, attempts: int = 1, stream: bool = False) -> None:
     """Announce a finished model call (every ChatModel reports through here)."""
-    bus.emit("llm.call", model=response.model, prompt_tokens=response.usage.prompt_tokens,
-             completion_tokens=response.usage.completion_tokens, total_tokens=response.usage.total_tokens,
-             cost=response.usage.cost, latency=round(response.latency, 6), attempts=attempts, stream=stream,
-             tool_calls=len(response.tool_calls) + len(response.invalid_tool_calls),
-             finish_reason=response.finish_reason)
+    bus.emit(
+        "llm.call",
+        model=response.model,
+        prompt_tokens=response.usage.prompt_tokens,
+        completion_tokens=response.usage.completion_tokens,
+        total_tokens=response.usage.total_tokens,
+        cost=response.usage.cost,
+        latency=round(response.latency, 6),
+        attempts=attempts,
+        stream=stream,
+        tool_calls=len(response.tool_calls) + len(response.invalid_tool_calls),
+        finish_reason=response.finish_reason,
+    )
 
 
 class _StaticProtocolMeta(type(Protocol)):  # type: ignore[misc]
@@ -152,11 +165,21 @@ class ChatModel(Protocol, metaclass=_StaticProtocolMeta):
     @property
     def supports_function_calling(self) -> bool: ...
 
-    async def acomplete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                        output_schema: dict[str, Any] | None = None) -> LLMResponse: ...
+    async def acomplete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        output_schema: dict[str, Any] | None = None,
+    ) -> LLMResponse: ...
 
-    def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None, *,
-                 output_schema: dict[str, Any] | None = None) -> LLMResponse: ...
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        output_schema: dict[str, Any] | None = None,
+    ) -> LLMResponse: ...
 
 
 _CHAT_MODEL_MEMBERS = ("model", "supports_function_calling", "acomplete", "complete")
