@@ -35,6 +35,18 @@ class InvalidToolCall(BaseModel):
     error: str
 
 
+class ModelDelta(BaseModel):
+    """A piece of a reply's text as the provider streams it.
+
+    ``ChatModel.astream`` yields these as text arrives, then the whole ``LLMResponse``
+    as its last item, exactly once, so a consumer never reassembles a reply itself.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    text: str
+
+
 class LLMResponse(BaseModel):
     """One assistant turn: text and/or tool calls, with usage and timing.
 
