@@ -109,7 +109,7 @@ def _resolve(text: str, fn: Callable[..., Any], arg: str, tool_name: str) -> Any
     namespace = dict(getattr(inspect.unwrap(fn), "__globals__", {}))
     try:
         return eval(text, namespace)
-    except Exception:
+    except Exception:  # noqa: BLE001 - eval of a user's hint may raise anything; reported as a definition error
         raise ToolDefinitionError(
             f"Tool '{tool_name}': cannot resolve the type hint {text!r} of argument '{arg}'. "
             "Define that type at module level, or pass args_schema=..."
