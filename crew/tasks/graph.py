@@ -124,8 +124,9 @@ class TaskGraph:
             for task, name in zip(tasks, names, strict=True):
                 waits = last_sync if task.async_execution else last_sync + pending_async
                 deps[name] = list(dict.fromkeys(waits + (explicit[name] or [])))
-                if explicit[name] is not None:
-                    context[name] = explicit[name]
+                given = explicit[name]
+                if given is not None:
+                    context[name] = given
                 else:
                     context[name] = done_before if task.async_execution else done_before + pending_async
                 if task.async_execution:

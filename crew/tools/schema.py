@@ -33,7 +33,8 @@ ARGS_CONFIG = ConfigDict(extra="ignore", arbitrary_types_allowed=True, protected
 
 def args_config(title: str) -> ConfigDict:
     """An argument model's config; its JSON schema's title is the tool's name, as in LangChain."""
-    return ConfigDict(**ARGS_CONFIG, title=title)
+    config: ConfigDict = {**ARGS_CONFIG, "title": title}
+    return config
 
 
 @lru_cache(maxsize=4096)  # read on every executor call via ``tool.tool_name``
