@@ -7,6 +7,9 @@ checker sees, not what happens to work at run time.
 """
 
 import ast
+import json
+import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -88,3 +91,29 @@ def test_py_typed_ships_as_package_data():
     assert (INIT.parent / "py.typed").is_file()
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "py.typed" in config["tool"]["setuptools"]["package-data"]["crew"]
+
+
+@pytest.mark.skipif(shutil.which("pyright") is None, reason="pyright comes with the dev extra")
+def test_a_users_type_checker_sees_every_export_with_its_real_type(tmp_path: Path):
+    """What users get: pyright on their code resolves each public name to a real type.
+
+    A name missing from the ``TYPE_CHECKING`` imports would still resolve, through the
+    module's ``__getattr__``, to ``Any``: no error anywhere, and no checking either.
+    """
+    names = [n for n in crew.__all__ if n != "__version__"]
+    (tmp_path / "user.py").write_text("import crew\n" + "".join(f"reveal_type(crew.{n})\n" for n in names))
+    config = {"extraPaths": [str(ROOT)], "typeCheckingMode": "standard", "pythonVersion": "3.11"}
+    (tmp_path / "pyrightconfig.json").write_text(json.dumps(config))
+    run = subprocess.run(
+        ["pyright", "--outputjson", "user.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    report = json.loads(run.stdout)
+    revealed = {}
+    for diagnostic in report["generalDiagnostics"]:
+        assert diagnostic["severity"] == "information", diagnostic["message"]
+        match = re.match(r'Type of "crew\.(\w+)" is "(.*)"', diagnostic["message"], re.S)
+        assert match, diagnostic["message"]
+        revealed[match[1]] = match[2]
+    assert sorted(revealed) == sorted(names)
+    untyped = {name: shown for name, shown in revealed.items() if shown == "Any" or "Unknown" in shown}
+    assert untyped == {}
