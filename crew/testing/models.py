@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from crew.blocking import run_blocking
 from crew.models.base import LLMResponse, emit_call, parse_arguments
 from crew.testing.values import example_value
 from crew.tools.calls import ToolCall
-from crew.tools.invocation import run_coroutine_sync
 from crew.usage import Usage
 
 Messages = list[dict[str, Any]]
@@ -187,10 +187,10 @@ class FunctionModel:
         self, messages: Messages, tools: Tools | None = None, *, output_schema: dict[str, Any] | None = None
     ) -> LLMResponse:
         if inspect.iscoroutinefunction(self.fn) or self.latency > 0:
-            return run_coroutine_sync(self.acomplete(messages, tools, output_schema=output_schema))
+            return run_blocking(self.acomplete(messages, tools, output_schema=output_schema))
         reply = self.fn(messages, tools or [])
         if inspect.isawaitable(reply):
-            reply = run_coroutine_sync(reply)
+            reply = run_blocking(reply)
         return self._response(messages, tools, reply)
 
     def _response(self, messages: Messages, tools: Tools | None, reply: Any) -> LLMResponse:

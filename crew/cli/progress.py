@@ -13,6 +13,7 @@ draws the block again below it. ``paused()`` holds the block off while someone t
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import threading
@@ -149,10 +150,8 @@ class Progress:
         with self._lock:
             self._erase()
             written = stream.write(text)
-            try:
+            with contextlib.suppress(OSError, ValueError):  # a closed or broken stream
                 stream.flush()
-            except (OSError, ValueError):
-                pass
             if text:
                 self._open_line = not text.endswith("\n")
         return written
