@@ -214,15 +214,12 @@ async def _settle_function_calling(model: Any) -> None:
     loaded a read is a table lookup and stays on the loop: no thread hop per task.
     """
     from crew.models import litellm_model as llm
+    from crew.models.wrapped import innermost
 
     if llm.litellm_loaded():  # loaded, not merely in sys.modules (which an import in flight is)
         return
-    inner = model
-    while not isinstance(inner, llm.LLM):  # wrappers such as the crew's rate-limiting one expose .inner
-        inner = getattr(inner, "inner", None)
-        if inner is None:
-            return  # not litellm's: a double or the user's own ChatModel answers by itself
-    if inner.function_calling is None:
+    inner = innermost(model)  # through wrappers such as the crew's request budget
+    if isinstance(inner, llm.LLM) and inner.function_calling is None:
         import asyncio
 
         await asyncio.to_thread(lambda: model.supports_function_calling)

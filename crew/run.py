@@ -44,7 +44,7 @@ def fill_inputs(
         except MissingInputError as exc:
             errors.extend(exc.errors)
     tasks: dict[str, Task] = {}
-    for task, name in zip(crew.tasks, names):
+    for task, name in zip(crew.tasks, names, strict=True):
         try:
             tasks[name] = task.interpolate(inputs, name=name)
         except MissingInputError as exc:
@@ -194,6 +194,8 @@ class CrewRun:
         limiter = self.crew._limiter
         if limiter is None or (agent.llm is None and self.crew.llm is None):
             return agent
+        from crew.models.ratelimit import Throttled
+
         return agent.model_copy(update={"llm": Throttled(agent.chat_model(self.crew.llm), limiter)})
 
     def _manager(self, manager: Any, coworkers: list[Any], executor: Any) -> Any:
@@ -280,27 +282,3 @@ class CrewRun:
             print(f"[{self.crew.name}] {event.type}{label} {detail}".rstrip(), file=sys.stderr)
 
         return show
-
-
-Messages = list[dict[str, Any]]
-
-
-class Throttled:
-    """A ChatModel wrapper that takes a slot from the crew's ``max_rpm`` budget before each call."""
-
-    def __init__(self, inner: Any, limiter: Any) -> None:
-        self.inner = inner
-        self.limiter = limiter
-        self.model = inner.model
-
-    @property
-    def supports_function_calling(self) -> bool:
-        return self.inner.supports_function_calling
-
-    async def acomplete(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> Any:
-        await self.limiter.acquire()
-        return await self.inner.acomplete(messages, tools, **kw)
-
-    def complete(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> Any:
-        self.limiter.acquire_sync()
-        return self.inner.complete(messages, tools, **kw)
