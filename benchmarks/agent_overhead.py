@@ -192,8 +192,8 @@ def prompt_sizes() -> None:
     for text_mode in (False, True):
         first: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
 
-        def answer(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
-            first.append((messages, tools))
+        def answer(messages: list[dict[str, Any]], tools: list[dict[str, Any]], seen: list[Any] = first) -> str:
+            seen.append((messages, tools))
             return "Final Answer: done"
 
         agent = Agent(

@@ -183,7 +183,8 @@ class ChatModel(Protocol, metaclass=_StaticProtocolMeta):
     translates from). A model may also define ``astream`` (see the module docstring).
     """
 
-    model: str
+    @property
+    def model(self) -> str: ...
 
     @property
     def supports_function_calling(self) -> bool: ...
