@@ -102,7 +102,7 @@ class AgentTaskRun:
         self.run_context = RunContext(run_id=scope.run_id, task=self.task_name, agent=agent.role)
         self.records: list[ToolCallRecord] = []
         self.empty_turn: int | None = None  # the last turn whose reply was empty
-        self._context_names = tuple(out.name for out in context)
+        self._context_names = tuple(out.name for out in context if out.status == "done")
         self._tool_names = tuple(t.tool_name for t in self.tools)
         self.transcript = Transcript(
             SystemMessage(self._system_prompt()),

@@ -20,7 +20,8 @@ __all__ = ["ModelCallInfo", "current_call"]
 class ModelCallInfo:
     """The facts of one model call. Outside an agent's run every field is empty.
 
-    ``context`` names the tasks whose outputs the task was given; ``tools`` names the
+    ``context`` names the tasks whose outputs the task was given (those that are done:
+    a skipped or failed one is not in the prompt either); ``tools`` names the
     tools offered on this call (none when the loop asks for a final answer); ``turn``
     counts the agent's model turns on this task from 1.
     """
