@@ -1,32 +1,49 @@
-"""Running a coroutine to completion from sync code: ``Crew.kickoff``, ``Agent.execute_task``.
+"""Sync <-> async at the edges: the one way sync code finishes a coroutine, and the threads
+sync tools run in when async code calls them.
 
-Kept apart (and imported when first needed) so that loading a crew costs no asyncio and
-no thread-pool import.
+``run_blocking`` serves every sync entry point (``Crew.kickoff``, ``Agent.execute_task``,
+``complete_sync``, a tool's ``run`` on an async-only tool, the executor's sync paths);
+``in_thread`` is how async code runs a sync tool without blocking its loop.
+
+Kept at the bottom of the package, importing no asyncio until a coroutine actually runs,
+so that loading a crew (``crew validate``) costs neither asyncio nor a thread.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Coroutine
+import contextvars
+import functools
+import os
+import threading
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
+__all__ = ["in_thread", "run_blocking", "tool_pool"]
 
-def run_blocking(make: Callable[[], Coroutine[Any, Any, T]], *, thread_name: str) -> T:
-    """Run the coroutine ``make()`` to completion from sync code, even inside a running loop
-    (then on a fresh loop in a worker thread named ``thread_name``, the caller waiting).
 
-    Sync tools run in worker threads, which cannot be interrupted: when a timeout or a
+def run_blocking(work: Awaitable[T] | Callable[[], Awaitable[T]], *, thread_name: str = "crew-sync") -> T:
+    """Run ``work`` (an awaitable, or a function making one) to completion from sync code.
+
+    Without a running loop in this thread it runs on a fresh loop here; inside one (a
+    notebook, an async app, a sync tool called from a coroutine) it runs on a fresh loop
+    in a worker thread named ``thread_name``, the caller waiting: never "event loop is
+    already running".
+
+    Sync tools run in threads, which cannot be interrupted: when a timeout or a
     cancellation abandons one, ``asyncio.run`` would still wait for the thread before
-    returning (a 0.3 s timeout on a 2 s tool would return after 2 s). The loop's default
-    executor here does not wait at shutdown; an abandoned tool finishes on its own.
+    returning (a 0.3 s timeout on a 2 s tool would return after 2 s). Tools run on
+    :func:`tool_pool`, which no loop shuts down, and the loop's default executor here
+    does not wait at shutdown either: an abandoned thread finishes on its own.
     """
+    import asyncio  # here, not at module level: loading a crew needs no event loop
 
     async def main() -> T:
-        asyncio.get_running_loop().set_default_executor(_DetachedPool(thread_name_prefix="crew-tool"))
-        return await make()
+        asyncio.get_running_loop().set_default_executor(_DetachedPool(thread_name_prefix="crew-worker"))
+        awaitable = work() if callable(work) else work
+        return await cast("Awaitable[T]", awaitable)
 
     try:
         asyncio.get_running_loop()
@@ -41,3 +58,33 @@ class _DetachedPool(ThreadPoolExecutor):
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         super().shutdown(wait=False, cancel_futures=cancel_futures)
+
+
+# -- the threads sync tools run in ------------------------------------------------------
+#
+# asyncio's default executor has ``min(32, cores + 4)`` threads: six on a 2-core machine,
+# so a crew whose agents call slow, I/O-bound sync tools (HTTP, databases) would queue
+# behind six of them however many tasks run at once. Tools get a pool of their own, sized
+# for waiting rather than for CPU (``CREW_TOOL_THREADS``, default 64).
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def tool_pool() -> ThreadPoolExecutor:
+    """The process-wide pool sync tools run in, made on first use."""
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                size = int(os.environ.get("CREW_TOOL_THREADS", "64"))
+                _pool = ThreadPoolExecutor(max_workers=max(1, size), thread_name_prefix="crew-tool")
+    return _pool
+
+
+async def in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``asyncio.to_thread`` on the tool pool: the caller's context variables go along."""
+    import asyncio  # only async callers get here, and they have it loaded
+
+    call = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(tool_pool(), call)

@@ -22,7 +22,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crew"
 # package); the longest matching name wins. ``crew.store``, ``crew.backends`` and ``crew.mcp``
 # do not exist yet: their place is decided here before they land.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("utilities", ("crew.errors", "crew.usage", "crew.keywords", "crew.events", "crew.blocking")),
+    ("utilities", ("crew.errors", "crew.usage", "crew.keywords", "crew.events", "crew.blocking", "crew.ledger")),
     ("tools", ("crew.tools",)),
     ("tasks", ("crew.tasks",)),
     (
@@ -35,6 +35,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.agent",
             "crew.agent_loop",
             "crew.delegation",
+            "crew.run_scope",
+            "crew.transcript",
+            "crew.loop_modes",
         ),
     ),
     (

@@ -1,24 +1,46 @@
-"""The model layer: the ChatModel contract, the litellm model, retries, rate limits.
+"""The model layer: the ChatModel contract, the litellm model, wrappers, retries, rate limits.
 
-An agent talks to a model only through :class:`ChatModel` (``crew.models.base``); the
-litellm implementation (``crew.models.litellm_model``) is one door behind it. Importing
-this package never imports litellm: that happens on the first real call, or in the
-background when :func:`prewarm_litellm` is asked to.
+- ``base``: the contract (``ChatModel``: ``acomplete`` required, ``astream`` optional)
+  and what crosses it (``LLMResponse``, ``ModelDelta``, ``InvalidToolCall``).
+- ``calling``: ``stream_reply`` (``astream`` or a one-item fallback) and ``complete_sync``.
+- ``info``: ``ModelCallInfo``, what a call is for (agent, task, turn, tools).
+- ``wrapped``: ``WrappedModel``, the base of models that decorate another (``.wrapped``).
+- ``litellm_model``: ``LLM``, the one place that talks to litellm; ``resolve``:
+  ``as_chat_model``, which turns ``llm=...`` into a model and picks its transport.
+- ``retry``, ``ratelimit``: backoff policy; request budgets and ``Throttled``.
+
+An agent talks to a model only through the contract. Importing this package never
+imports litellm: that happens on the first real call, or in the background when
+:func:`prewarm_litellm` is asked to.
 """
 
 from __future__ import annotations
 
-from crew.models.base import ChatModel, InvalidToolCall, LLMResponse
+from crew.models.base import ChatModel, InvalidToolCall, LLMResponse, ModelDelta, StreamingChatModel
+from crew.models.calling import complete_sync, stream_reply
+from crew.models.info import ModelCallInfo, current_call
 from crew.models.litellm_model import LLM, litellm_loaded, load_litellm, prewarm_litellm
+from crew.models.ratelimit import RateLimiter, Throttled
 from crew.models.resolve import as_chat_model
+from crew.models.wrapped import WrappedModel, innermost
 
 __all__ = [
     "LLM",
     "ChatModel",
     "InvalidToolCall",
     "LLMResponse",
+    "ModelCallInfo",
+    "ModelDelta",
+    "RateLimiter",
+    "StreamingChatModel",
+    "Throttled",
+    "WrappedModel",
     "as_chat_model",
+    "complete_sync",
+    "current_call",
+    "innermost",
     "litellm_loaded",
     "load_litellm",
     "prewarm_litellm",
+    "stream_reply",
 ]

@@ -1,9 +1,10 @@
 """The one place that talks to litellm: :class:`LLM`, and what turns ``llm=...`` into a model.
 
-Agents see a :class:`ChatModel` (defined in :mod:`crew.models.base`, re-exported here):
-OpenAI-format messages and tools in, an :class:`LLMResponse` out. :class:`LLM`
-implements it for any litellm model; the doubles in :mod:`crew.testing` implement
-it offline.
+Agents see a :class:`ChatModel` (the contract in :mod:`crew.models.base`):
+OpenAI-format messages and tools in, an :class:`LLMResponse` out, or a stream of
+:class:`ModelDelta` pieces ending in one. :class:`LLM` implements it for any litellm
+model, streaming included; :func:`crew.models.resolve.as_chat_model` picks it for
+model strings, and is where another transport would be chosen instead.
 
 litellm is imported on first use, never at ``import crew``: the import costs
 seconds, so :func:`prewarm_litellm` starts it in a background thread as soon as
@@ -19,13 +20,15 @@ import os
 import re
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
 from crew.errors import LLMError
 from crew.events import bus
-from crew.models.base import LLMResponse, emit_call, split_tool_calls
+from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
+from crew.models.calling import final_response
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
 from crew.usage import Usage
@@ -51,7 +54,7 @@ def load_litellm() -> Any:
             import litellm
 
             litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
-            litellm.telemetry = False
+            litellm.telemetry = False  # pyright: ignore[reportAttributeAccessIssue] - set, not declared
             _litellm = litellm
     return _litellm
 
@@ -83,6 +86,9 @@ async def _aload_litellm() -> Any:
 
     return await asyncio.to_thread(load_litellm)  # a cold import must not freeze the event loop
 
+
+_NO_RETRY = RetryPolicy(0, 0.0, 0.0)
+"""For a stream that already handed text on: a retry would repeat it."""
 
 _SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
 """Environment variables whose values never show in errors (``OPENAI_API_KEY``, ``AWS_SECRET_ACCESS_KEY``)."""
@@ -159,7 +165,9 @@ class LLM(BaseModel):
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(self.num_retries, self.retry_base_delay, self.retry_max_delay)
 
-    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, stream: bool
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"drop_params": True, **(self.model_extra or {})}
         kwargs.update(
             model=self.model, messages=messages, timeout=self.timeout, num_retries=0, max_retries=0
@@ -172,7 +180,7 @@ class LLM(BaseModel):
                 kwargs[name] = value
         if self.api_key is not None:
             kwargs["api_key"] = self.api_key.get_secret_value()
-        if self.stream:
+        if stream:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
         return kwargs
@@ -185,8 +193,13 @@ class LLM(BaseModel):
         *,
         output_schema: dict[str, Any] | None = None,
     ) -> LLMResponse:
+        """One reply. With ``stream=True`` it is read as a stream (:meth:`astream`) and returned whole."""
+        if self.stream:
+            return await final_response(self.astream(messages, tools, output_schema=output_schema))
+        import asyncio  # imported where a loop runs: loading a crew needs none
+
         litellm = await _aload_litellm()
-        kwargs = self._request(messages, tools)
+        kwargs = self._request(messages, tools, stream=False)
         policy, limiter = self.retry_policy, self.limiter
         attempts = 0
         while True:
@@ -196,44 +209,54 @@ class LLM(BaseModel):
             started = time.perf_counter()
             try:
                 raw = await litellm.acompletion(**kwargs)
-                if self.stream:
-                    raw = _assembled(litellm, [chunk async for chunk in raw], messages)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
-                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+                return self._finish(litellm, raw, time.perf_counter() - started, attempts, stream=False)
             # outside the except block, so an LLMError raised here has no implicit __context__
-            import asyncio
-
             await asyncio.sleep(self._after_failure(failure, attempts, policy))
 
-    def complete(
+    async def astream(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         *,
         output_schema: dict[str, Any] | None = None,
-    ) -> LLMResponse:
-        """Blocking twin of :meth:`acomplete` (litellm's sync client; safe inside a running loop's threads)."""
-        litellm = load_litellm()
-        kwargs = self._request(messages, tools)
+    ) -> AsyncIterator[ModelDelta | LLMResponse]:
+        """The provider's stream: a ModelDelta per piece of text as it arrives, then the whole reply.
+
+        The reply is assembled from the chunks by litellm (content and tool-call deltas
+        joined, usage from the final chunk, which ``include_usage`` asks for). A failure
+        before any text went out is retried like any call; once text has been handed on,
+        a retry would repeat it, so the failure is final.
+        """
+        import asyncio
+
+        litellm = await _aload_litellm()
+        kwargs = self._request(messages, tools, stream=True)
         policy, limiter = self.retry_policy, self.limiter
         attempts = 0
         while True:
             if limiter is not None:
-                limiter.acquire_sync()
+                await limiter.acquire()
             attempts += 1
             started = time.perf_counter()
+            chunks: list[Any] = []
+            sent = False
             try:
-                raw = litellm.completion(**kwargs)
-                if self.stream:
-                    raw = _assembled(litellm, list(raw), messages)
+                async for chunk in await litellm.acompletion(**kwargs):
+                    chunks.append(chunk)
+                    text = _delta_text(chunk)
+                    if text:
+                        sent = True
+                        yield ModelDelta(text=text)
+                raw = _assembled(litellm, chunks, messages)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
-                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
-            # outside the except block, so an LLMError raised here has no implicit __context__
-            time.sleep(self._after_failure(failure, attempts, policy))
+                yield self._finish(litellm, raw, time.perf_counter() - started, attempts, stream=True)
+                return
+            await asyncio.sleep(self._after_failure(failure, attempts, _NO_RETRY if sent else policy))
 
     def _after_failure(self, exc: Exception, attempts: int, policy: RetryPolicy) -> float:
         """Seconds to wait before the next attempt; raises LLMError when there is none."""
@@ -268,7 +291,7 @@ class LLM(BaseModel):
             text = text.replace(secret, "***")
         return text
 
-    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int) -> LLMResponse:
+    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int, *, stream: bool) -> LLMResponse:
         choice = raw.choices[0]
         message = choice.message
         tool_calls, invalid = split_tool_calls(getattr(message, "tool_calls", None) or [])
@@ -290,7 +313,7 @@ class LLM(BaseModel):
             latency=latency,
             finish_reason=choice.finish_reason,
         )
-        emit_call(response, attempts=attempts, stream=self.stream)
+        emit_call(response, attempts=attempts, stream=stream)
         return response
 
 
@@ -315,6 +338,16 @@ def _assembled(litellm: Any, chunks: list[Any], messages: list[dict[str, Any]]) 
     if response is None or not response.choices:
         raise MalformedResponse("the model's stream ended without a message (no content, tool call or usage)")
     return response
+
+
+def _delta_text(chunk: Any) -> str:
+    """The text a stream chunk adds to the reply ("" for tool-call, role or usage chunks)."""
+    for choice in getattr(chunk, "choices", None) or []:
+        delta = getattr(choice, "delta", None)
+        content = getattr(delta, "content", None) if delta is not None else None
+        if content:
+            return content
+    return ""
 
 
 def _carries(chunk: Any) -> bool:

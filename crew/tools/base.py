@@ -6,8 +6,8 @@ model, so a call is a pydantic validation, a lock and the function itself.
 
 Two families of entry points:
 
-- ``run`` / ``arun`` (and ``invoke`` / ``ainvoke`` from ``Invocation``) are for people
-  calling a tool directly: they validate, claim a usage slot on the tool and run it.
+- ``run`` / ``arun`` and ``invoke`` / ``ainvoke`` (assembled in ``crew.tools.invocation``)
+  are for people calling a tool directly: they validate, claim a usage slot on the tool and run it.
 - ``validate_args`` / ``dropped_args`` / ``_execute`` / ``_execute_sync`` /
   ``format_result`` / ``format_error`` are the pieces the shared ``ToolExecutor``
   assembles itself (it keeps its own per-run usage counts, cache and statistics).
@@ -33,8 +33,10 @@ from pydantic import (
     model_validator,
 )
 
+from crew.blocking import in_thread, run_blocking
 from crew.errors import ToolArgumentsError, ToolDefinitionError
-from crew.tools.calls import RunContext, to_text
+from crew.tools import invocation
+from crew.tools.calls import RunContext, ToolCall, to_text
 from crew.tools.definition import (
     EnvVar,
     always_cache,
@@ -43,7 +45,6 @@ from crew.tools.definition import (
     known_keys,
     pick_description,
 )
-from crew.tools.invocation import Invocation, run_coroutine_sync
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.schema import (
     args_hint,
@@ -54,7 +55,6 @@ from crew.tools.schema import (
     signature_params,
     strict_schema,
 )
-from crew.tools.threads import in_thread
 
 ErrorHandler = bool | str | Callable[[Exception], str]
 
@@ -89,7 +89,7 @@ class _Runtime:
         self.usage = _UsageLock()
 
 
-class BaseTool(Invocation, BaseModel, ABC):
+class BaseTool(BaseModel, ABC):
     """Subclass and implement ``_run`` and/or ``_arun``; the argument schema comes from their signature.
 
     ``name`` keeps what you wrote; ``tool_name`` is the provider-safe spelling that
@@ -221,7 +221,7 @@ class BaseTool(Invocation, BaseModel, ABC):
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         """The synchronous work. Default: run ``_arun`` to completion."""
-        return run_coroutine_sync(self._arun(*args, **kwargs))
+        return run_blocking(self._arun(*args, **kwargs))
 
     async def _arun(self, *args: Any, **kwargs: Any) -> Any:
         """The asynchronous work. Default: ``_run`` in a worker thread, never blocking the loop."""
@@ -346,7 +346,7 @@ class BaseTool(Invocation, BaseModel, ABC):
             return refusal
         result = self._execute_sync(validated, context)
         if inspect.isawaitable(result):
-            result = run_coroutine_sync(result)
+            result = run_blocking(result)
         return result
 
     async def arun(self, *args: Any, **kwargs: Any) -> Any:
@@ -356,6 +356,25 @@ class BaseTool(Invocation, BaseModel, ABC):
         if refusal is not None:
             return refusal
         return await self._execute(validated, context)
+
+    def invoke(self, input: ToolCall | dict[str, Any] | str, *, context: RunContext | None = None) -> Any:
+        """Arguments dict -> the result; tool call ``{"name","args","id","type":"tool_call"}`` -> ToolResult.
+
+        Errors become observations per ``handle_validation_error`` / ``handle_tool_error``.
+        """
+        return invocation.invoke(self, input, context)
+
+    async def ainvoke(self, input: ToolCall | dict[str, Any] | str, *, context: RunContext | None = None) -> Any:
+        """The async twin of ``invoke``."""
+        return await invocation.ainvoke(self, input, context)
+
+    def batch(self, inputs: list[Any], *, max_concurrency: int | None = None) -> list[Any]:
+        """``invoke`` each input concurrently in threads; results in the inputs' order."""
+        return invocation.batch(self, inputs, max_concurrency)
+
+    async def abatch(self, inputs: list[Any], *, max_concurrency: int | None = None) -> list[Any]:
+        """``ainvoke`` each input concurrently; results in the inputs' order."""
+        return await invocation.abatch(self, inputs, max_concurrency)
 
     def reset_usage_count(self) -> None:
         with self.__pydantic_private__["_rt"].usage.lock:

@@ -19,11 +19,11 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from inspect import isawaitable
 from time import perf_counter
 from typing import Any
 
+from crew.blocking import run_blocking
 from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.tools.adapters import adapt_tool
@@ -31,7 +31,7 @@ from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
 from crew.tools.definition import never_cache
-from crew.tools.invocation import run_coroutine_sync
+from crew.tools.stats import ToolStats
 
 __all__ = ["ToolExecutor", "ToolStats"]
 
@@ -46,24 +46,6 @@ def _running_loop() -> Any:
 
 
 _NOT_SHARED = object()  # what a leader hands its waiters when it stored nothing: they run themselves
-
-
-@dataclass
-class ToolStats:
-    """Per-tool counters of one executor (one run).
-
-    ``calls`` counts every call that named the tool. A call served from the cache
-    counts in ``cache_hits``, one stopped by the usage limit in ``refused``, one that
-    ran the tool in ``runs`` (timed in ``run_seconds``). ``errors`` counts the
-    error results other than refusals: invalid arguments and failed runs.
-    """
-
-    calls: int = 0
-    cache_hits: int = 0
-    runs: int = 0
-    errors: int = 0
-    refused: int = 0
-    run_seconds: float = 0.0
 
 
 class _Pending:
@@ -184,8 +166,8 @@ class ToolExecutor:
             try:
                 raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
                 if isawaitable(raw):  # an async tool: finish it on a loop of its own
-                    raw = run_coroutine_sync(raw)
-            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
+                    raw = run_blocking(raw)
+            except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -214,7 +196,7 @@ class ToolExecutor:
             started = perf_counter()
             try:
                 raw = await pending.tool._execute(pending.args, self._tool_context(pending))
-            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
+            except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -231,7 +213,7 @@ class ToolExecutor:
         calls = list(calls)
         if len(calls) <= 1:
             return [self.execute(call, tools=tools, context=context) for call in calls]
-        return run_coroutine_sync(self.aexecute_many(calls, tools=tools, context=context))
+        return run_blocking(self.aexecute_many(calls, tools=tools, context=context))
 
     async def aexecute_many(
         self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None

@@ -8,7 +8,7 @@ import pytest
 
 from crew.errors import LLMError
 from crew.events import bus
-from crew.models import LLM
+from crew.models import LLM, complete_sync, load_litellm
 from crew.testing import Reply
 
 KEY = "sk-test-5ecret-Value-0123456789"
@@ -65,7 +65,7 @@ async def test_persistent_500_raises_llm_error_after_the_set_retries(openai_serv
 
 def test_sync_complete_retries_too(openai_server):
     openai_server.enqueue(Reply.error(502), Reply.error(500), Reply.text("third time lucky"))
-    assert local_llm(openai_server).complete(MESSAGES).content == "third time lucky"
+    assert complete_sync(local_llm(openai_server), MESSAGES).content == "third time lucky"
     assert len(openai_server.requests) == 3
 
 
@@ -178,9 +178,10 @@ def test_a_missing_key_is_reported_at_once_not_retried(openai_server, monkeypatc
     for name in ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY"):
         monkeypatch.delenv(name, raising=False)
     llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, num_retries=3, retry_base_delay=0.5)
+    load_litellm()  # a cold import takes seconds: the clock is for the backoff only
     started = time.perf_counter()
     with pytest.raises(LLMError, match=r"1 attempt\(s\) \(refused by the client before sending.*Missing credentials"):
-        llm.complete(MESSAGES)
+        complete_sync(llm, MESSAGES)
     assert openai_server.requests == [] and time.perf_counter() - started < 0.5  # no backoff was slept
 
 
@@ -188,7 +189,7 @@ def test_a_missing_key_is_reported_at_once_not_retried(openai_server, monkeypatc
 async def test_a_stream_without_any_message_is_retried_not_an_empty_answer(openai_server, sync):
     openai_server.enqueue(Reply.malformed(), Reply.text("ok"))
     llm = local_llm(openai_server, stream=True)
-    response = llm.complete(MESSAGES) if sync else await llm.acomplete(MESSAGES)
+    response = complete_sync(llm, MESSAGES) if sync else await llm.acomplete(MESSAGES)
     assert response.content == "ok" and len(openai_server.requests) == 2
 
 
