@@ -21,7 +21,7 @@ from crew.usage import Usage
 __all__ = ["Tally", "UsageEntry", "UsageLedger"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UsageEntry:
     """One model call: ``task`` it served (a delegated call: the delegating task), ``agent``, ``model``."""
 
@@ -74,12 +74,12 @@ class UsageLedger:
         with self._lock:
             self._entries.append(entry)
             self._total.add(usage)
-            for key, tallies in ((task, self._tasks), (agent, self._agents), (model, self._models)):
-                if key is not None:
-                    tally = tallies.get(key)
-                    if tally is None:
-                        tally = tallies[key] = Tally()
-                    tally.add(usage)
+            if task is not None:
+                _tally(self._tasks, task).add(usage)
+            if agent is not None:
+                _tally(self._agents, agent).add(usage)
+            if model is not None:
+                _tally(self._models, model).add(usage)
         return entry
 
     # -- running totals (cheap) ----------------------------------------------------------
@@ -127,3 +127,10 @@ class UsageLedger:
     def _breakdown(self, tallies: dict[str, Tally]) -> dict[str, Usage]:
         with self._lock:
             return {key: tally.usage() for key, tally in tallies.items()}
+
+
+def _tally(tallies: dict[str, Tally], key: str) -> Tally:
+    tally = tallies.get(key)
+    if tally is None:
+        tally = tallies[key] = Tally()
+    return tally

@@ -18,7 +18,7 @@ from crew.tools.calls import ToolCall
 __all__ = ["AssistantMessage", "Message", "SystemMessage", "ToolMessage", "Transcript", "UserMessage"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SystemMessage:
     content: str
 
@@ -26,7 +26,7 @@ class SystemMessage:
         return {"role": "system", "content": self.content}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class UserMessage:
     content: str
 
@@ -34,23 +34,32 @@ class UserMessage:
         return {"role": "user", "content": self.content}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AssistantMessage:
-    """What the model said: text and/or tool calls (invalid ones too: their ids must be answered)."""
+    """What the model said: text and/or tool calls (invalid ones too: their ids must be answered).
+
+    ``wire``, when the reply came with one, is the provider-format message the model sent
+    (``LLMResponse.raw_message``): it goes back as it came, extra fields included.
+    """
 
     content: str | None
     tool_calls: tuple[ToolCall, ...] = ()
-    invalid_tool_calls: tuple[InvalidToolCall, ...] = field(default=())
+    invalid_tool_calls: tuple[InvalidToolCall, ...] = ()
+    wire: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, response: LLMResponse) -> AssistantMessage:
-        return cls(response.content, tuple(response.tool_calls), tuple(response.invalid_tool_calls))
+        return cls(
+            response.content, tuple(response.tool_calls), tuple(response.invalid_tool_calls), response.raw_message
+        )
 
     def to_wire(self) -> dict[str, Any]:
+        if self.wire is not None:
+            return self.wire
         return assistant_message(self.content, self.tool_calls, self.invalid_tool_calls)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ToolMessage:
     """A tool's result (or the error about an unreadable call), answering the call ``call_id``."""
 

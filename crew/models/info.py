@@ -10,13 +10,13 @@ rather than by parsing prompt text; tracing can label spans with them.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["ModelCallInfo", "current_call"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelCallInfo:
     """The facts of one model call. Outside an agent's run every field is empty.
 
@@ -31,7 +31,7 @@ class ModelCallInfo:
     context: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     turn: int = 0
-    output_schema: dict[str, Any] | None = field(default=None, hash=False)
+    output_schema: dict[str, Any] | None = None
     run_id: str | None = None
 
 
