@@ -37,6 +37,18 @@ _EXPORTS: dict[str, str] = {
     # crews
     "Crew": "crew.crew",
     "Process": "crew.crew",
+    # streaming (docs/streaming.md)
+    "StreamEvent": "crew.stream.events",
+    "RunStarted": "crew.stream.events",
+    "TaskStarted": "crew.stream.events",
+    "TaskFinished": "crew.stream.events",
+    "TaskFailed": "crew.stream.events",
+    "TaskSkipped": "crew.stream.events",
+    "AgentTurnStarted": "crew.stream.events",
+    "TextDelta": "crew.stream.events",
+    "ToolCallStarted": "crew.stream.events",
+    "ToolCallFinished": "crew.stream.events",
+    "ApprovalRequested": "crew.stream.events",
     # observability
     "bus": "crew.events",
     "Event": "crew.events",
@@ -53,6 +65,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "LLM",
     "Agent",
+    "AgentTurnStarted",
+    "ApprovalRequested",
     "BaseTool",
     "ConfigError",
     "Crew",
@@ -66,10 +80,19 @@ __all__ = [
     "MissingInputError",
     "Process",
     "RunContext",
+    "RunStarted",
+    "StreamEvent",
     "Task",
+    "TaskFailed",
+    "TaskFinished",
     "TaskOutput",
+    "TaskSkipped",
+    "TaskStarted",
+    "TextDelta",
     "Tool",
     "ToolCall",
+    "ToolCallFinished",
+    "ToolCallStarted",
     "ToolException",
     "ToolExecutor",
     "ToolResult",
@@ -107,6 +130,19 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from crew.events import Event, bus
     from crew.models import LLM, LLMResponse
+    from crew.stream.events import (
+        AgentTurnStarted,
+        ApprovalRequested,
+        RunStarted,
+        StreamEvent,
+        TaskFailed,
+        TaskFinished,
+        TaskSkipped,
+        TaskStarted,
+        TextDelta,
+        ToolCallFinished,
+        ToolCallStarted,
+    )
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
     from crew.tools.base import BaseTool

@@ -8,7 +8,7 @@ at once and the same object serves many crews and kickoffs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -200,6 +200,36 @@ class Agent(BaseModel):
         from crew.blocking import run_blocking
 
         return run_blocking(lambda: self.aexecute_task(task, **kwargs), thread_name="crew-agent")
+
+    # -- streaming --------------------------------------------------------------------
+
+    def astream(
+        self, task: Task | str, *, buffer: int = 256, run_id: str | None = None, **kwargs: Any
+    ) -> AsyncGenerator[Any, None]:
+        """Work on ``task`` (or a prompt: a task of that description), yielding typed events as it
+        goes (``crew.stream``: turns, text deltas, tool calls), then the ``TaskOutput``.
+
+        ``kwargs`` are those of :meth:`aexecute_task` other than ``scope``/``account``: the run
+        is one of its own. Leaving the loop early cancels the work.
+        """
+        import uuid
+
+        from crew.stream.drive import stream_run
+
+        if isinstance(task, str):
+            from crew.tasks.task import Task
+
+            task = Task(description=task, expected_output="An answer to the request.", agent=self)
+        run_id = run_id or uuid.uuid4().hex
+        work = task
+        start = lambda: self.aexecute_task(work, run_id=run_id, **kwargs)  # noqa: E731
+        return stream_run(run_id, start, buffer=buffer)
+
+    def stream(self, task: Task | str, *, buffer: int = 256, run_id: str | None = None, **kwargs: Any) -> Iterator[Any]:
+        """The sync twin of :meth:`astream`."""
+        from crew.stream.drive import iterate_sync
+
+        return iterate_sync(lambda: self.astream(task, buffer=buffer, run_id=run_id, **kwargs))
 
     # -- kickoff inputs -------------------------------------------------------------
 

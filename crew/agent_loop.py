@@ -268,6 +268,17 @@ class AgentTaskRun:
 
     async def execute(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
         """Run a turn's calls through the run's executor and keep a record of each."""
+        if bus.enabled("tool.start"):  # a stream shows a call the moment it starts (the executor reports its end)
+            for call in calls:
+                bus.emit(
+                    "tool.start",
+                    run_id=self.scope.run_id,
+                    task=self.task_name,
+                    agent=self.agent.role,
+                    tool=call.name,
+                    args=call.args,
+                    call_id=call.id,
+                )
         results = await self.scope.executor.aexecute_many(calls, tools=self.tools, context=self.run_context)
         for call, result in zip(calls, results, strict=True):
             self.records.append(

@@ -9,7 +9,7 @@ kickoffs of one crew) can run at the same time in one process.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -145,6 +145,31 @@ class Crew(BaseModel):
         self._prewarm()  # models may have been set since the crew was built
         run = CrewRun(self, _inputs(inputs), run_id=run_id or uuid.uuid4().hex)
         return await run.execute(precomputed=precomputed, on_task_done=on_task_done)
+
+    # -- streaming -----------------------------------------------------------------------
+
+    def astream(
+        self, inputs: Mapping[str, Any] | None = None, *, buffer: int = 256, run_id: str | None = None, **options: Any
+    ) -> AsyncGenerator[Any, None]:
+        """Run the crew, yielding typed events as it goes (``crew.stream``), then its ``CrewOutput``.
+
+        ``buffer`` events are held for a slow reader before model text waits for it; other
+        events never wait. Leaving the loop early cancels the run (docs/streaming.md).
+        ``options`` are those of :meth:`kickoff_async`. A failed run raises after its events.
+        """
+        from crew.stream.drive import stream_run
+
+        run_id = run_id or uuid.uuid4().hex
+        start = lambda: self.kickoff_async(inputs, run_id=run_id, **options)  # noqa: E731
+        return stream_run(run_id, start, buffer=buffer)
+
+    def stream(
+        self, inputs: Mapping[str, Any] | None = None, *, buffer: int = 256, run_id: str | None = None, **options: Any
+    ) -> Iterator[Any]:
+        """The sync twin of :meth:`astream`: the run happens on a loop in a worker thread."""
+        from crew.stream.drive import iterate_sync
+
+        return iterate_sync(lambda: self.astream(inputs, buffer=buffer, run_id=run_id, **options))
 
     def kickoff_for_each(self, inputs: Sequence[Mapping[str, Any]], *, concurrency: int = 4) -> list[CrewOutput]:
         """``kickoff`` once per inputs mapping, ``concurrency`` at a time; results in input order."""

@@ -22,8 +22,9 @@ total of what it caused.
 
 from __future__ import annotations
 
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -40,15 +41,16 @@ if TYPE_CHECKING:
     from crew.models.ratelimit import RateLimiter
     from crew.tools.executor import ToolExecutor
 
-__all__ = ["Account", "RunScope", "active_account"]
+__all__ = ["Account", "RunScope", "active_account", "watch_run"]
 
 Messages = list[dict[str, Any]]
 BeforeCall = Callable[[ModelCallInfo, "RunScope"], None]
 """``hook(info, scope)`` before each model call; raising (e.g. ``RunStopped``) refuses the call."""
 AfterCall = Callable[[ModelCallInfo, LLMResponse, "RunScope"], None]
 """``hook(info, response, scope)`` after each model call, its usage already in the ledger."""
-DeltaSink = Callable[[ModelCallInfo, ModelDelta], None]
-"""``sink(info, delta)`` for each piece of text a model streams."""
+DeltaSink = Callable[[ModelCallInfo, ModelDelta], Awaitable[None] | None]
+"""``sink(info, delta)`` for each piece of text a model streams; an awaitable it returns is
+awaited before the next piece is read (back-pressure: a full stream buffer slows the model)."""
 
 
 class Account:
@@ -117,6 +119,7 @@ class RunScope:
         self._deltas: list[DeltaSink] = []
         self._subscriptions: list[Callable[[], None]] = []
         self._throttled: dict[int, tuple[ChatModel, ChatModel]] = {}
+        _announce(self)
 
     # -- models ----------------------------------------------------------------------------
 
@@ -199,7 +202,9 @@ class RunScope:
                 response = item
             else:
                 for sink in self._deltas:
-                    sink(info, item)
+                    pending = sink(info, item)
+                    if pending is not None:
+                        await pending
         if response is None:
             raise TypeError(f"the stream of model {model.model!r} ended without its LLMResponse")
         return response
@@ -248,6 +253,37 @@ class RunScope:
         """End the run's event subscriptions."""
         while self._subscriptions:
             self._subscriptions.pop()()
+
+
+# -- observing runs by id (a stream attaches to the scope of the run it started) ----------------
+
+_watchers: dict[str, Callable[[RunScope], None]] = {}
+_watchers_lock = threading.Lock()
+
+
+def watch_run(run_id: str, attach: Callable[[RunScope], None]) -> Callable[[], None]:
+    """Call ``attach(scope)`` when the scope of run ``run_id`` is made; returns the remover.
+
+    Whoever starts a run by id (``Crew.astream``) can hook into its scope this way without
+    the layers in between (the store's recorded kickoff, resume) passing anything along.
+    """
+    with _watchers_lock:
+        _watchers[run_id] = attach
+
+    def remove() -> None:
+        with _watchers_lock:
+            if _watchers.get(run_id) is attach:
+                del _watchers[run_id]
+
+    return remove
+
+
+def _announce(scope: RunScope) -> None:
+    if _watchers:
+        with _watchers_lock:
+            attach = _watchers.get(scope.run_id)
+        if attach is not None:
+            attach(scope)
 
 
 def _add(hooks: list[Any], hook: Any) -> Callable[[], None]:

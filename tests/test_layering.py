@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.run_scope",
             "crew.transcript",
             "crew.loop_modes",
+            "crew.stream",
         ),
     ),
     (

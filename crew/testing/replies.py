@@ -23,8 +23,9 @@ class Reply(BaseModel):
 
     ``status`` other than 200 turns the reply into an OpenAI-style error body;
     ``body`` (raw text) replaces the whole response, which is how malformed
-    JSON is served; ``delay`` seconds pass before anything is sent. Build them
-    with the class methods, which read like the test they serve.
+    JSON is served; ``delay`` seconds pass before anything is sent (``chunk_delay`` between
+    the chunks of a stream). Build them with the class methods, which read like the test
+    they serve.
     """
 
     content: str | None = None
@@ -35,6 +36,8 @@ class Reply(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     body: str | None = None
     delay: float = 0.0
+    chunk_delay: float = 0.0
+    """Seconds between the chunks of a streamed reply (a provider that types slowly)."""
     finish_reason: str | None = None
 
     @classmethod

@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -53,6 +53,8 @@ class OpenAIServer:
         self.handler = handler
         self.model = model
         self.requests: list[ChatRequest] = []
+        self.on_chunk: Callable[[dict[str, Any]], None] | None = None
+        """Called with each streamed chunk right after it was flushed to the client (timing, tests)."""
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: _Server | None = None
@@ -233,9 +235,13 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(key, value)
             self.end_headers()
             self.close_connection = True
-            for chunk in stream_chunks(request, reply, server.model):
+            for i, chunk in enumerate(stream_chunks(request, reply, server.model)):
+                if i and reply.chunk_delay:
+                    server._sleep(reply.chunk_delay)
                 self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 self.wfile.flush()
+                if server.on_chunk is not None:
+                    server.on_chunk(chunk)
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
 

@@ -415,7 +415,7 @@ class ToolExecutor:
                 message += f" Did you mean '{by_lower[close[0]]}'?"
         duration = perf_counter() - start
         if bus.enabled("tool.call"):
-            self._emit(requested, args, "error", False, False, duration, context)
+            self._emit(requested, args, "error", False, False, duration, context, call_id)
         return ToolResult(content=message, tool_call_id=call_id, name=requested, status="error", duration=duration)
 
     def _finish(
@@ -448,7 +448,7 @@ class ToolExecutor:
                     stats.errors += 1
         duration = perf_counter() - pending.start
         if bus.enabled("tool.call"):
-            self._emit(pending.name, pending.args, status, cached, refused, duration, pending.context)
+            self._emit(pending.name, pending.args, status, cached, refused, duration, pending.context, pending.call_id)
         # Only the fields that differ from their defaults: validation is much of a hit's cost.
         fields = {"content": content, "tool_call_id": pending.call_id, "name": pending.name, "duration": duration}
         if status != "success":
@@ -474,11 +474,13 @@ class ToolExecutor:
         refused: bool,
         duration: float,
         context: RunContext | None,
+        call_id: str | None = None,
     ) -> None:
         bus.emit(
             "tool.call",
             run_id=self._run_id(context),
             tool=tool,
+            call_id=call_id,
             args=args,
             status=status,
             cached=cached,

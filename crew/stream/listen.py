@@ -1,0 +1,154 @@
+"""From a run's scope to stream events: its bus events, its model calls and its text deltas.
+
+A :class:`Listener` attaches to the :class:`~crew.run_scope.RunScope` of the run being
+streamed: it subscribes to that run's events (tasks, tool calls, approvals), hooks the
+one door every model call goes through (a turn starts), and registers a delta sink, which
+is what makes the scope ask models to stream. Each becomes a typed event in the buffer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from crew.stream.events import (
+    AgentTurnStarted,
+    ApprovalRequested,
+    RunStarted,
+    StreamEvent,
+    TaskFailed,
+    TaskFinished,
+    TaskSkipped,
+    TaskStarted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+
+if TYPE_CHECKING:
+    from crew.events import Event
+    from crew.models.base import ModelDelta
+    from crew.models.info import ModelCallInfo
+    from crew.run_scope import RunScope
+    from crew.stream.buffer import EventBuffer
+
+__all__ = ["Listener"]
+
+
+def _run_started(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
+    return RunStarted(run_id=run_id, time=at, crew=data.get("crew") or "", tasks=list(data.get("tasks") or ()))
+
+
+def _task_started(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
+    return TaskStarted(run_id=run_id, time=at, task=data["task"], agent=data.get("agent"))
+
+
+def _task_done(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
+    return TaskFinished(run_id=run_id, time=at, task=data["task"], agent=data.get("agent"), output=data["output"])
+
+
+def _task_failed(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
+    return TaskFailed(
+        run_id=run_id,
+        time=at,
+        task=data["task"],
+        agent=data.get("agent"),
+        error=data.get("error") or "",
+        output=data["output"],
+    )
+
+
+def _task_skipped(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
+    return TaskSkipped(run_id=run_id, time=at, task=data["task"], reason=data.get("error") or "", output=data["output"])
+
+
+def _tool_started(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
+    return ToolCallStarted(
+        run_id=run_id,
+        time=at,
+        task=data.get("task"),
+        agent=data.get("agent"),
+        tool=data["tool"],
+        call_id=data["call_id"],
+        args=_args(data.get("args")),
+    )
+
+
+def _tool_finished(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
+    return ToolCallFinished(
+        run_id=run_id,
+        time=at,
+        task=data.get("task"),
+        agent=data.get("agent"),
+        tool=data["tool"],
+        call_id=data.get("call_id"),
+        status=data.get("status") or "success",
+        cached=bool(data.get("cached")),
+        refused=bool(data.get("refused")),
+        duration=float(data.get("duration") or 0.0),
+        result=data.get("result"),
+    )
+
+
+def _approval(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
+    return ApprovalRequested(
+        run_id=run_id,
+        time=at,
+        task=data.get("task"),
+        agent=data.get("agent"),
+        tool=data["tool"],
+        call_id=data["call_id"],
+        args=_args(data.get("args")),
+    )
+
+
+def _args(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+_CONVERTERS: dict[str, Callable[[str, dict[str, Any], float], StreamEvent]] = {
+    "run.start": _run_started,
+    "task.start": _task_started,
+    "task.done": _task_done,
+    "task.failed": _task_failed,
+    "task.skipped": _task_skipped,
+    "tool.start": _tool_started,
+    "tool.call": _tool_finished,
+    "approval.requested": _approval,
+}
+
+
+class Listener:
+    """Feeds ``buffer`` from the scope it is attached to; ``detach`` stops it."""
+
+    def __init__(self, buffer: EventBuffer) -> None:
+        self.buffer = buffer
+        self._removers: list[Callable[[], None]] = []
+
+    def attach(self, scope: RunScope) -> None:
+        buffer, run_id = self.buffer, scope.run_id
+
+        def on_event(event: Event) -> None:
+            convert = _CONVERTERS.get(event.type)
+            if convert is not None:
+                buffer.put(convert(run_id, event.data, event.time))
+
+        def on_call(info: ModelCallInfo, _scope: RunScope) -> None:
+            buffer.put(
+                AgentTurnStarted(run_id=run_id, time=time.time(), task=info.task, agent=info.agent, turn=info.turn)
+            )
+
+        def on_delta(info: ModelCallInfo, delta: ModelDelta) -> Any:
+            if not delta.text:
+                return None
+            event = TextDelta(
+                run_id=run_id, time=time.time(), task=info.task, agent=info.agent, text=delta.text, turn=info.turn
+            )
+            return buffer.put_delta(event)
+
+        self._removers += [scope.subscribe(on_event), scope.before_call(on_call), scope.on_delta(on_delta)]
+
+    def detach(self) -> None:
+        while self._removers:
+            self._removers.pop()()
