@@ -52,6 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs-file", metavar="FILE", help="inputs from a .json, .yaml or .yml file")
     p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (e.g. test, openai/gpt-4o-mini)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="print the models' text as it arrives (with --json: one JSON event per line, JSON Lines)",
+    )
     p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: current folder)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     p.set_defaults(handler="crew.cli.kickoff:run")

@@ -41,10 +41,12 @@ def run(args: argparse.Namespace) -> int:
     if crew.human_feedback is None and any(t.human_input for t in crew.tasks):
         crew.human_feedback = _human_prompt(progress)
     started = time.time()
-    output, error = _execute(crew, inputs, run_id, progress, as_json=args.json)
+    output, error = _execute(crew, inputs, run_id, progress, as_json=args.json, stream=args.stream)
     failed = error is not None or any(t.status == "failed" for t in output.tasks_output)
 
-    if args.json:
+    if args.stream:
+        pass  # everything went out as it happened
+    elif args.json:
         document = output.model_dump(mode="json")
         document["status"] = "failed" if failed else "done"
         document["error"] = error
@@ -58,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, as_json: bool) -> tuple[Any, str | None]:
+def _execute(
+    crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, as_json: bool, stream: bool = False
+) -> tuple[Any, str | None]:
     """Run on our own asyncio Runner: Ctrl-C cancels the run's tasks, then we say what finished.
 
     After an interrupt the process leaves at once (``os._exit``) rather than waiting for
@@ -73,7 +77,12 @@ def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, a
     try:
         progress.__enter__()
         try:
-            output = runner.run(crew.kickoff_async(inputs, run_id=run_id))
+            if stream:
+                from crew.cli.streaming import print_stream
+
+                output = runner.run(print_stream(crew.astream(inputs, run_id=run_id), as_json=as_json))
+            else:
+                output = runner.run(crew.kickoff_async(inputs, run_id=run_id))
             error = None
         except CrewRunError as exc:
             from crew.tasks.output import CrewOutput
@@ -110,7 +119,7 @@ def _progress(args: argparse.Namespace, crew: Any, run_id: str) -> Any:
     live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
     title = f"{crew.name} ({crew.process.value if hasattr(crew.process, 'value') else crew.process})"
     return Progress(
-        None if args.quiet else sys.stderr,
+        None if args.quiet or args.stream else sys.stderr,  # with --stream the text is the view
         run_id=run_id,
         title=title,
         tasks=tasks,

@@ -1,0 +1,66 @@
+"""``crew kickoff --stream``: JSON Lines for programs, whole prefixed lines when piped, headings on a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+
+from cli_kit import EXAMPLES, REPO, crew_env, run_crew, terminal_screen
+
+
+def test_json_stream_writes_one_event_per_line_ending_with_the_output():
+    done = run_crew("kickoff", str(EXAMPLES / "trip_planner"), "--llm", "test", "--stream", "--json", "-q")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[0]["type"] == "run.started" and events[-1]["type"] == "output"
+    kinds = {e["type"] for e in events}
+    assert {"task.started", "agent.turn", "text.delta", "tool.started", "tool.finished", "task.finished"} <= kinds
+    plan = "".join(e["text"] for e in events if e["type"] == "text.delta" and e["task"] == "plan")
+    final = events[-1]["output"]
+    assert plan == final["raw"]  # the last task's deltas are the run's answer
+    assert {e["run_id"] for e in events[:-1]} == {final["run_id"]}
+
+
+def test_piped_stream_prints_whole_lines_prefixed_with_their_task():
+    done = run_crew("kickoff", str(EXAMPLES / "trip_planner"), "--llm", "test", "--stream")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines and all(line.startswith(("[food] ", "[sights] ", "[logistics] ", "[plan] ")) for line in lines)
+    assert any(line.startswith("[plan] Test answer for: Task: Write a 2-day itinerary") for line in lines)
+    assert "done: 4 done" in done.stderr
+
+
+def test_terminal_stream_shows_each_tasks_text_under_its_name(tmp_path):
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "crew.cli", "kickoff", str(EXAMPLES / "trip_planner"), "--llm", "test", "--stream"],
+        cwd=tmp_path,
+        env=crew_env(TERM="xterm", PYTHONPATH=str(REPO)),
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+    )
+    os.close(follower)
+    data = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 30)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed its side
+            break
+        if not chunk:
+            break
+        data += chunk
+    assert proc.wait(30) == 0
+    os.close(leader)
+    screen = terminal_screen(data.decode())
+    headings = [line for line in screen if line.startswith("── ")]
+    assert "── plan (Itinerary planner) ──" in headings
+    after = screen[screen.index("── plan (Itinerary planner) ──") + 1]
+    assert after.startswith("Test answer for: Task: Write a 2-day itinerary")
