@@ -22,8 +22,8 @@ async def print_stream(events: AsyncIterator[Any], *, as_json: bool, out: TextIO
     from crew.cli.progress import is_terminal
     from crew.stream import StreamEvent, to_json
 
-    out = out or sys.stdout
-    view: _View = _JsonLines(out) if as_json else _Terminal(out) if is_terminal(out) else _Lines(out)
+    sink: TextIO = out if out is not None else sys.stdout
+    view: _View = _JsonLines(sink) if as_json else _Terminal(sink) if is_terminal(sink) else _Lines(sink)
     last: Any = None
     try:
         async for item in events:
@@ -31,10 +31,10 @@ async def print_stream(events: AsyncIterator[Any], *, as_json: bool, out: TextIO
             if isinstance(item, StreamEvent):
                 view.event(item)
             elif as_json:
-                out.write(to_json(item) + "\n")
+                sink.write(to_json(item) + "\n")
     finally:
         view.close()
-        out.flush()
+        sink.flush()
     return last
 
 
