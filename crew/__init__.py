@@ -25,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "crew.tools.calls",
     "RunContext": "crew.tools.calls",
     "ToolExecutor": "crew.tools.executor",
+    "Approval": "crew.tools.approval",
+    "ApprovalRequest": "crew.tools.approval",
     # tasks and outputs
     "Task": "crew.tasks.task",
     "TaskOutput": "crew.tasks.output",
@@ -66,6 +68,8 @@ __all__ = [
     "LLM",
     "Agent",
     "AgentTurnStarted",
+    "Approval",
+    "ApprovalRequest",
     "ApprovalRequested",
     "BaseTool",
     "ConfigError",
@@ -145,6 +149,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
+    from crew.tools.approval import Approval, ApprovalRequest
     from crew.tools.base import BaseTool
     from crew.tools.calls import RunContext, ToolCall, ToolResult
     from crew.tools.decorator import tool

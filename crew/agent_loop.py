@@ -29,12 +29,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from crew import prompts
+from crew.checkpoint import TaskCheckpoint, TaskPaused, restore_messages, save_messages
 from crew.errors import AgentError, OutputValidationError
 from crew.events import bus
 from crew.loop_modes import Final, mode_for
 from crew.models.info import ModelCallInfo
 from crew.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
 from crew.tasks.output import TaskOutput, ToolCallRecord
+from crew.tools.approval import ApprovalRequest
 from crew.tools.calls import RunContext, ToolCall, ToolResult
 from crew.transcript import AssistantMessage, Message, SystemMessage, Transcript, UserMessage
 from crew.usage import Usage
@@ -102,6 +104,13 @@ class AgentTaskRun:
         self.run_context = RunContext(run_id=scope.run_id, task=self.task_name, agent=agent.role)
         self.records: list[ToolCallRecord] = []
         self.empty_turn: int | None = None  # the last turn whose reply was empty
+        # approvals: where the current turn began (to checkpoint it), and a checkpoint's turn to replay
+        self._turn_mark: tuple[int, int] = (0, 0)  # (turn, messages before it)
+        self._turn_replies: list[LLMResponse] = []
+        checkpoint = scope.checkpoints.get(self.task_name)
+        self.checkpoint: TaskCheckpoint | None = checkpoint if checkpoint and checkpoint.agent == agent.role else None
+        self._replies: list[LLMResponse] = []
+        self._known_results: dict[str, ToolResult] | None = None
         self._context_names = tuple(out.name for out in context if out.status == "done")
         self._tool_names = tuple(t.tool_name for t in self.tools)
         self.transcript = Transcript(
@@ -146,7 +155,7 @@ class AgentTaskRun:
     async def _run(self) -> TaskOutput:
         started = time.time()
         final: Final | None = None
-        turn = 0
+        turn = self._restore() if self.checkpoint is not None else 0
         while final is None and turn < self.agent.max_iter:
             turn += 1
             final = await self.mode.turn(self, turn)
@@ -189,10 +198,17 @@ class AgentTaskRun:
             output_schema=self.schema,
             run_id=self.scope.run_id,
         )
-        wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
-        return await self.scope.call_model(
-            self.account, model or self.model, wire, tools, output_schema=self.schema, info=info
-        )
+        if turn != self._turn_mark[0]:
+            self._turn_mark, self._turn_replies = (turn, len(self.transcript)), []
+        if self._replies:  # a resumed turn: the model already answered it before the pause
+            response = self._replies.pop(0)
+        else:
+            wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
+            response = await self.scope.call_model(
+                self.account, model or self.model, wire, tools, output_schema=self.schema, info=info
+            )
+        self._turn_replies.append(response)
+        return response
 
     async def empty_reply(self, turn: int, response: LLMResponse, text: str) -> None:
         """A reply with neither an answer nor a tool call: ask once to go on; twice in a row is an error.
@@ -279,7 +295,12 @@ class AgentTaskRun:
                     args=call.args,
                     call_id=call.id,
                 )
-        results = await self.scope.executor.aexecute_many(calls, tools=self.tools, context=self.run_context)
+        known, self._known_results = self._known_results or {}, None
+        fresh = [call for call in calls if call.id not in known]
+        ran = iter(await self.scope.executor.aexecute_many(fresh, tools=self.tools, context=self.run_context))
+        results = [known[call.id] if call.id in known else next(ran) for call in calls]
+        if any(result.pending for result in results):
+            raise TaskPaused(self._checkpoint(calls, results))
         for call, result in zip(calls, results, strict=True):
             self.records.append(
                 ToolCallRecord(
@@ -292,6 +313,46 @@ class AgentTaskRun:
                 )
             )
         return results
+
+    # -- pausing for approval ----------------------------------------------------------
+
+    def _checkpoint(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> TaskCheckpoint:
+        turn, before = self._turn_mark
+        pending = [
+            ApprovalRequest(
+                call_id=call.id,
+                tool=result.name,
+                args=call.args,
+                agent=self.agent.role,
+                task=self.task_name,
+                run_id=self.scope.run_id,
+            )
+            for call, result in zip(calls, results, strict=True)
+            if result.pending
+        ]
+        return TaskCheckpoint(
+            task=self.task_name,
+            agent=self.agent.role,
+            turn=turn,
+            messages=save_messages(self.transcript.messages[:before]),
+            responses=list(self._turn_replies),
+            results={r.tool_call_id: r for r in results if not r.pending},
+            pending=pending,
+            records=list(self.records),
+            empty_turn=self.empty_turn,
+        )
+
+    def _restore(self) -> int:
+        """Go back to where the checkpoint stopped; returns the turn before the one to replay."""
+        checkpoint = self.checkpoint
+        assert checkpoint is not None
+        self.transcript = Transcript(*restore_messages(checkpoint.messages))
+        self.records = list(checkpoint.records)
+        self.empty_turn = checkpoint.empty_turn
+        self._replies = list(checkpoint.responses)
+        self._known_results = dict(checkpoint.results)
+        self.scope.checkpoints.pop(self.task_name, None)  # used once: a retry starts afresh
+        return checkpoint.turn - 1
 
     # -- reporting ------------------------------------------------------------------
 

@@ -62,6 +62,8 @@ class Crew(BaseModel):
     task_callback: Callable[[TaskOutput], Any] | None = None
     human_feedback: Callable[[TaskOutput], Any] | None = None
     verbose: bool = False
+    approver: Callable[..., Any] | None = None
+    """Decides tool calls that require approval (docs/approvals.md); None: such a call pauses the run."""
     llm: Any = None
     name: str = "crew"
 
@@ -134,17 +136,29 @@ class Crew(BaseModel):
         precomputed: Mapping[str, TaskOutput] | None = None,
         on_task_done: Callable[[TaskOutput], Any] | None = None,
         run_id: str | None = None,
+        approver: Callable[..., Any] | None = None,
+        approvals: Mapping[str, Any] | None = None,
+        checkpoints: Mapping[str, Any] | None = None,
     ) -> CrewOutput:
         """Run the crew on the current event loop.
 
         ``precomputed`` (resume): outputs by task name that count as done and are not
         rerun. ``on_task_done`` is called with every task's output the moment it exists.
+        ``approver`` (default: the crew's) decides tool calls that require approval;
+        ``approvals`` (decisions by call id) and ``checkpoints`` (by task name) continue a
+        paused run's tasks where they stopped (docs/approvals.md).
         """
         from crew.run import CrewRun
 
         self._prewarm()  # models may have been set since the crew was built
         run = CrewRun(self, _inputs(inputs), run_id=run_id or uuid.uuid4().hex)
-        return await run.execute(precomputed=precomputed, on_task_done=on_task_done)
+        return await run.execute(
+            precomputed=precomputed,
+            on_task_done=on_task_done,
+            approver=approver,
+            approvals=approvals,
+            checkpoints=checkpoints,
+        )
 
     # -- streaming -----------------------------------------------------------------------
 

@@ -84,8 +84,14 @@ class CrewRun:
         *,
         precomputed: Mapping[str, TaskOutput] | None = None,
         on_task_done: Callable[[TaskOutput], Any] | None = None,
+        approver: Any = None,
+        approvals: Mapping[str, Any] | None = None,
+        checkpoints: Mapping[str, Any] | None = None,
     ) -> CrewOutput:
         crew, scope = self.crew, self.scope
+        scope.executor.approver = approver if approver is not None else crew.approver
+        scope.executor.decisions.update(approvals or {})  # decisions for calls a paused run left waiting
+        scope.checkpoints.update(checkpoints or {})
         started = time.time()
         executor = scope.executor
         names, tasks, worker = self._prepare()  # inputs and models checked before anything runs
@@ -126,7 +132,11 @@ class CrewRun:
                 bus.emit("run.done", run_id=self.run_id, crew=crew.name, status=status)
                 raise
             result = self._output(names, outputs, started)
-            status = "failed" if scheduler.failed else "done"
+            status = "failed" if scheduler.failed else "paused" if scheduler.paused else "done"
+            if scheduler.paused:
+                result.status = "paused"
+                result.checkpoints = dict(scheduler.paused)
+                result.pending_approvals = [p for c in scheduler.paused.values() for p in c.pending]
             bus.emit(
                 "run.done",
                 run_id=self.run_id,

@@ -114,6 +114,9 @@ class RunScope:
         self.human_feedback = human_feedback
         self.ledger = UsageLedger()
         self.stop_reason: str | None = None
+        self.checkpoints: dict[str, Any] = {}
+        """Where paused tasks stopped (``crew.checkpoint.TaskCheckpoint`` by task name): a resumed
+        run's agent takes its task's checkpoint and goes on from there."""
         self._before: list[BeforeCall] = []
         self._after: list[AfterCall] = []
         self._deltas: list[DeltaSink] = []

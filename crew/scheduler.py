@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
+from crew.checkpoint import TaskPaused
 from crew.errors import CrewError
 from crew.events import bus
 from crew.tasks.graph import TaskGraph
@@ -81,6 +82,8 @@ class Scheduler:
         """The exception behind each failed task, to chain into the crew's error."""
         self.failed: str | None = None
         """With on_error="stop": the task whose failure stopped the run."""
+        self.paused: dict[str, Any] = {}
+        """Tasks waiting for a person (their checkpoints by name): their readers wait with them."""
 
     async def run(self) -> dict[str, TaskOutput]:
         """Run every task not already done; return all outputs by name.
@@ -115,6 +118,8 @@ class Scheduler:
                     out = self._result(name, future)
                     await self._record(out)
                     finished = [name]
+                    if out.status == "paused":
+                        continue  # its readers wait: the run pauses once nothing else can go on
                     if out.status == "failed":
                         if self.on_error == "stop":
                             await self._stop(name, running)
@@ -126,6 +131,12 @@ class Scheduler:
                                 waiting[dep] -= 1
                                 if waiting[dep] == 0:
                                     heapq.heappush(ready, self._entry(dep))
+            if self.paused and self.failed is None:
+                waiting_for = ", ".join(f"'{name}'" for name in self.paused)
+                for name in graph.names:
+                    if name not in self.outputs:
+                        reason = f"not started: waits for {waiting_for}, paused for a person's approval"
+                        await self._record(self._skipped(name, reason))
             if self.failed is not None:
                 for name in graph.names:
                     if name not in self.outputs:
@@ -154,6 +165,11 @@ class Scheduler:
         if isinstance(exc, TaskFailed):
             self.errors[name] = exc.__cause__ or exc
             return exc.output
+        if isinstance(exc, TaskPaused):
+            checkpoint = self.paused[name] = exc.checkpoint
+            calls = ", ".join(p.call_id for p in checkpoint.pending)
+            error = f"paused: waits for a person's approval of {calls}"
+            return TaskOutput(**self._fields(name), status="paused", error=error, finished_at=time.time())
         self.errors[name] = exc
         error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return TaskOutput(**self._fields(name), status="failed", error=error, finished_at=time.time())

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from crew.checkpoint import TaskPaused
 from crew.errors import CrewError, TaskTimeoutError
 from crew.events import bus
 from crew.run_scope import RunScope
@@ -168,6 +169,8 @@ class TaskRunner:
                 break
             except asyncio.CancelledError:
                 self.cancelled[name] = {"model": self._model(agent), "started_at": started}
+                raise
+            except TaskPaused:  # waits for a person: not a failure, nothing to retry
                 raise
             except Exception as exc:
                 if attempt > task.max_retries:

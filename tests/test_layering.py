@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.transcript",
             "crew.loop_modes",
             "crew.stream",
+            "crew.checkpoint",
         ),
     ),
     (

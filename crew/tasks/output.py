@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from crew.tools.stats import ToolStats
 from crew.usage import Usage
 
-TaskStatus = Literal["done", "failed", "skipped"]
+TaskStatus = Literal["done", "failed", "skipped", "paused"]
 
 
 class ToolCallRecord(BaseModel):
@@ -96,6 +96,12 @@ class CrewOutput(_Answer, BaseModel):
     usage_by_agent: dict[str, Usage] = Field(default_factory=dict)
     usage_by_model: dict[str, Usage] = Field(default_factory=dict)
     tool_stats: dict[str, ToolStats] = Field(default_factory=dict)
+    status: Literal["done", "failed", "paused"] = "done"
+    """"paused": tool calls wait for a person (``pending_approvals``); ``Crew.resume`` goes on."""
+    pending_approvals: list[Any] = Field(default_factory=list)
+    """The waiting calls (``crew.tools.approval.ApprovalRequest``: call id, tool, arguments, agent, task)."""
+    checkpoints: dict[str, Any] = Field(default_factory=dict)
+    """Where each paused task stopped (``crew.checkpoint.TaskCheckpoint`` by task name)."""
     started_at: float | None = None
     finished_at: float | None = None
 

@@ -107,6 +107,8 @@ class BaseTool(BaseModel, ABC):
     cache_function: Callable[[dict[str, Any], Any], bool] = always_cache
     result_as_answer: bool = False
     max_usage_count: int | None = None
+    requires_approval: bool | Callable[[Any], bool] = False
+    """True, or ``fn(call) -> bool`` deciding per call: a person approves the call before it runs."""
     current_usage_count: int = 0
     handle_tool_error: ErrorHandler = True
     handle_validation_error: ErrorHandler = True

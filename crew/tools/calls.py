@@ -49,6 +49,7 @@ class ToolResult(BaseModel):
     result_as_answer: bool = False
     cached: bool = False
     refused: bool = False
+    pending: bool = False  # waits for a person's approval: the tool has not run
     duration: float = 0.0
 
 

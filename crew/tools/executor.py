@@ -15,6 +15,7 @@ one lock, so limits stay exact when threads and tasks race.
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +28,7 @@ from crew.blocking import run_blocking
 from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.tools.adapters import adapt_tool
+from crew.tools.approval import Approval, ApprovalRequest, Approver, needs_approval
 from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
@@ -96,6 +98,10 @@ class ToolExecutor:
         self._stats: dict[str, ToolStats] = {}
         self._usage: dict[str, int] = {}
         self._inflight: dict[str, _Pending] = {}  # cache key -> the call computing it
+        self.approver: Approver | None = None
+        """Decides calls whose tool ``requires_approval``; None: such calls come back ``pending``."""
+        self.decisions: dict[str, Any] = {}
+        """Decisions made beforehand by call id (a resumed run's ``approvals=``), each used once."""
         self.register(tools)
 
     # -- registry -----------------------------------------------------------------
@@ -150,6 +156,17 @@ class ToolExecutor:
         pending = self._prepare(call, tools, context)
         if isinstance(pending, ToolResult):
             return pending
+        if pending.tool.requires_approval:
+            request = self._approval_request(pending)
+            if request is not None:
+                answer = self._decision(request)
+                if answer is None and self.approver is not None:
+                    answer = self.approver(request)
+                    if isawaitable(answer):
+                        answer = run_blocking(answer)
+                stop = self._apply_decision(pending, request, answer)
+                if stop is not None:
+                    return stop
         if pending.key is not None:
             waiting = self._join(pending)
             # Blocking on a leader that may be a task of the loop running in this very
@@ -181,6 +198,15 @@ class ToolExecutor:
         pending = self._prepare(call, tools, context)
         if isinstance(pending, ToolResult):
             return pending
+        if pending.tool.requires_approval:
+            request = self._approval_request(pending)
+            if request is not None:
+                answer = self._decision(request)
+                if answer is None and self.approver is not None:
+                    answer = await self._ask_approver(request)
+                stop = self._apply_decision(pending, request, answer)
+                if stop is not None:
+                    return stop
         if pending.key is not None:
             waiting = self._join(pending)
             if waiting is not None:
@@ -232,6 +258,76 @@ class ToolExecutor:
             for task in tasks:
                 task.cancel()
             raise
+
+    # -- approval -------------------------------------------------------------------
+
+    def _approval_request(self, pending: _Pending) -> ApprovalRequest | None:
+        """The request for a person when this call needs one (its tool's ``requires_approval``)."""
+        call = ToolCall(name=pending.name, args=pending.args, id=pending.call_id)
+        if not needs_approval(pending.tool.requires_approval, call):
+            return None
+        context = pending.context
+        return ApprovalRequest(
+            call_id=pending.call_id,
+            tool=pending.name,
+            args=pending.args,
+            agent=context.agent if context is not None else None,
+            task=context.task if context is not None else None,
+            run_id=self._run_id(context),
+        )
+
+    def _decision(self, request: ApprovalRequest) -> Any:
+        """A decision given beforehand (``approvals=`` of a resumed run), taken once."""
+        with self._lock:
+            return self.decisions.pop(request.call_id, None)
+
+    async def _ask_approver(self, request: ApprovalRequest) -> Any:
+        approver = self.approver
+        assert approver is not None
+        if inspect.iscoroutinefunction(approver):
+            return await approver(request)
+        from crew.blocking import in_thread
+
+        answer = await in_thread(approver, request)  # a sync approver may block (a prompt)
+        return await answer if isawaitable(answer) else answer
+
+    def _apply_decision(self, pending: _Pending, request: ApprovalRequest, answer: Any) -> ToolResult | None:
+        """None: the call goes on (perhaps with edited arguments); else its result (denied, pending)."""
+        decision = Approval.of(answer)
+        run_id = request.run_id
+        if decision is None:
+            if bus.enabled("approval.requested"):
+                bus.emit("approval.requested", **request.model_dump())
+            return ToolResult(
+                content=f"the call of '{pending.name}' waits for a person's approval",
+                tool_call_id=pending.call_id,
+                name=pending.name,
+                status="error",
+                pending=True,
+            )
+        if bus.enabled("approval.decided"):
+            bus.emit(
+                "approval.decided",
+                run_id=run_id,
+                call_id=pending.call_id,
+                tool=pending.name,
+                decision=decision.decision,
+                reason=decision.reason,
+                task=request.task,
+                agent=request.agent,
+            )
+        if decision.decision == "deny":
+            reason = decision.reason or "no reason given"
+            pending.key = None  # a denial is never cached
+            return self._finish(pending, f"denied by a person: {reason}", "error")
+        if decision.decision == "edit":
+            try:
+                pending.args = pending.tool.validate_args(decision.arguments or {})
+            except ToolArgumentsError as exc:
+                pending.key = None
+                return self._invalid(pending, exc)
+            pending.key = None  # arguments a person wrote: run as given, not shared through the cache
+        return None
 
     # -- pipeline steps shared by the sync and async paths ------------------------
 

@@ -391,6 +391,7 @@ EVERY_KEY = """
     step_callback: hooks:on_step
     task_callback: hooks:on_task
     human_feedback: hooks:ask
+    approver: hooks:ask
     verbose: true
     inputs: {topic: tea}
     tools:
@@ -404,6 +405,7 @@ EVERY_KEY = """
         cache_function: hooks:never
         result_as_answer: true
         max_usage_count: 2
+        requires_approval: true
         handle_tool_error: "the search failed"
         handle_validation_error: false
         response_format: content
@@ -473,6 +475,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "step_callback": hooks.on_step,
             "task_callback": hooks.on_task,
             "human_feedback": hooks.ask,
+            "approver": hooks.ask,
             "verbose": True,
         },
         "agent": {
@@ -513,6 +516,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "cache_function": hooks.never,
             "result_as_answer": True,
             "max_usage_count": 2,
+            "requires_approval": True,
             "handle_tool_error": "the search failed",
             "handle_validation_error": False,
             "response_format": "content",
