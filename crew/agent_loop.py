@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from crew import prompts
 from crew.errors import AgentError, OutputValidationError
-from crew.events import bus
+from crew.events import bus, scoped
 from crew.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
 from crew.tasks.output import TaskOutput, ToolCallRecord
 from crew.text_protocol import Action, FinalAnswer, Unparseable, clean_tool_name, parse_reply
@@ -140,6 +140,10 @@ class TaskRun:
     # -- the loop -----------------------------------------------------------------
 
     async def run(self) -> TaskOutput:
+        with scoped(agent=self.agent.role):  # a coworker's model calls are its own, filed under the task
+            return await self._run()
+
+    async def _run(self) -> TaskOutput:
         started = time.time()
         final: _Final | None = None
         turn = 0

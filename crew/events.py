@@ -11,7 +11,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,6 +37,39 @@ class Event(BaseModel):
 
 
 Subscriber = Callable[[Event], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where the code emitting an event runs: which run, task and agent.
+
+    Kept in a context variable, so a model or a tool that knows nothing of runs (an
+    ``llm.call`` from any ChatModel) still emits events a run store or a tracer can
+    file under the right run and task; asyncio tasks inherit it from their creator.
+    """
+
+    run_id: str | None = None
+    task: str | None = None
+    agent: str | None = None
+
+
+_scope: ContextVar[Scope | None] = ContextVar("crew_event_scope", default=None)
+
+
+def current_scope() -> Scope | None:
+    return _scope.get()
+
+
+@contextmanager
+def scoped(*, run_id: str | None = None, task: str | None = None, agent: str | None = None) -> Iterator[Scope]:
+    """Events emitted inside carry these ids unless they name their own (unset ones are inherited)."""
+    outer = _scope.get() or Scope()
+    scope = Scope(run_id or outer.run_id, task or outer.task, agent or outer.agent)
+    token = _scope.set(scope)
+    try:
+        yield scope
+    finally:
+        _scope.reset(token)
 
 
 def redact(data: dict[str, Any]) -> dict[str, Any]:
@@ -77,6 +113,13 @@ class EventBus:
         return bool(self._subscribers) or _logged(_level(type))
 
     def emit(self, type: str, run_id: str | None = None, **data: Any) -> Event:
+        scope = _scope.get()
+        if scope is not None:
+            run_id = run_id or scope.run_id
+            if scope.task is not None and data.get("task") is None:
+                data["task"] = scope.task
+            if scope.agent is not None and data.get("agent") is None:
+                data["agent"] = scope.agent
         event = Event(type=type, run_id=run_id, data=redact(data))
         with self._lock:
             subscribers = list(self._subscribers)

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from crew.errors import ConfigError, CrewRunError, MissingInputError
-from crew.events import Event, bus
+from crew.errors import BudgetExceededError, ConfigError, CrewRunError, MissingInputError
+from crew.events import Event, bus, scoped
 from crew.prompts import MANAGER_BACKSTORY, MANAGER_GOAL, MANAGER_ROLE
 from crew.scheduler import Scheduler
 from crew.task_runner import TaskRunner, terminal_feedback
@@ -23,6 +23,7 @@ from crew.tasks.task import Task
 from crew.usage import Usage
 
 if TYPE_CHECKING:
+    from crew.budget import Budget
     from crew.crew import Crew
     from crew.tools.calls import RunContext
 
@@ -57,10 +58,12 @@ def fill_inputs(
 class CrewRun:
     """The state of one kickoff; built by ``Crew.kickoff_async`` and discarded after it."""
 
-    def __init__(self, crew: Crew, inputs: Mapping[str, Any], *, run_id: str) -> None:
+    def __init__(self, crew: Crew, inputs: Mapping[str, Any], *, run_id: str, budget: Budget | None = None) -> None:
         self.crew = crew
         self.inputs = inputs
         self.run_id = run_id
+        self.budget = budget
+        """What the run may spend (``max_tokens``/``max_cost``); checked before every model call."""
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
         self.delegated: dict[str, list[TaskOutput]] = {}
@@ -119,7 +122,8 @@ class CrewRun:
         )
         try:
             try:
-                outputs = await scheduler.run()
+                with scoped(run_id=self.run_id):  # every event of the run names it, whoever emits it
+                    outputs = await scheduler.run()
             except BaseException as exc:  # cancelled from outside, or a hook raised
                 status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "error"
                 bus.emit("run.done", run_id=self.run_id, crew=crew.name, status=status)
@@ -139,6 +143,16 @@ class CrewRun:
                 unsubscribe()
         if scheduler.failed is not None:
             failed = outputs[scheduler.failed]
+            cause = scheduler.errors.get(scheduler.failed)
+            if isinstance(cause, BudgetExceededError):  # the run stopped on its budget: say that, not "task failed"
+                raise BudgetExceededError(
+                    str(cause),
+                    budget=cause.budget,
+                    limit=cause.limit,
+                    spent=cause.spent,
+                    task=failed.name,
+                    output=result,
+                ) from cause
             raise CrewRunError(
                 f"task '{failed.name}' failed: {failed.error}", task=failed.name, output=result
             ) from scheduler.errors.get(scheduler.failed)
@@ -190,11 +204,19 @@ class CrewRun:
         return names, tasks, worker
 
     def _throttled(self, agent: Any) -> Any:
-        """With a crew ``max_rpm``, the agent's model draws from the crew's request budget."""
+        """With a crew ``max_rpm``, the agent's model draws from the crew's request budget; with a
+        ``max_tokens``/``max_cost``, each of its calls asks the run's budget first."""
         limiter = self.crew._limiter
-        if limiter is None or (agent.llm is None and self.crew.llm is None):
+        if (limiter is None and self.budget is None) or (agent.llm is None and self.crew.llm is None):
             return agent
-        return agent.model_copy(update={"llm": Throttled(agent.chat_model(self.crew.llm), limiter)})
+        model = agent.chat_model(self.crew.llm)
+        if limiter is not None:
+            model = Throttled(model, limiter)
+        if self.budget is not None:
+            from crew.budget import Budgeted
+
+            model = Budgeted(model, self.budget)
+        return agent.model_copy(update={"llm": model})
 
     def _manager(self, manager: Any, coworkers: list[Any], executor: Any) -> Any:
         """The hierarchical process's manager: the given one, or one built on ``manager_llm``."""

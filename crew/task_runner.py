@@ -27,8 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from crew.errors import CrewError, TaskTimeoutError
-from crew.events import bus
+from crew.errors import BudgetExceededError, CrewError, TaskTimeoutError
+from crew.events import bus, scoped
 from crew.scheduler import TaskFailed
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task
@@ -136,6 +136,11 @@ class TaskRunner:
         return getattr(agent.chat_model(self.llm), "model", None) if agent is not None else None
 
     async def __call__(self, name: str, context: list[TaskOutput]) -> TaskOutput:
+        agent = self._performer(self.tasks[name])
+        with scoped(task=name, agent=agent.role if agent is not None else None):  # events name their task
+            return await self._run(name, context)
+
+    async def _run(self, name: str, context: list[TaskOutput]) -> TaskOutput:
         task = self.tasks[name]
         agent = self._performer(task)
         base = self._fields(name)
@@ -184,7 +189,7 @@ class TaskRunner:
                 raise
             except Exception as exc:
                 spent = spent + Usage.total(usage_box)
-                if attempt > task.max_retries:
+                if attempt > task.max_retries or isinstance(exc, BudgetExceededError):  # a budget stays spent
                     raise failed(exc, attempt, spent) from exc
                 error = f"{type(exc).__name__}: {exc}"
                 bus.emit("task.retry", run_id=self.run_id, task=name, attempt=attempt, error=error)

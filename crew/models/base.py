@@ -129,8 +129,18 @@ def split_tool_calls(raw_calls: Sequence[Any]) -> tuple[list[ToolCall], list[Inv
     return valid, invalid
 
 
-def emit_call(response: LLMResponse, *, attempts: int = 1, stream: bool = False) -> None:
-    """Announce a finished model call (every ChatModel reports through here)."""
+def emit_call(
+    response: LLMResponse,
+    *,
+    attempts: int = 1,
+    stream: bool = False,
+    messages: Sequence[dict[str, Any]] | None = None,
+) -> None:
+    """Announce a finished model call (every ChatModel reports through here).
+
+    ``messages`` (what was sent) and ``reply`` travel by reference for subscribers that
+    keep transcripts (the run store caps and scrubs them); nothing is copied here.
+    """
     bus.emit(
         "llm.call",
         model=response.model,
@@ -143,6 +153,8 @@ def emit_call(response: LLMResponse, *, attempts: int = 1, stream: bool = False)
         stream=stream,
         tool_calls=len(response.tool_calls) + len(response.invalid_tool_calls),
         finish_reason=response.finish_reason,
+        messages=messages,
+        reply=response.raw_message if response.tool_calls or response.invalid_tool_calls else response.content,
     )
 
 

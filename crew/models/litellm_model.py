@@ -202,7 +202,7 @@ class LLM(BaseModel):
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
-                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+                return self._finish(litellm, raw, time.perf_counter() - started, attempts, messages)
             # outside the except block, so an LLMError raised here has no implicit __context__
             import asyncio
 
@@ -232,7 +232,7 @@ class LLM(BaseModel):
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
-                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+                return self._finish(litellm, raw, time.perf_counter() - started, attempts, messages)
             # outside the except block, so an LLMError raised here has no implicit __context__
             time.sleep(self._after_failure(failure, attempts, policy))
 
@@ -269,7 +269,7 @@ class LLM(BaseModel):
             text = text.replace(secret, "***")
         return text
 
-    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int) -> LLMResponse:
+    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int, messages: Any = None) -> LLMResponse:
         choice = raw.choices[0]
         message = choice.message
         tool_calls, invalid = split_tool_calls(getattr(message, "tool_calls", None) or [])
@@ -291,7 +291,7 @@ class LLM(BaseModel):
             latency=latency,
             finish_reason=choice.finish_reason,
         )
-        emit_call(response, attempts=attempts, stream=self.stream)
+        emit_call(response, attempts=attempts, stream=self.stream, messages=messages)
         return response
 
 

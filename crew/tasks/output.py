@@ -87,6 +87,8 @@ class CrewOutput(_Answer, BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     run_id: str | None = None
+    continued_from: str | None = None
+    """The run whose stored outputs this one reused (``Crew.resume``/``Crew.replay``)."""
     raw: str = ""
     pydantic: Any = None
     json_dict: dict[str, Any] | None = None

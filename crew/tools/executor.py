@@ -430,7 +430,7 @@ class ToolExecutor:
                 message += f" Did you mean '{by_lower[close[0]]}'?"
         duration = perf_counter() - start
         if bus.enabled("tool.call"):
-            self._emit(requested, args, "error", False, False, duration, context)
+            self._emit(requested, args, "error", False, False, duration, context, message)
         return ToolResult(content=message, tool_call_id=call_id, name=requested, status="error", duration=duration)
 
     def _finish(
@@ -463,7 +463,7 @@ class ToolExecutor:
                     stats.errors += 1
         duration = perf_counter() - pending.start
         if bus.enabled("tool.call"):
-            self._emit(pending.name, pending.args, status, cached, refused, duration, pending.context)
+            self._emit(pending.name, pending.args, status, cached, refused, duration, pending.context, content)
         # Only the fields that differ from their defaults: validation is much of a hit's cost.
         fields = {"content": content, "tool_call_id": pending.call_id, "name": pending.name, "duration": duration}
         if status != "success":
@@ -489,6 +489,7 @@ class ToolExecutor:
         refused: bool,
         duration: float,
         context: RunContext | None,
+        result: str | None = None,
     ) -> None:
         bus.emit(
             "tool.call",
@@ -501,6 +502,7 @@ class ToolExecutor:
             duration=duration,
             task=context and context.task,
             agent=context and context.agent,
+            result=result,
         )
 
     def _run_id(self, context: RunContext | None) -> str | None:
