@@ -32,9 +32,10 @@ _EXPORTS: dict[str, str] = {
     # crews
     "Crew": "crew.crew",
     "Process": "crew.crew",
-    # observability
+    # observability and persistence
     "bus": "crew.events",
     "Event": "crew.events",
+    "RunStore": "crew.store",
     # errors
     "CrewError": "crew.errors",
     "ConfigError": "crew.errors",
@@ -43,6 +44,8 @@ _EXPORTS: dict[str, str] = {
     "CrewRunError": "crew.errors",
     "MissingInputError": "crew.errors",
     "GraphError": "crew.errors",
+    "BudgetExceededError": "crew.errors",
+    "StoreError": "crew.errors",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -65,16 +68,19 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from crew.agent import Agent
     from crew.crew import Crew, Process
     from crew.errors import (
+        BudgetExceededError,
         ConfigError,
         CrewError,
         CrewRunError,
         GraphError,
         LLMError,
         MissingInputError,
+        StoreError,
         ToolException,
     )
     from crew.events import Event, bus
     from crew.models import LLM, LLMResponse
+    from crew.store import RunStore
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
     from crew.tools.base import BaseTool

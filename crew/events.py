@@ -72,8 +72,26 @@ def scoped(*, run_id: str | None = None, task: str | None = None, agent: str | N
         _scope.reset(token)
 
 
+_secret_values: tuple[str, ...] = ()
+"""Values known to be secrets (API keys of the running crews): masked in every event's text."""
+
+
+def remember_secrets(values: Any) -> None:
+    """Mask these values (8 characters or more) wherever they appear in event text from now on."""
+    global _secret_values
+    known = set(_secret_values) | {v for v in values if isinstance(v, str) and len(v) >= 8}
+    _secret_values = tuple(sorted(known, key=len, reverse=True))
+
+
+def _mask(text: str) -> str:
+    for secret in _secret_values:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
 def redact(data: dict[str, Any]) -> dict[str, Any]:
-    """Drop the value of any key that looks like a credential."""
+    """Drop the value of any key that looks like a credential, and mask known secret values in text."""
     out: dict[str, Any] = {}
     for key, value in data.items():
         lowered = key.lower()
@@ -81,6 +99,8 @@ def redact(data: dict[str, Any]) -> dict[str, Any]:
             out[key] = "***"
         elif isinstance(value, dict):
             out[key] = redact(value)
+        elif _secret_values and isinstance(value, str):
+            out[key] = _mask(value)
         else:
             out[key] = value
     return out
@@ -133,6 +153,7 @@ class EventBus:
 
 
 _logger: Any = None
+_json_logs = True
 
 
 def get_logger() -> Any:
@@ -141,20 +162,64 @@ def get_logger() -> Any:
     if _logger is None:
         import structlog
 
+        renderer = (
+            structlog.processors.JSONRenderer(default=str)
+            if _json_logs
+            else structlog.dev.ConsoleRenderer(colors=False)
+        )
         _logger = structlog.wrap_logger(
             logging.getLogger("crew"),
             processors=[
                 structlog.stdlib.add_log_level,
                 structlog.processors.TimeStamper(fmt="iso"),
-                structlog.processors.JSONRenderer(),
+                renderer,
             ],
             wrapper_class=structlog.stdlib.BoundLogger,
         )
     return _logger
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record comes (the live progress view reroutes it)."""
+
+    @property
+    def stream(self) -> Any:  # type: ignore[override]
+        import sys
+
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def configure_logging(level: str | int = "info", *, json: bool = False) -> None:
+    """What the CLI's ``--log-level``/``--log-json`` do: events at ``level`` and above on stderr.
+
+    A library never calls this: an application that wants crew's records configures
+    logging itself (the ``crew`` logger), and the records are JSON unless ``json=False`` here.
+    """
+    global _logger, _json_logs
+    numeric = level if isinstance(level, int) else logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        raise ValueError(f"unknown log level {level!r}: use debug, info, warning or error")
+    for handler in [h for h in _crew_logger.handlers if isinstance(h, _StderrHandler)]:
+        _crew_logger.removeHandler(handler)
+    handler = _StderrHandler()
+    handler.setLevel(numeric)
+    _crew_logger.addHandler(handler)
+    _crew_logger.setLevel(numeric)
+    _json_logs, _logger = json, None
+
+
 def _level(type: str) -> int:
-    return logging.WARNING if type.endswith((".error", ".failed")) else logging.DEBUG
+    if type.endswith((".error", ".failed")):
+        return logging.WARNING
+    return logging.INFO if type in _INFO_EVENTS else logging.DEBUG
+
+
+_INFO_EVENTS = frozenset({"run.start", "run.done", "task.start", "task.done", "task.skipped", "task.retry"})
+"""The milestones of a run; every other event (each model and tool call) is DEBUG."""
 
 
 def _logged(level: int) -> bool:
@@ -178,7 +243,12 @@ def _log(event: Event) -> None:
     level = _level(event.type)
     if not _logged(level):
         return  # skip structlog entirely when nobody listens: this is a hot path
-    get_logger().log(level, event.type, run_id=event.run_id, **event.data)
+    data = {k: v for k, v in event.data.items() if k not in _NOT_LOGGED}
+    get_logger().log(level, event.type, run_id=event.run_id, **data)
+
+
+_NOT_LOGGED = frozenset({"messages", "reply", "output"})
+"""Payloads for subscribers (transcripts, whole outputs), too big for a log line."""
 
 
 bus = EventBus()

@@ -24,6 +24,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of errors")
+    common.add_argument(
+        "--log-level",
+        metavar="LEVEL",
+        default=argparse.SUPPRESS,
+        help="log crew's events at LEVEL (debug, info, warning, error) on stderr",
+    )
+    common.add_argument(
+        "--log-json", action="store_true", default=argparse.SUPPRESS, help="log events as JSON lines (level: info)"
+    )
     parser = argparse.ArgumentParser(
         prog="crew",
         description="Run and inspect crews of LLM agents declared in YAML.",
@@ -53,7 +62,51 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
     p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: current folder)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    _run_options(p)
     p.set_defaults(handler="crew.cli.kickoff:run")
+
+    run_help = "a run id or its first characters (`crew runs` lists them)"
+    p = command("runs", "list the recorded runs of a crew folder, newest first")
+    p.add_argument("path", nargs="?", default=None, metavar="PATH", help=path_help)
+    p.add_argument("--store", metavar="FILE", help="the run store (default: PATH/.crew/runs.db)")
+    p.add_argument("-n", "--limit", type=int, default=20, metavar="N", help="show the N newest runs (default 20)")
+    p.add_argument("--json", action="store_true", help="print the runs as JSON")
+    p.set_defaults(handler="crew.cli.runs:list_runs")
+
+    p = command("show", "show one run: every task, its output, usage, model and tool calls")
+    p.add_argument("run", nargs="?", default=None, metavar="RUN", help=run_help + "; default: the latest run")
+    _store_options(p)
+    p.add_argument("--json", action="store_true", help="print everything recorded about the run as JSON")
+    p.add_argument("-o", "--output", metavar="FILE.html", help="write the run's timeline as a self-contained page")
+    p.set_defaults(handler="crew.cli.runs:show")
+
+    for name, help_text in (
+        ("replay", "rerun a task of a recorded run and everything downstream of it"),
+        ("resume", "continue an interrupted or failed run, running only the unfinished tasks"),
+    ):
+        p = command(name, help_text)
+        default = "" if name == "replay" else "; default: the latest unfinished run"
+        p.add_argument(
+            "run", nargs="?" if name == "resume" else None, default=None, metavar="RUN", help=run_help + default
+        )
+        if name == "replay":
+            p.add_argument("--from", dest="from_task", required=True, metavar="TASK", help="the task to rerun first")
+        _store_options(p)
+        p.add_argument(
+            "-i",
+            "--input",
+            dest="inputs",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="change an input of the run (repeatable)",
+        )
+        p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (default: the run's)")
+        p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
+        p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: the run's)")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+        _budget_options(p)
+        p.set_defaults(handler=f"crew.cli.runs:{name}")
 
     p = command("validate", "check a crew without running it (no model or key needed)")
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
@@ -84,6 +137,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="FILE", help="record the run in FILE (default: PATH/.crew/runs.db)")
+    p.add_argument("--no-store", action="store_true", help="do not record the run")
+    _budget_options(p)
+
+
+def _budget_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-tokens", type=int, metavar="N", help="stop before a model call once N tokens are spent")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="stop before a model call once USD are spent")
+
+
+def _store_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--path", default=None, metavar="PATH", help="the crew folder (default: the run's, or .)")
+    p.add_argument("--store", metavar="FILE", help="the run store (default: PATH/.crew/runs.db)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -91,6 +160,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     debug = getattr(args, "debug", False)
+    level = getattr(args, "log_level", None) or ("info" if getattr(args, "log_json", False) else None)
+    if level is not None:
+        from crew.events import configure_logging
+
+        try:
+            configure_logging(level, json=getattr(args, "log_json", False))
+        except ValueError as exc:
+            _say(f"crew: --log-level: {exc}")
+            return EXIT_USAGE
     try:
         module, _, name = args.handler.partition(":")
         from importlib import import_module

@@ -20,13 +20,32 @@ from crew.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
 
 
 def run(args: argparse.Namespace) -> int:
+    given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
+    project, inputs = load(args.path, given, llm=args.llm, out=args.out)
+    crew = project.crew
+    apply_budgets(crew, args)
+    store = None if args.no_store else open_store(args.store, project.folder)
+    settings = {"llm": args.llm, "out": args.out}
+
+    def start(run_id: str) -> Any:
+        if store is None:
+            return crew.kickoff_async(inputs, run_id=run_id)
+        from crew.store.recording import recorded_kickoff
+
+        folder = str(project.folder.resolve())
+        return recorded_kickoff(crew, store, inputs, run_id=run_id, settings=settings, folder=folder)
+
+    return execute(args, crew, inputs, start)
+
+
+def load(path: str | Path, given: dict[str, Any], *, llm: str | None, out: str | None) -> tuple[Any, dict[str, Any]]:
+    """The crew folder's project and the run's inputs (its defaults under ``given``), checked."""
     from crew.config import load_project
     from crew.errors import ConfigError
 
-    given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
-    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
-        raise UsageError(f"--out {args.out}: not a folder")
-    project = load_project(args.path, llm=args.llm, out_dir=args.out, require_model=True)
+    if out and Path(out).exists() and not Path(out).is_dir():
+        raise UsageError(f"--out {out}: not a folder")
+    project = load_project(path, llm=llm, out_dir=out, require_model=True)
     for warning in project.warnings:
         print(warning, file=sys.stderr)
     inputs = {**project.inputs, **given}
@@ -34,14 +53,40 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         lines = [str(p) for p in missing]
         raise ConfigError("\n".join(lines), errors=lines)
+    return project, inputs
 
-    crew = project.crew
+
+def apply_budgets(crew: Any, args: argparse.Namespace) -> None:
+    for name in ("max_tokens", "max_cost"):
+        value = getattr(args, name, None)
+        if value is not None:
+            if value <= 0:
+                raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+            setattr(crew, name, value)
+
+
+def open_store(given: str | None, folder: Path) -> Any:
+    """The CLI's run store: ``--store FILE``, else ``.crew/runs.db`` in the crew folder."""
+    from crew.store import RunStore
+
+    path = Path(given) if given else folder / ".crew" / "runs.db"
+    if not given and not path.parent.exists():
+        try:
+            path.parent.mkdir(parents=True)
+            (path.parent / ".gitignore").write_text("# crew's run store: local, never committed\n*\n")
+        except OSError:
+            pass  # RunStore says what is wrong with the place
+    return RunStore(path)
+
+
+def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: Any, names: Any = None) -> int:
+    """Run ``start(run_id)`` (a kickoff coroutine) with progress, then print the result and the summary."""
     run_id = uuid.uuid4().hex
-    progress = _progress(args, crew, run_id)
+    progress = _progress(args, crew, run_id, names)
     if crew.human_feedback is None and any(t.human_input for t in crew.tasks):
         crew.human_feedback = _human_prompt(progress)
     started = time.time()
-    output, error = _execute(crew, inputs, run_id, progress, as_json=args.json)
+    output, error = _execute(lambda: start(run_id), run_id, progress, as_json=args.json)
     failed = error is not None or any(t.status == "failed" for t in output.tasks_output)
 
     if args.json:
@@ -58,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, as_json: bool) -> tuple[Any, str | None]:
+def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool) -> tuple[Any, str | None]:
     """Run on our own asyncio Runner: Ctrl-C cancels the run's tasks, then we say what finished.
 
     After an interrupt the process leaves at once (``os._exit``) rather than waiting for
@@ -73,7 +118,7 @@ def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, a
     try:
         progress.__enter__()
         try:
-            output = runner.run(crew.kickoff_async(inputs, run_id=run_id))
+            output = runner.run(start())
             error = None
         except CrewRunError as exc:
             from crew.tasks.output import CrewOutput
@@ -100,13 +145,15 @@ def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, a
     return output, error
 
 
-def _progress(args: argparse.Namespace, crew: Any, run_id: str) -> Any:
-    """The progress view; with ``-q`` one that shows nothing but still keeps track."""
+def _progress(args: argparse.Namespace, crew: Any, run_id: str, only: Any = None) -> Any:
+    """The progress view (of the tasks in ``only``, when given); with ``-q`` one that shows nothing."""
     from crew.progress import Progress
     from crew.tasks.graph import task_names
 
     names = task_names(crew.tasks)
-    tasks = [(name, _agent_label(task)) for name, task in zip(names, crew.tasks)]
+    tasks = [
+        (name, _agent_label(task)) for name, task in zip(names, crew.tasks, strict=True) if only is None or name in only
+    ]
     live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
     title = f"{crew.name} ({crew.process.value if hasattr(crew.process, 'value') else crew.process})"
     return Progress(
