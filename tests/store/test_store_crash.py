@@ -168,4 +168,3 @@ def test_max_cost_stops_the_cli_run_and_resume_with_a_larger_budget_finishes_it(
         ("done", "resume", 1.0),
         ("failed", "kickoff", 0.00001),
     ]
-

@@ -57,7 +57,13 @@ def test_a_kickoff_records_the_run_its_tasks_and_every_model_and_tool_call(tmp_p
 
     detail = RunStore(tmp_path / "runs.db").detail(out.run_id)
     run = detail.run
-    assert (run.id, run.status, run.crew, run.mode, run.inputs) == (out.run_id, "done", "crew", "kickoff", {"topic": "bees"})
+    assert (run.id, run.status, run.crew, run.mode, run.inputs) == (
+        out.run_id,
+        "done",
+        "crew",
+        "kickoff",
+        {"topic": "bees"},
+    )
     assert run.usage == out.usage and run.finished_at is not None and run.finished_at >= run.started_at
     assert [(t.name, t.status, t.raw, t.agent) for t in detail.tasks] == [
         (n, "done", f"{n} ok", "Analyst") for n in "abcd"
@@ -285,7 +291,7 @@ def test_run_references_resolve_by_prefix_and_unknown_ones_are_clear(tmp_path) -
     assert store.run().id == out.run_id
     with pytest.raises(StoreError, match="no run 'zzz'"):
         store.run("zzz")
-    with pytest.raises(StoreError, match="run .* finished: nothing to resume"):
+    with pytest.raises(StoreError, match=r"run .* finished: nothing to resume"):
         crew.resume(out.run_id)
     with pytest.raises(StoreError, match=r"no task 'nope' in crew 'crew' \(its tasks: a, b, c, d\)"):
         crew.replay(out.run_id, from_task="nope")
