@@ -48,6 +48,10 @@ def load(path: str | Path, given: dict[str, Any], *, llm: str | None, out: str |
     project = load_project(path, llm=llm, out_dir=out, require_model=True)
     for warning in project.warnings:
         print(warning, file=sys.stderr)
+    from crew.events import remember_secrets
+    from crew.store.scrub import scrubber_for
+
+    remember_secrets(scrubber_for(project.crew).secrets)  # masked in events and logs, stored or not
     inputs = {**project.inputs, **given}
     missing = project.missing_inputs(inputs)
     if missing:
