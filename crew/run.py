@@ -112,6 +112,9 @@ class CrewRun:
             run_id=self.run_id,
         )
         unsubscribe = bus.subscribe(self._printer()) if crew.verbose else None
+        from crew.tracing import start_tracing
+
+        stop_tracing = start_tracing(self.run_id)  # spans, when the application configured OpenTelemetry
         bus.emit(
             "run.start",
             run_id=self.run_id,
@@ -141,6 +144,8 @@ class CrewRun:
         finally:
             if unsubscribe is not None:
                 unsubscribe()
+            if stop_tracing is not None:
+                stop_tracing()
         if scheduler.failed is not None:
             failed = outputs[scheduler.failed]
             cause = scheduler.errors.get(scheduler.failed)

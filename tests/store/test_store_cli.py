@@ -132,7 +132,10 @@ def test_two_processes_of_the_same_crew_at_once_lose_no_row(tmp_path) -> None:
         "process: graph\nmax_concurrency: 8\ntools:\n  nap: tools:nap\nagents:\n  worker:\n    role: Worker\n"
         f"    goal: Work\n    tools: [nap]\ntasks:\n{tasks}\n"
     )
-    tools = 'import time\n\ndef nap(note: str) -> str:\n    """Rest a little."""\n    time.sleep(0.02)\n    return "rested"\n'
+    tools = (
+        'import time\n\ndef nap(note: str) -> str:\n    """Rest a little."""\n'
+        '    time.sleep(0.02)\n    return "rested"\n'
+    )
     folder = write(tmp_path / "two", {"crew.yaml": yaml, "tools.py": tools})
     procs = [start("kickoff", "--llm", "test", "-q", cwd=folder) for _ in range(2)]
     results = [p.communicate(timeout=120) for p in procs]
