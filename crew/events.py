@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -90,12 +91,18 @@ def _mask(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:
+    """Whether a key names a credential; keys repeat in every event, so the answer is kept."""
+    lowered = key.lower()
+    return any(marker in lowered for marker in _SECRET_MARKERS)
+
+
 def redact(data: dict[str, Any]) -> dict[str, Any]:
     """Drop the value of any key that looks like a credential, and mask known secret values in text."""
     out: dict[str, Any] = {}
     for key, value in data.items():
-        lowered = key.lower()
-        if any(marker in lowered for marker in _SECRET_MARKERS):
+        if _secret_key(key):
             out[key] = "***"
         elif isinstance(value, dict):
             out[key] = redact(value)

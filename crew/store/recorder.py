@@ -131,7 +131,7 @@ class RunRecorder:
             self._unsubscribe()
             self._unsubscribe = None
         if usage is None:
-            self.store.execute(
+            self.store.submit(
                 "UPDATE runs SET status = ?, finished_at = ?, error = ?, "
                 "(prompt_tokens, completion_tokens, total_tokens, requests, cost) = "
                 "(SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0), "
@@ -139,12 +139,16 @@ class RunRecorder:
                 "FROM model_calls WHERE run_id = ? AND status = 'success') WHERE id = ?",
                 (status, time.time(), self.scrub.text(error), self.run_id, self.run_id),
             )
-            return
-        self.store.execute(
-            "UPDATE runs SET status = ?, finished_at = ?, error = ?, prompt_tokens = ?, completion_tokens = ?, "
-            "total_tokens = ?, requests = ?, cost = ? WHERE id = ?",
-            (status, time.time(), self.scrub.text(error), *_usage(usage), self.run_id),
-        )
+        else:
+            self.store.submit(
+                "UPDATE runs SET status = ?, finished_at = ?, error = ?, prompt_tokens = ?, completion_tokens = ?, "
+                "total_tokens = ?, requests = ?, cost = ? WHERE id = ?",
+                (status, time.time(), self.scrub.text(error), *_usage(usage), self.run_id),
+            )
+        try:
+            self.store.flush()  # the run's last rows are on disk when kickoff returns
+        except Exception as exc:  # noqa: BLE001 - reported; the run's own result stands
+            self._failed(exc)
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -152,7 +156,7 @@ class RunRecorder:
         """The scheduler's hook: the output is committed before the run goes on."""
         try:
             document = self.scrub.json(out.model_dump(mode="json"))
-            self.store.execute(
+            self.store.submit(
                 _UPDATE_TASK,
                 (
                     out.status,
@@ -167,6 +171,7 @@ class RunRecorder:
                     out.name,
                 ),
             )
+            self.store.flush()
         except Exception as exc:  # noqa: BLE001 - a full disk must not fail the task that just succeeded
             self._failed(exc)
 
@@ -185,7 +190,7 @@ class RunRecorder:
         bus.emit("store.error", run_id=self.run_id, path=str(self.store.path), error=f"{type(exc).__name__}: {exc}")
 
     def _task_start(self, data: dict[str, Any], at: float) -> None:
-        self.store.execute(
+        self.store.submit(
             "UPDATE tasks SET status = 'running', started_at = ?, agent = COALESCE(?, agent) "
             "WHERE run_id = ? AND name = ?",
             (at, data.get("agent"), self.run_id, data.get("task")),
@@ -197,7 +202,7 @@ class RunRecorder:
         reply = data.get("reply")
         reply_text = reply if isinstance(reply, str) or reply is None else self.scrub.json(reply)
         latency = float(data.get("latency") or 0.0)
-        self.store.execute(
+        self.store.submit(
             _INSERT_MODEL_CALL,
             (
                 self.run_id,
@@ -223,7 +228,7 @@ class RunRecorder:
 
     def _model_error(self, data: dict[str, Any], at: float) -> None:
         error = self.scrub.text(str(data.get("error") or data.get("reason") or "failed"))
-        self.store.execute(
+        self.store.submit(
             _INSERT_MODEL_CALL,
             (
                 *(self.run_id, data.get("task"), data.get("agent"), data.get("model"), "error", at, 0.0),
@@ -235,7 +240,7 @@ class RunRecorder:
         duration = float(data.get("duration") or 0.0)
         args = self.store.cap(self.scrub.json(data.get("args")))
         result = data.get("result")
-        self.store.execute(
+        self.store.submit(
             _INSERT_TOOL_CALL,
             (
                 self.run_id,

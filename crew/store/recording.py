@@ -71,7 +71,7 @@ async def recorded_kickoff(
     recorder.start()
 
     async def done(out: TaskOutput) -> None:
-        recorder.on_task_done(out)  # first: stored before the user's hook can fail
+        recorder.on_task_done(out)  # first: on disk before the user's hook or a dependant can fail
         if on_task_done is not None:
             result = on_task_done(out)
             if inspect.isawaitable(result):
