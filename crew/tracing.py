@@ -34,9 +34,7 @@ def start_tracing(run_id: str) -> Callable[[], None] | None:
     provider = trace.get_tracer_provider()
     if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None  # imported, but nobody configured where spans go
-    from crew import __version__
-
-    tracer = _RunTracer(trace, provider.get_tracer("crew", __version__), run_id)
+    tracer = _RunTracer(trace, provider.get_tracer("crew"), run_id)
     unsubscribe = bus.subscribe(tracer.handle)
 
     def stop() -> None:

@@ -39,7 +39,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "run",
-        ("crew.scheduler", "crew.task_runner", "crew.run", "crew.crew", "crew.store", "crew.backends", "crew.mcp"),
+        (
+            "crew.scheduler",
+            "crew.task_runner",
+            "crew.run",
+            "crew.crew",
+            "crew.budget",
+            "crew.tracing",
+            "crew.store",
+            "crew.backends",
+            "crew.mcp",
+        ),
     ),
     # the root package (``crew/__init__.py``: the public face, every name lazily) sits at the
     # top with the CLI; ``crew.progress`` is the CLI's live view (moving to ``crew.cli.progress``)

@@ -132,10 +132,7 @@ def test_two_processes_of_the_same_crew_at_once_lose_no_row(tmp_path) -> None:
         "process: graph\nmax_concurrency: 8\ntools:\n  nap: tools:nap\nagents:\n  worker:\n    role: Worker\n"
         f"    goal: Work\n    tools: [nap]\ntasks:\n{tasks}\n"
     )
-    tools = (
-        'import time\n\ndef nap(note: str) -> str:\n    """Rest a little."""\n'
-        '    time.sleep(0.02)\n    return "rested"\n'
-    )
+    tools = _MEET
     folder = write(tmp_path / "two", {"crew.yaml": yaml, "tools.py": tools})
     procs = [start("kickoff", "--llm", "test", "-q", cwd=folder) for _ in range(2)]
     results = [p.communicate(timeout=120) for p in procs]
@@ -161,6 +158,23 @@ def test_show_prints_every_task_with_its_calls(tmp_path) -> None:
     assert re.search(r"^\[1\] t1 · done · Worker · [\d.]+s · \d+ tokens", shown.stdout, re.M)
     assert "    model test · success" in shown.stdout and "    output: Test answer for: Task: first" in shown.stdout
 
+
+_MEET = '''
+import os
+import time
+from pathlib import Path
+
+
+def nap(note: str) -> str:
+    """Rest a little; the first call waits until both processes are at work, so their writes overlap."""
+    here = Path(__file__).parent
+    (here / f"ready-{os.getpid()}").touch()
+    deadline = time.monotonic() + 30
+    while len(list(here.glob("ready-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.01)
+    return "rested"
+'''
 
 _SMALL = """
     agents:
