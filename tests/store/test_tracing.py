@@ -27,9 +27,11 @@ SECRET = "sk-span-secret-9999"
 @pytest.fixture(scope="module")
 def exporter() -> InMemorySpanExporter:
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # the global provider is set once per process
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)  # once per process: the global provider cannot be replaced
     return exporter
 
 
