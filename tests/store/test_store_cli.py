@@ -61,15 +61,24 @@ def _leaky_model(request: ChatRequest) -> Reply:
     return Reply.error(401, f"Incorrect API key provided: {YAML_KEY}. You can find your key at ...")
 
 
-def test_keys_from_the_environment_and_yaml_never_reach_any_file_or_output(tmp_path) -> None:
+@pytest.fixture(scope="module")
+def leaky(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """One recorded run that met a failing tool quoting a key and a 401 echoing the YAML key."""
     with OpenAIServer(handler=_leaky_model) as server:
         folder = write(
-            tmp_path / "leaky", {"crew.yaml": LEAKY.format(url=server.url, key=YAML_KEY), "tools.py": LEAKY_TOOLS}
+            tmp_path_factory.mktemp("leaky") / "leaky",
+            {"crew.yaml": LEAKY.format(url=server.url, key=YAML_KEY), "tools.py": LEAKY_TOOLS},
         )
         environ = env(OPENAI_API_KEY=ENV_KEY, UPSTREAM_API_KEY=TOOL_KEY)
         kicked = crew("kickoff", "--json", "--log-json", "--log-level", "debug", cwd=folder, environ=environ)
-        assert kicked.returncode == 1, kicked.stderr
-        assert "401" in kicked.stderr and "***" in kicked.stderr
+    assert kicked.returncode == 1, kicked.stderr
+    assert "401" in kicked.stderr and "***" in kicked.stderr
+    return folder, kicked
+
+
+def test_keys_from_the_environment_and_yaml_never_reach_any_file_or_output(leaky, tmp_path) -> None:
+    folder, kicked = leaky
+    environ = env(OPENAI_API_KEY=ENV_KEY, UPSTREAM_API_KEY=TOOL_KEY)
     page = tmp_path / "page.html"
     outputs = [
         kicked,
@@ -198,13 +207,8 @@ _FLAGS = [
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
-def test_the_timeline_page_renders_in_a_real_browser_with_no_network(tmp_path) -> None:
-    with OpenAIServer(handler=_leaky_model) as server:
-        folder = write(
-            tmp_path / "leaky", {"crew.yaml": LEAKY.format(url=server.url, key=YAML_KEY), "tools.py": LEAKY_TOOLS}
-        )
-        environ = env(OPENAI_API_KEY=ENV_KEY, UPSTREAM_API_KEY=TOOL_KEY)
-        assert crew("kickoff", "-q", cwd=folder, environ=environ).returncode == 1
+def test_the_timeline_page_renders_in_a_real_browser_with_no_network(leaky, tmp_path) -> None:
+    folder, _ = leaky
     page = tmp_path / "run.html"
     assert crew("show", "-o", str(page), cwd=folder).returncode == 0
     html = page.read_text()
