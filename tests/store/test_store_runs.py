@@ -297,3 +297,20 @@ def test_run_references_resolve_by_prefix_and_unknown_ones_are_clear(tmp_path) -
         crew.replay(out.run_id, from_task="nope")
     with pytest.raises(Exception, match="needs a run store"):
         _crew(Script(), None).resume()
+
+
+def test_a_store_that_cannot_write_says_so_in_an_event_and_the_run_goes_on(tmp_path) -> None:
+    from crew import bus
+
+    store = RunStore(tmp_path / "runs.db")
+    crew = _crew(Script(), store)
+    crew.tasks[0].callback = lambda out: store._conn.close()  # the disk went away after task a
+    errors = []
+    unsubscribe = bus.subscribe(lambda e: errors.append(e) if e.type == "store.error" else None)
+    try:
+        out = crew.kickoff({"topic": "bees"})
+    finally:
+        unsubscribe()
+    assert [o.status for o in out.tasks_output] == ["done"] * 4 and out.raw == "d ok"
+    assert errors and all(e.run_id == out.run_id and str(store.path) == e.data["path"] for e in errors)
+    assert "closed database" in errors[0].data["error"]
