@@ -72,8 +72,10 @@ class CrewRun:
         precomputed: Mapping[str, TaskOutput] | None = None,
         on_task_done: Callable[[TaskOutput], Any] | None = None,
     ) -> CrewOutput:
+        from crew.secrets import register_environment
         from crew.tools.executor import ToolExecutor
 
+        register_environment()  # keys set since the last run are scrubbed from this one's texts
         crew = self.crew
         started = time.time()
         executor = ToolExecutor(cache=crew.cache, run_id=self.run_id)

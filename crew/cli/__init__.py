@@ -3,7 +3,10 @@
 argparse, not click or typer: ``crew --help`` must answer in well under 0.3 s, and
 each subcommand imports what it needs only when it runs. Exit codes: 0 success, 1 the
 run failed (a task failed, or something unexpected broke), 2 a usage or configuration
-error, printed as one clear message without a traceback (``--debug`` shows it).
+error, printed as one clear message without a traceback (``--debug`` shows it), 130 an
+interrupt (Ctrl-C), 143 a termination (SIGTERM: ``docker stop``, a CI cancel), which is
+handled exactly like Ctrl-C. Everything the command prints is scrubbed of the secrets the
+process knows (:mod:`crew.secrets`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,37 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+
+_signalled: dict[str, bool] = {"terminated": False}
+
+
+def interrupt_code() -> int:
+    """The exit code of an interrupted command: 143 after SIGTERM, else 130 (Ctrl-C)."""
+    return EXIT_TERMINATED if _signalled["terminated"] else EXIT_INTERRUPTED
+
+
+def interrupt_word() -> str:
+    return "terminated" if _signalled["terminated"] else "interrupted"
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM takes the Ctrl-C path (asyncio's runner cancels the run, we say what finished)."""
+    import signal
+
+    _signalled["terminated"] = True
+    signal.raise_signal(signal.SIGINT)
+
+
+def _handle_sigterm() -> object:
+    """Install the SIGTERM handler (main thread only); returns the previous one, to restore."""
+    import signal
+    import threading
+
+    _signalled["terminated"] = False
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 class UsageError(Exception):
@@ -91,14 +124,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     debug = getattr(args, "debug", False)
+    from crew.cli.streams import scrubbed_streams
+    from crew.secrets import register_environment
+
+    register_environment()
+    previous = _handle_sigterm()
+    try:
+        with scrubbed_streams():
+            return _dispatch(args, debug)
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+
+
+def _dispatch(args: argparse.Namespace, debug: bool) -> int:
     try:
         module, _, name = args.handler.partition(":")
         from importlib import import_module
 
         return int(getattr(import_module(module), name)(args))
     except KeyboardInterrupt:
-        _say("crew: interrupted")
-        return EXIT_INTERRUPTED
+        _say(f"crew: {interrupt_word()}")
+        return interrupt_code()
     except BrokenPipeError:  # `crew plot | head`: the reader left; that is not an error
         _silence_stdout()
         return EXIT_OK

@@ -164,15 +164,20 @@ def _root_path(path: Path) -> str:
     return stem if stem in ("agents", "tasks") else ""
 
 
-def _duplicates(node: Any, path: str) -> list[tuple[str, Any, int, int]]:
+def _duplicates(node: Any, path: str, seen: set[int] | None = None) -> list[tuple[str, Any, int, int]]:
+    """Every repeated key, each node visited once (an alias shares its node: no exponential walk)."""
+    seen = set() if seen is None else seen
+    if not isinstance(node, (YamlMap, YamlList)) or id(node) in seen:
+        return []
+    seen.add(id(node))
     out: list[tuple[str, Any, int, int]] = []
     if isinstance(node, YamlMap):
         out += [(path, key, line, first) for key, line, first in node.duplicates]
         for key, value in node.items():
-            out += _duplicates(value, key_path(path, key))
-    elif isinstance(node, YamlList):
+            out += _duplicates(value, key_path(path, key), seen)
+    else:
         for i, value in enumerate(node):
-            out += _duplicates(value, key_path(path, i))
+            out += _duplicates(value, key_path(path, i), seen)
     return out
 
 
