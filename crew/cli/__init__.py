@@ -89,7 +89,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler="crew.cli.kickoff:run")
 
     p = command("validate", "check a crew without running it (no model or key needed)")
+    p.epilog = (
+        "validate imports the crew's own modules (tools.py and any import path in crew.yaml), which runs "
+        "their code, as kickoff, plot and tools do. For a folder you do not trust, use --no-import."
+    )
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
+    p.add_argument(
+        "--no-import",
+        action="store_true",
+        help="run none of the folder's code: check the YAML, names and import paths (syntax, modules) only",
+    )
     p.set_defaults(handler="crew.cli.inspect:validate")
 
     p = command("plot", "draw the task graph (Mermaid on stdout by default)")
@@ -153,6 +162,24 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place errors become messages and exit codes
         return _report(exc, debug)
+
+
+def write_file(path: str, text: str, *, option: str = "-o") -> None:
+    """Write a file the user named on the command line: its folder is created; failures are usage errors.
+
+    Every command that writes a file goes through here, so a missing folder, a name too
+    long or a read-only place gives one clear message naming the option and the path.
+    """
+    from pathlib import Path
+
+    from crew.secrets import scrub
+
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(scrub(text), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
