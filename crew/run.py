@@ -193,7 +193,7 @@ class CrewRun:
 
     def _throttled(self, agent: Any) -> Any:
         """With a crew ``max_rpm``, the agent's model draws from the crew's request budget."""
-        limiter = self.crew._limiter
+        limiter = self.crew.limiter
         if limiter is None or (agent.llm is None and self.crew.llm is None):
             return agent
         return agent.model_copy(update={"llm": Throttled(agent.chat_model(self.crew.llm), limiter)})

@@ -279,9 +279,13 @@ class TaskRunner:
 async def _bounded(coro: Any, timeout: float | None, name: str) -> TaskOutput:
     if timeout is None:
         return await coro
+    deadline = asyncio.timeout(timeout)
     try:
-        return await asyncio.wait_for(coro, timeout)
+        async with deadline:
+            return await coro
     except TimeoutError as exc:
+        if not deadline.expired():  # raised inside the task (a tool's or the agent's own limit)
+            raise
         raise TaskTimeoutError(f"task '{name}' timed out after {timeout:g} s") from exc
 
 

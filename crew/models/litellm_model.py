@@ -117,7 +117,7 @@ class LLM(BaseModel):
     retry_max_delay: float = Field(default=60.0, ge=0)
     rate_limiter: RateLimiter | None = Field(default=None, exclude=True)
 
-    _supports_fc: bool | None = PrivateAttr(default=None)
+    _supports_fc: tuple[str, bool] | None = PrivateAttr(default=None)
 
     def __init__(self, model: str | None = None, /, **data: Any) -> None:
         if model is not None:
@@ -140,12 +140,14 @@ class LLM(BaseModel):
         """The ``function_calling`` flag when set, else what litellm knows of the model (unknown: False)."""
         if self.function_calling is not None:
             return self.function_calling
-        if self._supports_fc is None:
+        known = self._supports_fc
+        if known is None or known[0] != self.model:  # keyed by model: `llm.model = ...` later counts
             try:
-                self._supports_fc = bool(load_litellm().supports_function_calling(model=self.model))
+                answer = bool(load_litellm().supports_function_calling(model=self.model))
             except Exception:  # noqa: BLE001 - unknown models raise; text mode is the safe answer
-                self._supports_fc = False
-        return self._supports_fc
+                answer = False
+            known = self._supports_fc = (self.model, answer)
+        return known[1]
 
     @property
     def limiter(self) -> RateLimiter | None:
