@@ -76,7 +76,8 @@ def fill_path(template: str, inputs: Mapping[str, Any], *, owner: str, errors: l
     base, target = os.path.abspath(root), os.path.abspath(filled)
     keys = [k for k in placeholders(template) if k in inputs]
     climbing = [k for k in keys if ".." in re.split(r"[/\\]", _as_text(inputs[k]))]
-    if climbing or target == base or os.path.commonpath([base, target]) != base:
+    home = filled.startswith("~") and not head.startswith("~")  # would read as $HOME to a shell or a later expanduser
+    if climbing or home or target == base or os.path.commonpath([base, target]) != base:
         shown = ", ".join(f"'{k}' ({_as_text(inputs[k])!r})" for k in (climbing or keys))
         errors.append(
             f"input {shown} would move the output_file of {owner} out of its folder '{root}' (to '{filled}'): "
