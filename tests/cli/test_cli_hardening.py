@@ -171,13 +171,15 @@ def test_a_failed_plain_kickoff_prints_what_finished(crew_dir):
     ],
 )
 def test_a_tool_that_exits_is_that_tools_error(crew_dir, body, head):
-    """Item 5: sys.exit() in a tool ended the run silently with the tool's code; Ctrl-C from a tool looked like the user's."""
+    """Item 5: sys.exit() in a tool ended the run silently with the tool's code;
+    a KeyboardInterrupt from a tool looked like the user's Ctrl-C."""
     folder = tool_crew(crew_dir, "quitter", body, head=head)
     done = run_crew("kickoff", str(folder), "--json", "-q")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     second = document["tasks_output"][1]
     assert second["status"] == "done"
+    assert "tool 'quitter' " in second["raw"]  # the model saw the tool's error as its observation
     assert "interrupted" not in done.stderr
 
 
