@@ -203,7 +203,7 @@ def check_size(data: Any, limit: int = MAX_SIZE) -> None:
 
     def refuse(node: Any, problem: str) -> TooLarge:
         line = getattr(node, "line", 0)
-        return TooLarge(problem=problem, problem_mark=yaml.Mark("", 0, max(line - 1, 0), 0, None, None))
+        return TooLarge(problem=problem, problem_mark=yaml.Mark("", 0, max(line - 1, 0), 0, None, 0))
 
     def size(node: Any, depth: int) -> int:
         if isinstance(node, str):

@@ -191,7 +191,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         while pending.key is not None:
             waiting = self._join(pending)
@@ -238,7 +238,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         while pending.key is not None:
             waiting = self._join(pending)
@@ -315,7 +315,7 @@ class ToolExecutor:
     ) -> ToolResult | _Pending:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
-        if type(call) is ToolCall:
+        if isinstance(call, ToolCall):
             requested, args, call_id = call.name, call.args, call.id
         else:
             requested, args, call_id = read_call(call)
