@@ -293,21 +293,24 @@ def test_a_secret_env_var_substituted_in_yaml_is_scrubbed(crew_dir):
 @pytest.mark.parametrize(
     ("template", "inputs"),
     [
-        ("{p}.md", ["-i", "p=/tmp/crew-escape"]),
+        ("{p}.md", ["-i", "p=ABSOLUTE"]),
         ("{p}.md", ["-i", "p=~/crew-escape"]),
         ("out/{a}{b}/x.md", ["-i", "a=.", "-i", "b=."]),
     ],
 )
 def test_inputs_cannot_move_an_output_file_out_of_its_folder(crew_dir, tmp_path, template, inputs):
+    """Item 9, through the command."""
     folder = crew_dir({"crew.yaml": BASE_CREW.format(tool="nap", second=f"output_file: '{template}'")})
     (folder / "tools.py").write_text('def nap(text: str) -> str:\n    """A tool."""\n    return text\n')
-    home = tmp_path / "home"
+    work, home, outside = tmp_path / "work", tmp_path / "home", tmp_path / "outside"
+    work.mkdir()
     home.mkdir()
-    done = run_crew("kickoff", str(folder), *inputs, "-q", cwd=tmp_path, env=crew_env(HOME=str(home)))
+    inputs = [f"p={outside / 'abs'}" if item == "p=ABSOLUTE" else item for item in inputs]
+    done = run_crew("kickoff", str(folder), *inputs, "-q", cwd=work, env=crew_env(HOME=str(home)))
     assert done.returncode == 2, done.stderr
     assert "out of its folder" in done.stderr
-    assert not Path("/tmp/crew-escape.md").exists() and not list(home.iterdir())
-    assert not (tmp_path / "x.md").exists()
+    assert not outside.exists() and not list(home.iterdir())
+    assert not list(tmp_path.rglob("*.md"))
 
 
 def test_a_literal_home_path_keeps_its_meaning(crew_dir, tmp_path):

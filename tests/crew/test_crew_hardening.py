@@ -24,7 +24,7 @@ def _writer(tmp_path: Path, template: str) -> tuple[Crew, Recorder]:
 @pytest.mark.parametrize(
     ("template", "inputs"),
     [
-        ("{p}.md", {"p": "/tmp/crew-abs-escape"}),
+        ("{p}.md", {"p": "ABSOLUTE"}),
         ("{p}.md", {"p": "~/crew-home-escape"}),
         ("out/{a}{b}/x.md", {"a": ".", "b": "."}),
         ("out/{a}/{b}/x.md", {"a": ".", "b": ".."}),
@@ -32,14 +32,17 @@ def _writer(tmp_path: Path, template: str) -> tuple[Crew, Recorder]:
 )
 def test_an_input_built_path_stays_in_its_folder_after_every_expansion(tmp_path, monkeypatch, template, inputs):
     """Item 9: absolute values, `~`, and `..` assembled from several inputs moved the file out."""
-    monkeypatch.chdir(tmp_path)
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    monkeypatch.chdir(work)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    inputs = {k: str(outside / "abs") if v == "ABSOLUTE" else v for k, v in inputs.items()}
     crew, rec = _writer(tmp_path, template)
     with pytest.raises(ConfigError, match="out of its folder"):
         crew.kickoff(inputs)
     assert rec.calls == []
-    assert not Path("/tmp/crew-abs-escape.md").exists() and not (tmp_path / "home").exists()
-    assert not (tmp_path / "x.md").exists()
+    assert not outside.exists() and not (tmp_path / "home").exists()
+    assert not list(tmp_path.rglob("*.md"))
 
 
 def test_a_literal_path_keeps_its_meaning(tmp_path, monkeypatch):
