@@ -11,7 +11,7 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from crew.tools.threads import DaemonPool
+from crew.daemon_pool import DaemonPool
 
 T = TypeVar("T")
 

@@ -11,7 +11,8 @@ What is registered: the values of environment variables whose names look secret
 :func:`register_environment`, which every kickoff and every CLI command call, so a key set
 later counts too, while :func:`scrub` itself stays cheap enough for every tool call),
 ``api_key`` values and ``extra_headers`` values of models, and values substituted for
-``${VAR}`` whose names look secret. Values shorter than 8 characters are never registered: replacing ``"1"`` everywhere would ruin texts and hide nothing.
+``${VAR}`` whose names look secret. Values shorter than 8 characters are never
+registered: replacing ``"1"`` everywhere would ruin texts and hide nothing.
 
 This module is at the bottom layer (imports nothing of crew), so any layer may use it.
 """

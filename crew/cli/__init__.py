@@ -12,6 +12,7 @@ process knows (:mod:`crew.secrets`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -216,10 +217,8 @@ def _located(line: str) -> bool:
 
 
 def _say(text: str) -> None:
-    try:
+    with contextlib.suppress(OSError, ValueError):
         print(text, file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
 
 
 def _silence_stdout() -> None:

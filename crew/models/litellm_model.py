@@ -14,6 +14,7 @@ waits on the network.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -74,10 +75,8 @@ def prewarm_litellm() -> None:
 
 
 def _prewarm() -> None:
-    try:
+    with contextlib.suppress(Exception):  # the first real call imports again and reports the error
         load_litellm()
-    except Exception:  # noqa: BLE001 - the first real call imports again and reports the error
-        pass
 
 
 async def _aload_litellm() -> Any:

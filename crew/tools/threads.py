@@ -6,10 +6,9 @@ behind six of them however many tasks run at once. Tools get a pool of their own
 sized for waiting rather than for CPU (``CREW_TOOL_THREADS``, default 64).
 
 A thread cannot be stopped from outside. When a timeout or a cancellation abandons a
-sync tool, its thread runs on until the function returns; the pool's threads are daemon
-threads that the interpreter does not join at exit, so an abandoned tool never keeps the
-process alive (``ThreadPoolExecutor``'s own threads are joined at exit, which is why a
-timed-out ``time.sleep(600)`` used to hold the process for ten minutes).
+sync tool, its thread runs on until the function returns; the pool is a ``DaemonPool``,
+whose threads the interpreter does not join at exit, so an abandoned tool never keeps
+the process alive.
 """
 
 from __future__ import annotations
@@ -18,42 +17,13 @@ import contextvars
 import functools
 import os
 import threading
-import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import thread as _cf_thread
 from typing import Any, TypeVar
 
+from crew.daemon_pool import DaemonPool
+
 T = TypeVar("T")
-
-
-class DaemonPool(ThreadPoolExecutor):
-    """A ``ThreadPoolExecutor`` whose threads are daemons, never joined at exit or at ``shutdown``.
-
-    Work still running when the process ends is dropped with the process: that is the
-    point (see the module docstring). ``shutdown`` does not wait either.
-    """
-
-    def _adjust_thread_count(self) -> None:
-        if self._idle_semaphore.acquire(timeout=0):
-            return
-
-        def on_collected(_: Any, queue: Any = self._work_queue) -> None:
-            queue.put(None)
-
-        if len(self._threads) < self._max_workers:
-            thread = threading.Thread(
-                name=f"{self._thread_name_prefix or self}_{len(self._threads)}",
-                target=_cf_thread._worker,  # type: ignore[attr-defined]
-                args=(weakref.ref(self, on_collected), self._work_queue, self._initializer, self._initargs),
-                daemon=True,
-            )
-            thread.start()
-            self._threads.add(thread)  # type: ignore[arg-type]
-            # not in concurrent.futures' registry of threads to join at interpreter exit
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        super().shutdown(wait=False, cancel_futures=cancel_futures)
 
 
 _pool: ThreadPoolExecutor | None = None
