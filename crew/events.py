@@ -3,7 +3,8 @@
 Logging goes through structlog wrapped around the stdlib logger ``crew``, which has a
 ``NullHandler``: a library stays silent until the application configures logging
 (``logging.basicConfig(level=logging.INFO)`` is enough to see the records). Values
-whose key looks like a secret are redacted before anything leaves this module.
+whose key looks like a secret are redacted, and every known secret value is scrubbed
+(:mod:`crew.secrets`), before anything leaves this module.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from crew.secrets import scrub_data
 
 _crew_logger = logging.getLogger("crew")
 _crew_logger.addHandler(logging.NullHandler())
@@ -73,24 +76,6 @@ def scoped(*, run_id: str | None = None, task: str | None = None, agent: str | N
         _scope.reset(token)
 
 
-_secret_values: tuple[str, ...] = ()
-"""Values known to be secrets (API keys of the running crews): masked in every event's text."""
-
-
-def remember_secrets(values: Any) -> None:
-    """Mask these values (8 characters or more) wherever they appear in event text from now on."""
-    global _secret_values
-    known = set(_secret_values) | {v for v in values if isinstance(v, str) and len(v) >= 8}
-    _secret_values = tuple(sorted(known, key=len, reverse=True))
-
-
-def _mask(text: str) -> str:
-    for secret in _secret_values:
-        if secret in text:
-            text = text.replace(secret, "***")
-    return text
-
-
 @lru_cache(maxsize=4096)
 def _secret_key(key: str) -> bool:
     """Whether a key names a credential; keys repeat in every event, so the answer is kept."""
@@ -99,15 +84,13 @@ def _secret_key(key: str) -> bool:
 
 
 def redact(data: dict[str, Any]) -> dict[str, Any]:
-    """Drop the value of any key that looks like a credential, and mask known secret values in text."""
+    """Drop the value of any key that looks like a credential."""
     out: dict[str, Any] = {}
     for key, value in data.items():
         if _secret_key(key):
             out[key] = "***"
         elif isinstance(value, dict):
             out[key] = redact(value)
-        elif _secret_values and isinstance(value, str):
-            out[key] = _mask(value)
         else:
             out[key] = value
     return out
@@ -147,7 +130,7 @@ class EventBus:
                 data["task"] = scope.task
             if scope.agent is not None and data.get("agent") is None:
                 data["agent"] = scope.agent
-        event = Event(type=type, run_id=run_id, data=redact(data))
+        event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
         with self._lock:
             subscribers = list(self._subscribers)
         for fn in subscribers:

@@ -83,12 +83,12 @@ def test_events_inside_a_scope_name_its_run_task_and_agent_unless_they_name_thei
 
 
 def test_known_secret_values_are_masked_in_event_text() -> None:
-    from crew.events import remember_secrets
+    from crew.secrets import register
 
-    remember_secrets(["sk-remembered-5555", "short"])
+    register("remembered-5555")
     seen = []
     unsubscribe = bus.subscribe(seen.append)
-    bus.emit("tool.call", result="failed with sk-remembered-5555 here", args={"q": "sk-remembered-5555"}, n=3)
+    bus.emit("tool.call", result="failed with remembered-5555 here", args={"q": "remembered-5555"}, n=3)
     unsubscribe()
     assert seen[0].data == {"result": "failed with *** here", "args": {"q": "***"}, "n": 3}
 

@@ -138,9 +138,11 @@ def emit_call(
 ) -> None:
     """Announce a finished model call (every ChatModel reports through here).
 
-    ``messages`` (what was sent) and ``reply`` travel by reference for subscribers that
-    keep transcripts (the run store caps and scrubs them); nothing is copied here.
+    ``messages`` (what was sent) and ``reply`` go along for subscribers that keep
+    transcripts (the run store); when nobody listens they are left out, so no call pays
+    for scrubbing a transcript nobody reads.
     """
+    listened = bus.enabled("llm.call")
     bus.emit(
         "llm.call",
         model=response.model,
@@ -153,8 +155,10 @@ def emit_call(
         stream=stream,
         tool_calls=len(response.tool_calls) + len(response.invalid_tool_calls),
         finish_reason=response.finish_reason,
-        messages=messages,
-        reply=response.raw_message if response.tool_calls or response.invalid_tool_calls else response.content,
+        messages=list(messages) if listened and messages is not None else None,
+        reply=(response.raw_message if response.tool_calls or response.invalid_tool_calls else response.content)
+        if listened
+        else None,
     )
 
 

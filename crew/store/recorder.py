@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from crew.events import Event, bus, remember_secrets
+from crew.events import Event, bus
 from crew.store.hashing import crew_hash, task_hashes
 from crew.store.scrub import scrubber_for
 from crew.store.store import RunStore
@@ -68,7 +68,6 @@ class RunRecorder:
         self.folder = folder
         self.reused = dict(reused or {})
         self.scrub = scrubber_for(crew)
-        remember_secrets(self.scrub.secrets)  # events (and so logs and spans) mask them too
         self.hashes = task_hashes(crew, inputs)  # raises MissingInputError like the run would
         self.crew_hash = crew_hash(self.hashes, str(crew.process))
         self._unsubscribe: Callable[[], None] | None = None

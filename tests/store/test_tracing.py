@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from crew import Agent, Crew, CrewRunError, Task, tool
-from crew.events import remember_secrets
+from crew.secrets import register
 from crew.testing import FunctionModel
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
@@ -102,7 +102,7 @@ def test_one_span_per_run_task_turn_model_call_and_tool_call_with_genai_names(ex
 
 def test_a_failed_task_and_run_are_marked_and_secrets_stay_out_of_spans(exporter) -> None:
     exporter.clear()
-    remember_secrets([SECRET])
+    register(SECRET)
     with pytest.raises(CrewRunError) as caught:
         _crew("explode", "fail now").kickoff()
     run_id = caught.value.output.run_id
