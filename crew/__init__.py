@@ -51,9 +51,10 @@ _EXPORTS: dict[str, str] = {
     "ToolCallStarted": "crew.stream.events",
     "ToolCallFinished": "crew.stream.events",
     "ApprovalRequested": "crew.stream.events",
-    # observability
+    # observability and persistence
     "bus": "crew.events",
     "Event": "crew.events",
+    "RunStore": "crew.store",
     # errors
     "CrewError": "crew.errors",
     "ConfigError": "crew.errors",
@@ -62,6 +63,8 @@ _EXPORTS: dict[str, str] = {
     "CrewRunError": "crew.errors",
     "MissingInputError": "crew.errors",
     "GraphError": "crew.errors",
+    "BudgetExceededError": "crew.errors",
+    "StoreError": "crew.errors",
 }
 
 __all__ = [
@@ -72,6 +75,7 @@ __all__ = [
     "ApprovalRequest",
     "ApprovalRequested",
     "BaseTool",
+    "BudgetExceededError",
     "ConfigError",
     "Crew",
     "CrewError",
@@ -85,6 +89,8 @@ __all__ = [
     "Process",
     "RunContext",
     "RunStarted",
+    "RunStore",
+    "StoreError",
     "StreamEvent",
     "Task",
     "TaskFailed",
@@ -124,16 +130,19 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from crew.agent import Agent
     from crew.crew import Crew, Process
     from crew.errors import (
+        BudgetExceededError,
         ConfigError,
         CrewError,
         CrewRunError,
         GraphError,
         LLMError,
         MissingInputError,
+        StoreError,
         ToolException,
     )
     from crew.events import Event, bus
     from crew.models import LLM, LLMResponse
+    from crew.store import RunStore
     from crew.stream.events import (
         AgentTurnStarted,
         ApprovalRequested,

@@ -197,6 +197,7 @@ class AgentTaskRun:
             turn=turn,
             output_schema=self.schema,
             run_id=self.scope.run_id,
+            model=(model or self.model).model,
         )
         if turn != self._turn_mark[0]:
             self._turn_mark, self._turn_replies = (turn, len(self.transcript)), []

@@ -66,8 +66,12 @@ class Crew(BaseModel):
     """Decides tool calls that require approval (docs/approvals.md); None: such a call pauses the run."""
     llm: Any = None
     name: str = "crew"
+    store: Any = Field(default=None, description="a RunStore or the path of one: record every kickoff there")
+    max_tokens: int | None = Field(default=None, gt=0, description="budget: total tokens a run may spend")
+    max_cost: float | None = Field(default=None, gt=0, description="budget: USD a run may spend")
 
     _limiter: Any = PrivateAttr(default=None)
+    _store: Any = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -92,13 +96,24 @@ class Crew(BaseModel):
                 "give the crew agents=[...] (the manager_agent does not count)"
             )
         self.validate_graph()
-        if self.max_rpm is not None:
-            from crew.models.ratelimit import RateLimiter
-
-            self._limiter = RateLimiter(self.max_rpm, 60.0)
         if (info.context or {}).get("prewarm", True):
             self._prewarm()
         return self
+
+    @property
+    def limiter(self) -> Any:
+        """The crew's request budget (``max_rpm``), kept across kickoffs; rebuilt when ``max_rpm`` changes.
+
+        Built on first use rather than in the validator, so ``crew.max_rpm = 1`` set after
+        construction counts.
+        """
+        if self.max_rpm is None:
+            return None
+        if self._limiter is None or self._limiter.rate != self.max_rpm:
+            from crew.models.ratelimit import RateLimiter
+
+            self._limiter = RateLimiter(self.max_rpm, 60.0)
+        return self._limiter
 
     # -- inspection ----------------------------------------------------------------------
 
@@ -148,10 +163,18 @@ class Crew(BaseModel):
         ``approvals`` (decisions by call id) and ``checkpoints`` (by task name) continue a
         paused run's tasks where they stopped (docs/approvals.md).
         """
+        from crew.budget import Budget
         from crew.run import CrewRun
 
+        store = self.run_store()
+        if store is not None:
+            from crew.store.recording import recorded_kickoff
+
+            return await recorded_kickoff(
+                self, store, _inputs(inputs), run_id=run_id, precomputed=precomputed, on_task_done=on_task_done
+            )
         self._prewarm()  # models may have been set since the crew was built
-        run = CrewRun(self, _inputs(inputs), run_id=run_id or uuid.uuid4().hex)
+        run = CrewRun(self, _inputs(inputs), run_id=run_id or uuid.uuid4().hex, budget=Budget.of(self))
         return await run.execute(
             precomputed=precomputed,
             on_task_done=on_task_done,
@@ -184,6 +207,70 @@ class Crew(BaseModel):
         from crew.stream.drive import iterate_sync
 
         return iterate_sync(lambda: self.astream(inputs, buffer=buffer, run_id=run_id, **options))
+
+    # -- the run store ---------------------------------------------------------------------
+
+    def run_store(self) -> Any:
+        """The ``RunStore`` of ``store=...`` (opened on first use), or None without one."""
+        if self.store is None:
+            return None
+        if self._store is None or (self._store is not self.store and str(self._store.path) != str(self.store)):
+            from crew.store.recording import open_store
+
+            self._store = open_store(self.store)
+        return self._store
+
+    def resume(self, run_id: str | None = None, *, inputs: Mapping[str, Any] | None = None) -> CrewOutput:
+        """Continue a stored run (default: the latest unfinished one), running only unfinished tasks."""
+        return _run_sync(lambda: self.resume_async(run_id, inputs=inputs))
+
+    async def resume_async(
+        self, run_id: str | None = None, *, inputs: Mapping[str, Any] | None = None, new_run_id: str | None = None
+    ) -> CrewOutput:
+        from crew.store.continuation import plan_resume
+
+        plan = plan_resume(self, self._require_store("resume"), run_id, inputs)
+        return await self._continue(plan, "resume", None, new_run_id)
+
+    def replay(self, run_id: str, *, from_task: str, inputs: Mapping[str, Any] | None = None) -> CrewOutput:
+        """Rerun ``from_task`` and every task downstream of it, reusing the stored outputs of the others."""
+        return _run_sync(lambda: self.replay_async(run_id, from_task=from_task, inputs=inputs))
+
+    async def replay_async(
+        self,
+        run_id: str | None,
+        *,
+        from_task: str,
+        inputs: Mapping[str, Any] | None = None,
+        new_run_id: str | None = None,
+    ) -> CrewOutput:
+        from crew.store.continuation import plan_replay
+
+        plan = plan_replay(self, self._require_store("replay"), run_id, from_task, inputs)
+        return await self._continue(plan, "replay", from_task, new_run_id)
+
+    async def _continue(self, plan: Any, mode: str, from_task: str | None, new_run_id: str | None) -> CrewOutput:
+        from crew.store.recording import recorded_kickoff
+
+        return await recorded_kickoff(
+            self,
+            self._require_store(mode),
+            plan.inputs,
+            run_id=new_run_id,
+            precomputed=plan.outputs,
+            mode=mode,
+            continued_from=plan.run.id,
+            from_task=from_task,
+            settings=plan.run.settings,
+            folder=plan.run.folder,
+            spent_before=plan.spent_before,
+        )
+
+    def _require_store(self, what: str) -> Any:
+        store = self.run_store()
+        if store is None:
+            raise ConfigError(f"{what} needs a run store: build the crew with store='path/to/runs.db'")
+        return store
 
     def kickoff_for_each(self, inputs: Sequence[Mapping[str, Any]], *, concurrency: int = 4) -> list[CrewOutput]:
         """``kickoff`` once per inputs mapping, ``concurrency`` at a time; results in input order."""

@@ -71,6 +71,26 @@ class CrewRunError(CrewError):
         self.output = output
 
 
+class BudgetExceededError(CrewRunError):
+    """A run reached its ``max_tokens`` or ``max_cost``: no model call starts past a budget.
+
+    ``budget`` names it ("max_tokens" or "max_cost"), ``limit`` is its value and ``spent``
+    the run's ``Usage`` when it stopped; as a ``CrewRunError`` it carries the partial output.
+    """
+
+    def __init__(
+        self, message: str, *, budget: str, limit: float, spent: Any = None, task: str | None = None, output: Any = None
+    ):
+        super().__init__(message, task=task, output=output)
+        self.budget = budget
+        self.limit = limit
+        self.spent = spent
+
+
+class StoreError(ConfigError):
+    """A run store cannot be used: not a crew store, corrupt, from a newer crew, or no such run."""
+
+
 class AgentError(CrewError):
     """An agent could not produce a usable final answer (e.g. an empty reply at max_iter)."""
 

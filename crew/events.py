@@ -3,7 +3,8 @@
 Logging goes through structlog wrapped around the stdlib logger ``crew``, which has a
 ``NullHandler``: a library stays silent until the application configures logging
 (``logging.basicConfig(level=logging.INFO)`` is enough to see the records). Values
-whose key looks like a secret are redacted before anything leaves this module.
+whose key looks like a secret are redacted, and every known secret value is scrubbed
+(:mod:`crew.secrets`), before anything leaves this module.
 """
 
 from __future__ import annotations
@@ -11,10 +12,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from crew.secrets import scrub_data
 
 _crew_logger = logging.getLogger("crew")
 _crew_logger.addHandler(logging.NullHandler())
@@ -36,12 +43,51 @@ class Event(BaseModel):
 Subscriber = Callable[[Event], Any]
 
 
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where the code emitting an event runs: which run, task and agent.
+
+    Kept in a context variable, so a model or a tool that knows nothing of runs (an
+    ``llm.call`` from any ChatModel) still emits events a run store or a tracer can
+    file under the right run and task; asyncio tasks inherit it from their creator.
+    """
+
+    run_id: str | None = None
+    task: str | None = None
+    agent: str | None = None
+
+
+_scope: ContextVar[Scope | None] = ContextVar("crew_event_scope", default=None)
+
+
+def current_scope() -> Scope | None:
+    return _scope.get()
+
+
+@contextmanager
+def scoped(*, run_id: str | None = None, task: str | None = None, agent: str | None = None) -> Iterator[Scope]:
+    """Events emitted inside carry these ids unless they name their own (unset ones are inherited)."""
+    outer = _scope.get() or Scope()
+    scope = Scope(run_id or outer.run_id, task or outer.task, agent or outer.agent)
+    token = _scope.set(scope)
+    try:
+        yield scope
+    finally:
+        _scope.reset(token)
+
+
+@lru_cache(maxsize=4096)
+def _secret_key(key: str) -> bool:
+    """Whether a key names a credential; keys repeat in every event, so the answer is kept."""
+    lowered = key.lower()
+    return any(marker in lowered for marker in _SECRET_MARKERS)
+
+
 def redact(data: dict[str, Any]) -> dict[str, Any]:
     """Drop the value of any key that looks like a credential."""
     out: dict[str, Any] = {}
     for key, value in data.items():
-        lowered = key.lower()
-        if any(marker in lowered for marker in _SECRET_MARKERS):
+        if _secret_key(key):
             out[key] = "***"
         elif isinstance(value, dict):
             out[key] = redact(value)
@@ -77,7 +123,14 @@ class EventBus:
         return bool(self._subscribers) or _logged(_level(type))
 
     def emit(self, type: str, run_id: str | None = None, **data: Any) -> Event:
-        event = Event(type=type, run_id=run_id, data=redact(data))
+        scope = _scope.get()
+        if scope is not None:
+            run_id = run_id or scope.run_id
+            if scope.task is not None and data.get("task") is None:
+                data["task"] = scope.task
+            if scope.agent is not None and data.get("agent") is None:
+                data["agent"] = scope.agent
+        event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
         with self._lock:
             subscribers = list(self._subscribers)
         for fn in subscribers:
@@ -90,6 +143,7 @@ class EventBus:
 
 
 _logger: Any = None
+_json_logs = True
 
 
 def get_logger() -> Any:
@@ -98,20 +152,64 @@ def get_logger() -> Any:
     if _logger is None:
         import structlog
 
+        renderer = (
+            structlog.processors.JSONRenderer(default=str)
+            if _json_logs
+            else structlog.dev.ConsoleRenderer(colors=False)
+        )
         _logger = structlog.wrap_logger(
             logging.getLogger("crew"),
             processors=[
                 structlog.stdlib.add_log_level,
                 structlog.processors.TimeStamper(fmt="iso"),
-                structlog.processors.JSONRenderer(),
+                renderer,
             ],
             wrapper_class=structlog.stdlib.BoundLogger,
         )
     return _logger
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record comes (the live progress view reroutes it)."""
+
+    @property
+    def stream(self) -> Any:  # type: ignore[override]
+        import sys
+
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def configure_logging(level: str | int = "info", *, json: bool = False) -> None:
+    """What the CLI's ``--log-level``/``--log-json`` do: events at ``level`` and above on stderr.
+
+    A library never calls this: an application that wants crew's records configures
+    logging itself (the ``crew`` logger), and the records are JSON unless ``json=False`` here.
+    """
+    global _logger, _json_logs
+    numeric = level if isinstance(level, int) else logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        raise ValueError(f"unknown log level {level!r}: use debug, info, warning or error")
+    for handler in [h for h in _crew_logger.handlers if isinstance(h, _StderrHandler)]:
+        _crew_logger.removeHandler(handler)
+    handler = _StderrHandler()
+    handler.setLevel(numeric)
+    _crew_logger.addHandler(handler)
+    _crew_logger.setLevel(numeric)
+    _json_logs, _logger = json, None
+
+
 def _level(type: str) -> int:
-    return logging.WARNING if type.endswith((".error", ".failed")) else logging.DEBUG
+    if type.endswith((".error", ".failed")):
+        return logging.WARNING
+    return logging.INFO if type in _INFO_EVENTS else logging.DEBUG
+
+
+_INFO_EVENTS = frozenset({"run.start", "run.done", "task.start", "task.done", "task.skipped", "task.retry"})
+"""The milestones of a run; every other event (each model and tool call) is DEBUG."""
 
 
 def _logged(level: int) -> bool:
@@ -135,7 +233,12 @@ def _log(event: Event) -> None:
     level = _level(event.type)
     if not _logged(level):
         return  # skip structlog entirely when nobody listens: this is a hot path
-    get_logger().log(level, event.type, run_id=event.run_id, **event.data)
+    data = {k: v for k, v in event.data.items() if k not in _NOT_LOGGED}
+    get_logger().log(level, event.type, run_id=event.run_id, **data)
+
+
+_NOT_LOGGED = frozenset({"messages", "reply", "output"})
+"""Payloads for subscribers (transcripts, whole outputs), too big for a log line."""
 
 
 bus = EventBus()

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from crew.errors import ConfigError, CrewRunError, MissingInputError
-from crew.events import Event, bus
+from crew.errors import BudgetExceededError, ConfigError, CrewRunError, MissingInputError
+from crew.events import Event, bus, scoped
 from crew.prompts import MANAGER_BACKSTORY, MANAGER_GOAL, MANAGER_ROLE
 from crew.run_scope import RunScope
 from crew.scheduler import Scheduler
@@ -23,6 +23,7 @@ from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
 
 if TYPE_CHECKING:
+    from crew.budget import Budget
     from crew.crew import Crew
 
 
@@ -61,7 +62,7 @@ class CrewRun:
     there, to every agent run and every coworker a manager delegates to.
     """
 
-    def __init__(self, crew: Crew, inputs: Mapping[str, Any], *, run_id: str) -> None:
+    def __init__(self, crew: Crew, inputs: Mapping[str, Any], *, run_id: str, budget: Budget | None = None) -> None:
         from crew.tools.executor import ToolExecutor
 
         self.crew = crew
@@ -71,11 +72,16 @@ class CrewRun:
             run_id=run_id,
             executor=ToolExecutor(cache=crew.cache, run_id=run_id),
             llm=crew.llm,
-            limiter=crew._limiter,
+            limiter=crew.limiter,
             step_callback=crew.step_callback,
             task_callback=crew.task_callback,
             human_feedback=crew.human_feedback,
         )
+        self.budget = budget
+        """What the run may spend (``max_tokens``/``max_cost``); checked before every model call."""
+        if budget is not None:
+            self.scope.before_call(lambda info, scope: budget.check(info.model or None))
+            self.scope.after_call(lambda info, response, scope: budget.add(response.usage))
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
 
@@ -88,6 +94,9 @@ class CrewRun:
         approvals: Mapping[str, Any] | None = None,
         checkpoints: Mapping[str, Any] | None = None,
     ) -> CrewOutput:
+        from crew.secrets import register_environment
+
+        register_environment()  # keys set since the last run are scrubbed from this one's texts
         crew, scope = self.crew, self.scope
         scope.executor.approver = approver if approver is not None else crew.approver
         scope.executor.decisions.update(approvals or {})  # decisions for calls a paused run left waiting
@@ -116,6 +125,9 @@ class CrewRun:
         )
         if crew.verbose:
             scope.subscribe(self._printer())
+        from crew.tracing import start_tracing
+
+        stop_tracing = start_tracing(self.run_id)  # spans, when the application configured OpenTelemetry
         bus.emit(
             "run.start",
             run_id=self.run_id,
@@ -126,7 +138,8 @@ class CrewRun:
         )
         try:
             try:
-                outputs = await scheduler.run()
+                with scoped(run_id=self.run_id):  # every event of the run names it, whoever emits it
+                    outputs = await scheduler.run()
             except BaseException as exc:  # cancelled from outside, or a hook raised
                 status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "error"
                 bus.emit("run.done", run_id=self.run_id, crew=crew.name, status=status)
@@ -147,8 +160,20 @@ class CrewRun:
             )
         finally:
             scope.close()
+            if stop_tracing is not None:
+                stop_tracing()
         if scheduler.failed is not None:
             failed = outputs[scheduler.failed]
+            cause = scheduler.errors.get(scheduler.failed)
+            if isinstance(cause, BudgetExceededError):  # the run stopped on its budget: say that, not "task failed"
+                raise BudgetExceededError(
+                    str(cause),
+                    budget=cause.budget,
+                    limit=cause.limit,
+                    spent=cause.spent,
+                    task=failed.name,
+                    output=result,
+                ) from cause
             raise CrewRunError(
                 f"task '{failed.name}' failed: {failed.error}", task=failed.name, output=result
             ) from scheduler.errors.get(scheduler.failed)

@@ -28,8 +28,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from crew.checkpoint import TaskPaused
-from crew.errors import CrewError, TaskTimeoutError
-from crew.events import bus
+from crew.errors import BudgetExceededError, CrewError, TaskTimeoutError
+from crew.events import bus, scoped
 from crew.run_scope import RunScope
 from crew.scheduler import TaskFailed
 from crew.tasks.output import TaskOutput
@@ -124,6 +124,11 @@ class TaskRunner:
         return self.scope.model_for(agent).model if agent is not None else None
 
     async def __call__(self, name: str, context: list[TaskOutput]) -> TaskOutput:
+        agent = self._performer(self.tasks[name])
+        with scoped(task=name, agent=agent.role if agent is not None else None):  # events name their task
+            return await self._run(name, context)
+
+    async def _run(self, name: str, context: list[TaskOutput]) -> TaskOutput:
         task = self.tasks[name]
         agent = self._performer(task)
         base = self._fields(name)
@@ -173,7 +178,7 @@ class TaskRunner:
             except TaskPaused:  # waits for a person: not a failure, nothing to retry
                 raise
             except Exception as exc:
-                if attempt > task.max_retries:
+                if attempt > task.max_retries or isinstance(exc, BudgetExceededError):  # a budget stays spent
                     raise failed(exc, attempt) from exc
                 error = f"{type(exc).__name__}: {exc}"
                 bus.emit("task.retry", run_id=run_id, task=name, attempt=attempt, error=error)
@@ -182,6 +187,7 @@ class TaskRunner:
             update={
                 **base,
                 "status": "done",
+                "raw": scrub(out.raw),  # an output leaves the process: no known secret in it
                 "error": None,
                 "usage": ledger.for_task(name),
                 "attempts": attempt,
@@ -191,7 +197,8 @@ class TaskRunner:
         )
         try:
             if task.output_file:
-                await asyncio.to_thread(write_output_file, task.output_file, out)
+                await asyncio.to_thread(write_output_file, task.output_file, out, task._output_root)
+                out = out.model_copy(update={"output_file": task.output_file})
             for callback in (task.callback, self.scope.task_callback):
                 if callback is not None:
                     await _maybe_await(callback(out))
@@ -240,9 +247,13 @@ class TaskRunner:
 async def _bounded(coro: Any, timeout: float | None, name: str) -> TaskOutput:
     if timeout is None:
         return await coro
+    deadline = asyncio.timeout(timeout)
     try:
-        return await asyncio.wait_for(coro, timeout)
+        async with deadline:
+            return await coro
     except TimeoutError as exc:
+        if not deadline.expired():  # raised inside the task (a tool's or the agent's own limit)
+            raise
         raise TaskTimeoutError(f"task '{name}' timed out after {timeout:g} s") from exc
 
 
@@ -266,15 +277,33 @@ def replace_output(out: TaskOutput, value: Any) -> TaskOutput:
     return out.model_copy(update={"raw": value if isinstance(value, str) else str(value)})
 
 
-def write_output_file(path: str, out: TaskOutput) -> None:
-    """Write the output (JSON for structured outputs, else the raw text exactly); create the directories."""
-    target = Path(path).expanduser()
+def scrub(text: str) -> str:
+    from crew.secrets import scrub as scrub_text
+
+    return scrub_text(text)
+
+
+def write_output_file(path: str, out: TaskOutput, root: str | None = None) -> None:
+    """Write the output (JSON for structured outputs, else the raw text exactly); create the directories.
+
+    ``root`` is the output folder of a path built from inputs (see ``Task.interpolate``):
+    the write must land inside it after symlinks are followed. The text is scrubbed of
+    known secrets, like everything else that leaves the process.
+    """
+    from crew.secrets import scrub
+    from crew.tasks.interpolate import inside_folder
+
+    target = Path(path)
     if out.pydantic is not None or out.json_dict is not None:
         text = json.dumps(out.to_dict(), ensure_ascii=False, indent=2)
     else:
         text = out.raw
     try:
+        if root is not None and not inside_folder(path, root):
+            raise OSError(f"it leads out of its folder '{root}' through a symbolic link")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        if root is not None and not inside_folder(path, root):  # a link among the folders just made
+            raise OSError(f"it leads out of its folder '{root}' through a symbolic link")
+        target.write_text(scrub(text), encoding="utf-8")
     except OSError as exc:
         raise OSError(f"cannot write output_file '{path}' of task '{out.name}': {exc.strerror or exc}") from exc

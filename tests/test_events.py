@@ -46,3 +46,68 @@ def test_unconfigured_logging_builds_no_record_then_configured_logging_gets_json
     assert first == "False", done.stderr
     assert record.startswith("WARNING:crew:{") and '"event": "task.failed"' in record
     assert "sk-x" not in record and '"api_key": "***"' in record
+
+
+def test_events_inside_a_scope_name_its_run_task_and_agent_unless_they_name_their_own() -> None:
+    import asyncio
+
+    from crew.events import current_scope, scoped
+
+    seen = []
+    unsubscribe = bus.subscribe(seen.append)
+
+    async def task(name: str) -> None:
+        with scoped(task=name, agent="A"):
+            await asyncio.sleep(0)
+            bus.emit("llm.call", model="m")
+            bus.emit("tool.call", task="explicit", agent=None)
+
+    async def run() -> None:
+        with scoped(run_id="r9"):
+            await asyncio.gather(task("t1"), task("t2"))
+        bus.emit("after")
+
+    try:
+        asyncio.run(run())
+    finally:
+        unsubscribe()
+    assert current_scope() is None
+    calls = sorted((e.type, e.run_id, e.data["task"], e.data["agent"]) for e in seen if e.type != "after")
+    assert calls == [
+        ("llm.call", "r9", "t1", "A"),
+        ("llm.call", "r9", "t2", "A"),
+        ("tool.call", "r9", "explicit", "A"),
+        ("tool.call", "r9", "explicit", "A"),
+    ]
+    assert seen[-1].run_id is None and "task" not in seen[-1].data
+
+
+def test_known_secret_values_are_masked_in_event_text() -> None:
+    from crew.secrets import register
+
+    register("remembered-5555")
+    seen = []
+    unsubscribe = bus.subscribe(seen.append)
+    bus.emit("tool.call", result="failed with remembered-5555 here", args={"q": "remembered-5555"}, n=3)
+    unsubscribe()
+    assert seen[0].data == {"result": "failed with *** here", "args": {"q": "***"}, "n": 3}
+
+
+def test_configure_logging_is_what_the_cli_flags_do() -> None:
+    code = (
+        "import io, sys\n"
+        "from crew.events import bus, configure_logging\n"
+        "configure_logging('info', json=True)\n"
+        "bus.emit('run.start', run_id='r', crew='c')\n"
+        "bus.emit('llm.call', run_id='r', model='m', messages=[{'role': 'user', 'content': 'long'}])\n"
+        "configure_logging('debug', json=False)\n"
+        "bus.emit('llm.call', run_id='r', model='m', messages=[{'role': 'user', 'content': 'long'}])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 2, done.stderr  # llm.call is DEBUG: only the second, at debug, shows
+    import json
+
+    first = json.loads(lines[0])
+    assert (first["event"], first["run_id"], first["level"]) == ("run.start", "r", "info")
+    assert "llm.call" in lines[1] and "model=m" in lines[1] and "long" not in lines[1]

@@ -22,7 +22,19 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crew"
 # package); the longest matching name wins. ``crew.store``, ``crew.backends`` and ``crew.mcp``
 # do not exist yet: their place is decided here before they land.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("utilities", ("crew.errors", "crew.usage", "crew.keywords", "crew.events", "crew.blocking", "crew.ledger")),
+    (
+        "utilities",
+        (
+            "crew.errors",
+            "crew.usage",
+            "crew.keywords",
+            "crew.events",
+            "crew.blocking",
+            "crew.secrets",
+            "crew.daemon_pool",
+            "crew.ledger",
+        ),
+    ),
     ("tools", ("crew.tools",)),
     ("tasks", ("crew.tasks",)),
     (
@@ -44,7 +56,17 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
     (
         "run",
-        ("crew.scheduler", "crew.task_runner", "crew.run", "crew.crew", "crew.store", "crew.backends", "crew.mcp"),
+        (
+            "crew.scheduler",
+            "crew.task_runner",
+            "crew.run",
+            "crew.crew",
+            "crew.budget",
+            "crew.tracing",
+            "crew.store",
+            "crew.backends",
+            "crew.mcp",
+        ),
     ),
     # the root package (``crew/__init__.py``: the public face, every name lazily) sits at the
     # top with the CLI; ``crew.progress`` is the CLI's live view (moving to ``crew.cli.progress``)

@@ -3,7 +3,10 @@
 argparse, not click or typer: ``crew --help`` must answer in well under 0.3 s, and
 each subcommand imports what it needs only when it runs. Exit codes: 0 success, 1 the
 run failed (a task failed, or something unexpected broke), 2 a usage or configuration
-error, printed as one clear message without a traceback (``--debug`` shows it).
+error, printed as one clear message without a traceback (``--debug`` shows it), 130 an
+interrupt (Ctrl-C), 143 a termination (SIGTERM: ``docker stop``, a CI cancel), which is
+handled exactly like Ctrl-C. Everything the command prints is scrubbed of the secrets the
+process knows (:mod:`crew.secrets`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,37 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+
+_signalled: dict[str, bool] = {"terminated": False}
+
+
+def interrupt_code() -> int:
+    """The exit code of an interrupted command: 143 after SIGTERM, else 130 (Ctrl-C)."""
+    return EXIT_TERMINATED if _signalled["terminated"] else EXIT_INTERRUPTED
+
+
+def interrupt_word() -> str:
+    return "terminated" if _signalled["terminated"] else "interrupted"
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM takes the Ctrl-C path (asyncio's runner cancels the run, we say what finished)."""
+    import signal
+
+    _signalled["terminated"] = True
+    signal.raise_signal(signal.SIGINT)
+
+
+def _handle_sigterm() -> object:
+    """Install the SIGTERM handler (main thread only); returns the previous one, to restore."""
+    import signal
+    import threading
+
+    _signalled["terminated"] = False
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 class UsageError(Exception):
@@ -25,6 +58,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of errors")
+    common.add_argument(
+        "--log-level",
+        metavar="LEVEL",
+        default=argparse.SUPPRESS,
+        help="log crew's events at LEVEL (debug, info, warning, error) on stderr",
+    )
+    common.add_argument(
+        "--log-json", action="store_true", default=argparse.SUPPRESS, help="log events as JSON lines (level: info)"
+    )
     parser = argparse.ArgumentParser(
         prog="crew",
         description="Run and inspect crews of LLM agents declared in YAML.",
@@ -59,10 +101,63 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: current folder)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    _run_options(p)
     p.set_defaults(handler="crew.cli.kickoff:run")
 
+    run_help = "a run id or its first characters (`crew runs` lists them)"
+    p = command("runs", "list the recorded runs of a crew folder, newest first")
+    p.add_argument("path", nargs="?", default=None, metavar="PATH", help=path_help)
+    p.add_argument("--store", metavar="FILE", help="the run store (default: PATH/.crew/runs.db)")
+    p.add_argument("-n", "--limit", type=int, default=20, metavar="N", help="show the N newest runs (default 20)")
+    p.add_argument("--json", action="store_true", help="print the runs as JSON")
+    p.set_defaults(handler="crew.cli.runs:list_runs")
+
+    p = command("show", "show one run: every task, its output, usage, model and tool calls")
+    p.add_argument("run", nargs="?", default=None, metavar="RUN", help=run_help + "; default: the latest run")
+    _store_options(p)
+    p.add_argument("--json", action="store_true", help="print everything recorded about the run as JSON")
+    p.add_argument("-o", "--output", metavar="FILE.html", help="write the run's timeline as a self-contained page")
+    p.set_defaults(handler="crew.cli.runs:show")
+
+    for name, help_text in (
+        ("replay", "rerun a task of a recorded run and everything downstream of it"),
+        ("resume", "continue an interrupted or failed run, running only the unfinished tasks"),
+    ):
+        p = command(name, help_text)
+        default = "" if name == "replay" else "; default: the latest unfinished run"
+        p.add_argument(
+            "run", nargs="?" if name == "resume" else None, default=None, metavar="RUN", help=run_help + default
+        )
+        if name == "replay":
+            p.add_argument("--from", dest="from_task", required=True, metavar="TASK", help="the task to rerun first")
+        _store_options(p)
+        p.add_argument(
+            "-i",
+            "--input",
+            dest="inputs",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="change an input of the run (repeatable)",
+        )
+        p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (default: the run's)")
+        p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
+        p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: the run's)")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+        _budget_options(p)
+        p.set_defaults(handler=f"crew.cli.runs:{name}")
+
     p = command("validate", "check a crew without running it (no model or key needed)")
+    p.epilog = (
+        "validate imports the crew's own modules (tools.py and any import path in crew.yaml), which runs "
+        "their code, as kickoff, plot and tools do. For a folder you do not trust, use --no-import."
+    )
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
+    p.add_argument(
+        "--no-import",
+        action="store_true",
+        help="run none of the folder's code: check the YAML, names and import paths (syntax, modules) only",
+    )
     p.set_defaults(handler="crew.cli.inspect:validate")
 
     p = command("plot", "draw the task graph (Mermaid on stdout by default)")
@@ -90,6 +185,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", metavar="FILE", help="record the run in FILE (default: PATH/.crew/runs.db)")
+    p.add_argument("--no-store", action="store_true", help="do not record the run")
+    _budget_options(p)
+
+
+def _budget_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-tokens", type=int, metavar="N", help="stop before a model call once N tokens are spent")
+    p.add_argument("--max-cost", type=float, metavar="USD", help="stop before a model call once USD are spent")
+
+
+def _store_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--path", default=None, metavar="PATH", help="the crew folder (default: the run's, or .)")
+    p.add_argument("--store", metavar="FILE", help="the run store (default: PATH/.crew/runs.db)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -97,19 +208,62 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     debug = getattr(args, "debug", False)
+    level = getattr(args, "log_level", None) or ("info" if getattr(args, "log_json", False) else None)
+    if level is not None:
+        from crew.events import configure_logging
+
+        try:
+            configure_logging(level, json=getattr(args, "log_json", False))
+        except ValueError as exc:
+            _say(f"crew: --log-level: {exc}")
+            return EXIT_USAGE
+    from crew.cli.streams import scrubbed_streams
+    from crew.secrets import register_environment
+
+    register_environment()
+    previous = _handle_sigterm()
+    try:
+        with scrubbed_streams():
+            return _dispatch(args, debug)
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+
+
+def _dispatch(args: argparse.Namespace, debug: bool) -> int:
     try:
         module, _, name = args.handler.partition(":")
         from importlib import import_module
 
         return int(getattr(import_module(module), name)(args))
     except KeyboardInterrupt:
-        _say("crew: interrupted")
-        return EXIT_INTERRUPTED
+        _say(f"crew: {interrupt_word()}")
+        return interrupt_code()
     except BrokenPipeError:  # `crew plot | head`: the reader left; that is not an error
         _silence_stdout()
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place errors become messages and exit codes
         return _report(exc, debug)
+
+
+def write_file(path: str, text: str, *, option: str = "-o") -> None:
+    """Write a file the user named on the command line: its folder is created; failures are usage errors.
+
+    Every command that writes a file goes through here, so a missing folder, a name too
+    long or a read-only place gives one clear message naming the option and the path.
+    """
+    from pathlib import Path
+
+    from crew.secrets import scrub
+
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(scrub(text), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -3,48 +3,106 @@
 stdout carries the result only (the final answer, or one JSON document with
 ``--json``); progress, warnings and the summary go to stderr, so
 ``crew kickoff > plan.md`` and ``crew kickoff --json | jq`` both do the obvious thing.
+While the crew runs, whatever else writes to stdout (a tool's ``print``) goes to stderr.
+
+Work that was paid for is never lost: when a run fails or is interrupted, the text of
+every task that finished is still printed (or the file it was saved to is named).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from crew.cli import EXIT_FAILED, EXIT_OK, UsageError, interrupt_code, interrupt_word
 
 
 def run(args: argparse.Namespace) -> int:
+    given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
+    project, inputs = load(args.path, given, llm=args.llm, out=args.out)
+    crew = project.crew
+    apply_budgets(crew, args)
+    store = None if args.no_store else open_store(args.store, project.folder)
+    settings = {"llm": args.llm, "out": args.out}
+
+    def start(run_id: str) -> Any:
+        if store is None:
+            return crew.kickoff_async(inputs, run_id=run_id)
+        from crew.store.recording import recorded_kickoff
+
+        folder = str(project.folder.resolve())
+        return recorded_kickoff(crew, store, inputs, run_id=run_id, settings=settings, folder=folder)
+
+    return execute(args, crew, inputs, start)
+
+
+def load(path: str | Path, given: dict[str, Any], *, llm: str | None, out: str | None) -> tuple[Any, dict[str, Any]]:
+    """The crew folder's project and the run's inputs (its defaults under ``given``), checked."""
     from crew.config import load_project
     from crew.errors import ConfigError
 
-    given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
-    if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
-        raise UsageError(f"--out {args.out}: not a folder")
-    project = load_project(args.path, llm=args.llm, out_dir=args.out, require_model=True)
+    if llm is not None and not llm.strip():
+        raise UsageError("--llm needs a model name (e.g. --llm test, --llm openai/gpt-4o-mini)")
+    if out and Path(out).exists() and not Path(out).is_dir():
+        raise UsageError(f"--out {out}: not a folder")
+    project = load_project(path, llm=llm, out_dir=out, require_model=True)
     for warning in project.warnings:
         print(warning, file=sys.stderr)
+    from crew.store.scrub import scrubber_for
+
+    scrubber_for(project.crew)  # the crew's keys are masked in everything from here on, stored or not
     inputs = {**project.inputs, **given}
     missing = project.missing_inputs(inputs)
     if missing:
         lines = [str(p) for p in missing]
         raise ConfigError("\n".join(lines), errors=lines)
+    return project, inputs
 
-    crew = project.crew
+
+def apply_budgets(crew: Any, args: argparse.Namespace) -> None:
+    for name in ("max_tokens", "max_cost"):
+        value = getattr(args, name, None)
+        if value is not None:
+            if value <= 0:
+                raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
+            setattr(crew, name, value)
+
+
+def open_store(given: str | None, folder: Path) -> Any:
+    """The CLI's run store: ``--store FILE``, else ``.crew/runs.db`` in the crew folder."""
+    from crew.store import RunStore
+
+    path = Path(given) if given else folder / ".crew" / "runs.db"
+    if not given and not path.parent.exists():
+        try:
+            path.parent.mkdir(parents=True)
+            (path.parent / ".gitignore").write_text("# crew's run store: local, never committed\n*\n")
+        except OSError:
+            pass  # RunStore says what is wrong with the place
+    return RunStore(path)
+
+
+def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: Any, names: Any = None) -> int:
+    """Run ``start(run_id)`` (a kickoff coroutine) with progress, then print the result and the summary."""
     run_id = uuid.uuid4().hex
-    progress = _progress(args, crew, run_id)
+    progress = _progress(args, crew, run_id, names)
     if crew.human_feedback is None and any(t.human_input for t in crew.tasks):
         crew.human_feedback = _human_prompt(progress)
     started = time.time()
-    output, error = _execute(crew, inputs, run_id, progress, as_json=args.json, stream=args.stream)
+    output, error = _execute(
+        lambda: start(run_id), run_id, progress, as_json=args.json, stream=getattr(args, "stream", False)
+    )
     failed = error is not None or any(t.status == "failed" for t in output.tasks_output)
 
-    if args.stream:
+    if getattr(args, "stream", False):
         pass  # everything went out as it happened
     elif args.json:
         document = output.model_dump(mode="json")
@@ -55,14 +113,14 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     elif not failed:
         sys.stdout.write(str(output).rstrip("\n") + "\n")
+    else:
+        _print_finished(output.tasks_output, _written_files(crew, output))
     sys.stdout.flush()
     _summary(args, crew, inputs, output, error, started, failed)
     return EXIT_FAILED if failed else EXIT_OK
 
 
-def _execute(
-    crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, as_json: bool, stream: bool = False
-) -> tuple[Any, str | None]:
+def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: bool = False) -> tuple[Any, str | None]:
     """Run on our own asyncio Runner: Ctrl-C cancels the run's tasks, then we say what finished.
 
     After an interrupt the process leaves at once (``os._exit``) rather than waiting for
@@ -71,6 +129,7 @@ def _execute(
     """
     import asyncio
 
+    from crew.cli.streams import tool_output_to_stderr
     from crew.errors import CrewRunError
 
     runner = asyncio.Runner()
@@ -79,10 +138,13 @@ def _execute(
         try:
             if stream:
                 from crew.cli.streaming import print_stream
+                from crew.stream.drive import stream_run
 
-                output = runner.run(print_stream(crew.astream(inputs, run_id=run_id), as_json=as_json))
+                with _result_stream() as out, tool_output_to_stderr():  # tools' prints go to stderr, the stream not
+                    output = runner.run(print_stream(stream_run(run_id, start), as_json=as_json, out=out))
             else:
-                output = runner.run(crew.kickoff_async(inputs, run_id=run_id))
+                with tool_output_to_stderr():
+                    output = runner.run(start())
             error = None
         except CrewRunError as exc:
             from crew.tasks.output import CrewOutput
@@ -92,34 +154,84 @@ def _execute(
             progress.close()
     except KeyboardInterrupt:
         summary = progress.summary()
-        print(f"crew: interrupted; {summary}", file=sys.stderr, flush=True)
+        word = interrupt_word()
+        print(f"crew: {word}; {summary}", file=sys.stderr, flush=True)
+        finished = progress.finished_outputs()
         if as_json:
-            finished = progress.finished_outputs()
             document = {
                 "run_id": run_id,
-                "status": "interrupted",
-                "error": f"interrupted; {summary}",
+                "status": word,
+                "error": f"{word}; {summary}",
                 "tasks_output": [o.model_dump(mode="json") for o in finished],
             }
             json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
             sys.stdout.write("\n")
+        else:
+            _print_finished(finished, {})
         sys.stdout.flush()
-        os._exit(EXIT_INTERRUPTED)
+        sys.stderr.flush()
+        os._exit(interrupt_code())
     runner.close()
     return output, error
 
 
-def _progress(args: argparse.Namespace, crew: Any, run_id: str) -> Any:
-    """The progress view; with ``-q`` one that shows nothing but still keeps track."""
+def _print_finished(outputs: list[Any], files: dict[str, str]) -> None:
+    """The text of each task that finished, under its name (on stdout: it is the result there is).
+
+    A task whose output was written to a file is named with its path instead of repeated.
+    """
+    done = [o for o in outputs if getattr(o, "status", "done") == "done"]
+    for out in done:
+        if out.name in files:
+            print(f"task '{out.name}' finished; its output is in {files[out.name]}", file=sys.stderr)
+            continue
+        sys.stdout.write(f"## {out.name}\n\n{str(out.raw).rstrip(chr(10))}\n\n")
+    if done:
+        print(f"crew: printed what finished: {', '.join(o.name for o in done)}", file=sys.stderr)
+
+
+def _written_files(crew: Any, output: Any) -> dict[str, str]:
+    """Task name -> the output file this run wrote for it (paths that cannot be checked are left out)."""
+    out: dict[str, str] = {}
+    for name, path in ((t.name, t.output_file) for t in output.tasks_output if t.output_file):
+        try:
+            if Path(path).is_file():
+                out[name] = path
+        except (OSError, ValueError):  # a name too long for the file system: nothing was written
+            continue
+    return out
+
+
+@contextlib.contextmanager
+def _result_stream() -> Iterator[Any]:
+    """A writer on the real stdout that outlives ``tool_output_to_stderr`` (the stream is the result)."""
+    from crew.cli.streams import ScrubbingStream
+
+    try:
+        fd = os.dup(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (captured): write to it as it is
+        yield sys.stdout
+        return
+    raw = os.fdopen(fd, "w", encoding="utf-8", errors="replace", buffering=1)
+    try:
+        yield ScrubbingStream(raw)
+    finally:
+        raw.close()
+
+
+def _progress(args: argparse.Namespace, crew: Any, run_id: str, only: Any = None) -> Any:
+    """The progress view (of the tasks in ``only``, when given); with ``-q`` one that shows nothing."""
     from crew.cli.progress import Progress
     from crew.tasks.graph import task_names
 
     names = task_names(crew.tasks)
-    tasks = [(name, _agent_label(task)) for name, task in zip(names, crew.tasks, strict=True)]
+    tasks = [
+        (name, _agent_label(task)) for name, task in zip(names, crew.tasks, strict=True) if only is None or name in only
+    ]
     live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
     title = f"{crew.name} ({crew.process.value if hasattr(crew.process, 'value') else crew.process})"
     return Progress(
-        None if args.quiet or args.stream else sys.stderr,  # with --stream the text is the view
+        None if args.quiet or getattr(args, "stream", False) else sys.stderr,  # with --stream the text is the view
         run_id=run_id,
         title=title,
         tasks=tasks,
@@ -174,8 +286,6 @@ def _summary(
         if error:
             print(f"crew: {error}", file=sys.stderr)
         return
-    from crew.tasks.interpolate import fill
-
     counts: dict[str, int] = {}
     for task in output.tasks_output:
         counts[task.status] = counts.get(task.status, 0) + 1
@@ -187,49 +297,53 @@ def _summary(
     for task in output.tasks_output:
         if task.status == "failed":
             print(f"  task '{task.name}' failed: {task.error}", file=sys.stderr)
-    for task in crew.tasks:
-        if task.output_file:
-            path = fill(task.output_file, inputs, where="output_file", errors=[])
-            if Path(path).is_file():
-                print(f"wrote {path}", file=sys.stderr)
+    done = {t.name for t in output.tasks_output if t.status == "done"}
+    for name, path in _written_files(crew, output).items():
+        if name in done:
+            print(f"wrote {path}", file=sys.stderr)
 
 
 def _pairs(items: list[str]) -> dict[str, Any]:
     """``-i key=value`` pairs; a value that parses as JSON (3, true, [1,2]) keeps its type."""
+    from crew.config.loader import TooLarge, check_size
+
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"-i expects KEY=VALUE, got {item!r}")
         try:
-            out[key.strip()] = json.loads(value)
+            parsed = json.loads(value)
         except ValueError:
-            out[key.strip()] = value
+            parsed = value
+        except RecursionError:
+            raise UsageError(f"-i {key.strip()}: the value is nested too deeply") from None
+        try:
+            check_size(parsed)
+        except TooLarge as exc:
+            raise UsageError(f"-i {key.strip()}: the value is {exc.problem}") from None
+        out[key.strip()] = parsed
     return out
 
 
 def _inputs_file(name: str | None) -> dict[str, Any]:
+    """The inputs of ``--inputs-file``, read with the crew files' limits (depth, alias expansion)."""
     if name is None:
         return {}
+    from crew.config.build import plain
+    from crew.config.loader import YamlSyntaxError, load_data
+
     path = Path(name)
     if not path.is_file():
         raise UsageError(f"--inputs-file {name}: no such file")
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".yaml", ".yml"):
+    if path.suffix.lower() not in (".json", ".yaml", ".yml"):
         raise UsageError(f"--inputs-file {name}: expected a .json, .yaml or .yml file")
     try:
-        text = path.read_text(encoding="utf-8")
-        if suffix == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            try:
-                data = yaml.safe_load(text)
-            except yaml.YAMLError as exc:
-                raise ValueError(str(exc)) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--inputs-file {name}: cannot parse it: {exc}") from None
+        data = load_data(path)
+    except YamlSyntaxError as exc:
+        raise UsageError(f"{name}:{exc.line}: cannot read the inputs: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--inputs-file {name}: cannot read it: {exc}") from None
     if not isinstance(data, dict):
         raise UsageError(f"--inputs-file {name}: expected a mapping of input names to values")
-    return {str(k): v for k, v in data.items()}
+    return {str(k): plain(v) for k, v in data.items()}

@@ -136,8 +136,20 @@ def split_tool_calls(raw_calls: Sequence[Any]) -> tuple[list[ToolCall], list[Inv
     return valid, invalid
 
 
-def emit_call(response: LLMResponse, *, attempts: int = 1, stream: bool = False) -> None:
-    """Announce a finished model call (every ChatModel reports through here)."""
+def emit_call(
+    response: LLMResponse,
+    *,
+    attempts: int = 1,
+    stream: bool = False,
+    messages: Sequence[dict[str, Any]] | None = None,
+) -> None:
+    """Announce a finished model call (every ChatModel reports through here).
+
+    ``messages`` (what was sent) and ``reply`` go along for subscribers that keep
+    transcripts (the run store); when nobody listens they are left out, so no call pays
+    for scrubbing a transcript nobody reads.
+    """
+    listened = bus.enabled("llm.call")
     bus.emit(
         "llm.call",
         model=response.model,
@@ -150,6 +162,10 @@ def emit_call(response: LLMResponse, *, attempts: int = 1, stream: bool = False)
         stream=stream,
         tool_calls=len(response.tool_calls) + len(response.invalid_tool_calls),
         finish_reason=response.finish_reason,
+        messages=list(messages) if listened and messages is not None else None,
+        reply=(response.raw_message if response.tool_calls or response.invalid_tool_calls else response.content)
+        if listened
+        else None,
     )
 
 

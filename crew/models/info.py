@@ -33,6 +33,8 @@ class ModelCallInfo:
     turn: int = 0
     output_schema: dict[str, Any] | None = None
     run_id: str | None = None
+    model: str = ""
+    """The name of the model being called (``ChatModel.model``)."""
 
 
 _current: ContextVar[ModelCallInfo | None] = ContextVar("crew_model_call", default=None)

@@ -73,6 +73,8 @@ class TaskOutput(_Answer, BaseModel):
     started_at: float | None = None
     finished_at: float | None = None
     attempts: int = 1
+    output_file: str | None = None
+    """The file this output was written to (``Task.output_file`` filled in), once written."""
 
     @property
     def duration(self) -> float:
@@ -87,6 +89,8 @@ class CrewOutput(_Answer, BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
 
     run_id: str | None = None
+    continued_from: str | None = None
+    """The run whose stored outputs this one reused (``Crew.resume``/``Crew.replay``)."""
     raw: str = ""
     pydantic: Any = None
     json_dict: dict[str, Any] | None = None

@@ -97,7 +97,7 @@ class TestModel:
             response = LLMResponse(content=self._answer(messages, output_schema))
         response.model = self.model
         response.usage = approximate_usage(messages, tools, response)
-        emit_call(response)
+        emit_call(response, messages=messages)
         return response
 
     async def astream(
@@ -251,7 +251,7 @@ class FunctionModel:
         response.model = response.model or self.model
         if response.usage.requests == 0:
             response.usage = approximate_usage(messages, tools, response)
-        emit_call(response)
+        emit_call(response, messages=messages)
         return response
 
 

@@ -387,6 +387,8 @@ EVERY_KEY = """
     max_concurrency: 3
     cache: false
     max_rpm: 120
+    max_tokens: 5000
+    max_cost: 0.5
     on_error: continue
     step_callback: hooks:on_step
     task_callback: hooks:on_task
@@ -471,6 +473,8 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "max_concurrency": 3,
             "cache": False,
             "max_rpm": 120,
+            "max_tokens": 5000,
+            "max_cost": 0.5,
             "on_error": "continue",
             "step_callback": hooks.on_step,
             "task_callback": hooks.on_task,

@@ -1,0 +1,102 @@
+"""Resume and replay: which stored outputs a new run may reuse, and when it may not.
+
+A stored output is reused only while its task's definition is unchanged (see
+``crew.store.hashing``); otherwise the new run is refused, naming the task, rather
+than quietly building on work done for another question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from crew.errors import StoreError
+from crew.store.hashing import task_hashes
+from crew.store.records import StoredRun, StoredTask
+from crew.store.store import RunStore
+from crew.tasks.output import TaskOutput
+from crew.usage import Usage
+
+
+@dataclass
+class Continuation:
+    """What a resume or replay starts from: the run, its inputs, the outputs to reuse."""
+
+    run: StoredRun
+    inputs: dict[str, Any]
+    outputs: dict[str, TaskOutput]
+    rerun: list[str]
+    spent_before: Usage = field(default_factory=Usage)
+
+
+def plan_resume(
+    crew: Any, store: RunStore, run_id: str | None = None, inputs: Mapping[str, Any] | None = None
+) -> Continuation:
+    """Continue ``run_id`` (default: the latest unfinished run): rerun every task without a stored output."""
+    run = store.run(run_id) if run_id is not None else store.latest_unfinished()
+    if run.status == "done":
+        raise StoreError(
+            f"run {run.id[:12]} finished: nothing to resume (`crew replay {run.id[:12]} --from TASK` redoes part of it)"
+        )
+    return _plan(crew, store, run, inputs, rerun_from=None)
+
+
+def plan_replay(
+    crew: Any, store: RunStore, run_id: str | None, from_task: str, inputs: Mapping[str, Any] | None = None
+) -> Continuation:
+    """Rerun ``from_task`` and everything downstream of it; reuse the stored outputs of the others."""
+    return _plan(crew, store, store.run(run_id), inputs, rerun_from=from_task)
+
+
+def _plan(
+    crew: Any, store: RunStore, run: StoredRun, inputs: Mapping[str, Any] | None, *, rerun_from: str | None
+) -> Continuation:
+    from crew.tasks.graph import task_names
+
+    merged = {**run.inputs, **(inputs or {})}
+    names = task_names(crew.tasks)
+    rerun: set[str] = set()
+    if rerun_from is not None:
+        if rerun_from not in names:
+            raise StoreError(f"no task '{rerun_from}' in crew '{crew.name}' (its tasks: {', '.join(names)})")
+        rerun = {rerun_from} | crew.validate_graph().descendants(rerun_from)
+    hashes = task_hashes(crew, merged)
+    stored = {task.name: task for task in store.tasks(run.id)}
+    by_name = dict(zip(names, crew.tasks, strict=True))
+    outputs: dict[str, TaskOutput] = {}
+    for name in names:
+        task = stored.get(name)
+        if name in rerun or task is None or task.status != "done" or task.output is None:
+            continue
+        if task.def_hash != hashes[name]:
+            what = "resume" if rerun_from is None else "replay"
+            raise StoreError(
+                f"cannot {what} run {run.id[:12]}: task '{name}' changed since that run (its description, "
+                "expected output, agent, tools, context or output schema, or the inputs filled into them), "
+                f"so its stored output no longer fits; `crew kickoff` starts afresh"
+                + ("" if rerun_from is not None else f", `crew replay {run.id[:12]} --from {name}` redoes it")
+            )
+        outputs[name] = _restore(task, by_name[name])
+    spent = _chain_usage(store, run) if rerun_from is None else Usage()
+    return Continuation(run, merged, outputs, [n for n in names if n not in outputs], spent)
+
+
+def _restore(stored: StoredTask, task: Any) -> TaskOutput:
+    """The stored output, its structured value rebuilt as the task's model."""
+    document = dict(stored.output or {})
+    model = task.output_pydantic
+    if model is not None and isinstance(document.get("pydantic"), dict):
+        document["pydantic"] = model.model_validate(document["pydantic"])
+    return TaskOutput.model_validate(document)
+
+
+def _chain_usage(store: RunStore, run: StoredRun) -> Usage:
+    """What ``run`` and the runs it continued spent: a resumed run's budget covers them all."""
+    total, seen = Usage(), set()
+    current: StoredRun | None = run
+    while current is not None and current.id not in seen:
+        seen.add(current.id)
+        total = total + current.usage
+        current = store.run(current.continued_from) if current.continued_from else None
+    return total

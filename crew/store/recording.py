@@ -1,0 +1,97 @@
+"""A kickoff with a run store: record it from start to end, whatever way it ends.
+
+Kickoff, resume and replay all come through :func:`recorded_kickoff`; the last two
+only differ in the outputs they reuse and in what they say they continued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import uuid
+from collections.abc import Callable, Mapping
+from os import PathLike
+from typing import Any
+
+from crew.errors import CrewRunError
+from crew.store.recorder import RunRecorder
+from crew.store.store import RunStore
+from crew.tasks.output import CrewOutput, TaskOutput
+from crew.usage import Usage
+
+_BUDGETS = ("max_tokens", "max_cost")
+
+
+def open_store(store: Any) -> RunStore:
+    """``store=`` of a Crew as a RunStore: a RunStore as it is, a path opened."""
+    if isinstance(store, RunStore):
+        return store
+    if isinstance(store, (str, PathLike)):
+        return RunStore(store)
+    raise TypeError(f"store must be a path or a RunStore, got {type(store).__name__}")
+
+
+async def recorded_kickoff(
+    crew: Any,
+    store: RunStore,
+    inputs: Mapping[str, Any],
+    *,
+    run_id: str | None = None,
+    precomputed: Mapping[str, TaskOutput] | None = None,
+    on_task_done: Callable[[TaskOutput], Any] | None = None,
+    mode: str = "kickoff",
+    continued_from: str | None = None,
+    from_task: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    folder: str | None = None,
+    spent_before: Usage | None = None,
+) -> CrewOutput:
+    """Run ``crew`` once, recorded in ``store``; ``precomputed`` outputs count as done (reused)."""
+    from crew.budget import Budget
+    from crew.run import CrewRun
+
+    crew._prewarm()
+    run_id = run_id or uuid.uuid4().hex
+    budget = Budget.of(crew, spent_before=spent_before, continued_from=continued_from)
+    budgets = {k: getattr(crew, k) for k in _BUDGETS if getattr(crew, k) is not None}
+    reused = {name: out.model_copy(update={"usage": Usage()}) for name, out in (precomputed or {}).items()}
+    recorder = RunRecorder(
+        store,
+        crew,
+        run_id=run_id,
+        inputs=inputs,
+        mode=mode,
+        continued_from=continued_from,
+        from_task=from_task,
+        settings={**{k: v for k, v in (settings or {}).items() if k not in _BUDGETS}, **budgets},
+        folder=folder,
+        reused=reused,
+    )
+    run = CrewRun(crew, dict(inputs), run_id=run_id, budget=budget)
+    recorder.start()
+
+    async def done(out: TaskOutput) -> None:
+        recorder.on_task_done(out)  # first: on disk before the user's hook or a dependant can fail
+        if on_task_done is not None:
+            result = on_task_done(out)
+            if inspect.isawaitable(result):
+                await result
+
+    try:
+        output = await run.execute(precomputed=reused, on_task_done=done)
+    except CrewRunError as exc:
+        usage = exc.output.usage if isinstance(exc.output, CrewOutput) else None
+        recorder.finish("failed", usage, str(exc))
+        if isinstance(exc.output, CrewOutput):
+            exc.output.continued_from = continued_from
+        raise
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        recorder.finish("interrupted", None, "interrupted")
+        raise
+    except BaseException as exc:
+        recorder.finish("failed", None, f"{type(exc).__name__}: {exc}")
+        raise
+    failed = any(o.status == "failed" for o in output.tasks_output)  # on_error="continue": resumable
+    recorder.finish("failed" if failed else "done", output.usage, "a task failed" if failed else None)
+    output.continued_from = continued_from
+    return output

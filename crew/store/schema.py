@@ -1,0 +1,221 @@
+"""The run store's tables, their version, and the steps that bring an older file up to date.
+
+``PRAGMA user_version`` holds the schema version; ``MIGRATIONS[n]`` turns version ``n``
+into ``n + 1``, so a later crew opens any earlier store (in one transaction, so a
+crash mid-migration leaves the file as it was). A file with tables of its own that are
+not ours is refused rather than written into: the path was probably a mistake.
+The persistent tool cache (``SQLiteCache``, table ``tool_cache``) may share the file.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from crew.errors import StoreError
+
+APP = "crew-run-store"
+"""What ``crew_meta.app`` says in a file this module made."""
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS crew_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    crew TEXT NOT NULL,
+    crew_hash TEXT NOT NULL,
+    folder TEXT,
+    inputs TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    status TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    continued_from TEXT,
+    from_task TEXT,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    total_tokens INTEGER NOT NULL DEFAULT 0,
+    requests INTEGER NOT NULL DEFAULT 0,
+    cost REAL NOT NULL DEFAULT 0,
+    error TEXT,
+    pid INTEGER,
+    host TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_started ON runs (started_at);
+CREATE TABLE IF NOT EXISTS tasks (
+    run_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    agent TEXT,
+    def_hash TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reused INTEGER NOT NULL DEFAULT 0,
+    output TEXT,
+    error TEXT,
+    started_at REAL,
+    finished_at REAL,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    total_tokens INTEGER NOT NULL DEFAULT 0,
+    requests INTEGER NOT NULL DEFAULT 0,
+    cost REAL NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, name)
+);
+CREATE TABLE IF NOT EXISTS model_calls (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    task TEXT,
+    agent TEXT,
+    model TEXT,
+    status TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    latency REAL NOT NULL DEFAULT 0,
+    attempts INTEGER NOT NULL DEFAULT 1,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    message_chars INTEGER NOT NULL DEFAULT 0,
+    messages TEXT,
+    reply TEXT,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    total_tokens INTEGER NOT NULL DEFAULT 0,
+    cost REAL NOT NULL DEFAULT 0,
+    finish_reason TEXT,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS model_calls_run ON model_calls (run_id);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    task TEXT,
+    agent TEXT,
+    tool TEXT NOT NULL,
+    status TEXT NOT NULL,
+    cached INTEGER NOT NULL DEFAULT 0,
+    refused INTEGER NOT NULL DEFAULT 0,
+    started_at REAL NOT NULL,
+    duration REAL NOT NULL DEFAULT 0,
+    args TEXT,
+    result TEXT
+);
+CREATE INDEX IF NOT EXISTS tool_calls_run ON tool_calls (run_id);
+"""
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _create_v1(conn: sqlite3.Connection) -> None:
+    for statement in _V1.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute("INSERT OR REPLACE INTO crew_meta (key, value) VALUES ('app', ?)", (APP,))
+
+
+MIGRATIONS: list[Migration] = [_create_v1]
+"""``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
+
+_SHAREABLE = frozenset({"tool_cache", "sqlite_sequence"})
+"""Tables of other crew parts that may live in the same file."""
+
+_HINT = "move it away, or give another file with --store (the CLI's --no-store runs without one)"
+
+
+def current_version() -> int:
+    return len(MIGRATIONS)
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating or upgrading) the store at ``path``; ``StoreError`` names the file when it cannot be used.
+
+    WAL lets readers (``crew runs`` in another terminal) proceed while a run writes;
+    ``timeout`` is SQLite's busy timeout, so a second process waits its turn to write
+    instead of failing with "database is locked"; ``synchronous=NORMAL`` in WAL mode keeps
+    every committed row through a crash of the process (only a power cut can lose the last ones).
+    """
+    _check_header(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder of the run store {path}: {exc.strerror or exc}") from None
+    try:
+        conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the run store {path}: {exc}") from None
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        _upgrade(conn, path)
+    except StoreError:
+        conn.close()
+        raise
+    except sqlite3.Error as exc:
+        conn.close()
+        raise StoreError(f"{path} is not a usable crew run store ({exc}); {_HINT}") from None
+    return conn
+
+
+def _check_header(path: Path) -> None:
+    """A file that is not SQLite at all: say so before SQLite says "file is not a database"."""
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except OSError as exc:
+        raise StoreError(f"cannot read the run store {path}: {exc.strerror or exc}") from None
+    if head != b"SQLite format 3\x00":
+        raise StoreError(f"{path} is not a crew run store (not an SQLite database); {_HINT}")
+
+
+def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == current_version():
+        _check_ours(conn, path)
+        return
+    if version > current_version():
+        raise StoreError(
+            f"{path} was written by a newer crew (store version {version}; this crew reads up to "
+            f"{current_version()}): upgrade crew, or {_HINT}"
+        )
+    conn.execute("BEGIN IMMEDIATE")  # one process migrates; the others wait, then see it done
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0:
+            foreign = _tables(conn) - _SHAREABLE
+            if foreign:
+                names = ", ".join(sorted(foreign)[:5])
+                raise StoreError(f"{path} is not a crew run store (it holds other tables: {names}); {_HINT}")
+        elif version < current_version():
+            _check_ours(conn, path)
+        for step in MIGRATIONS[version:]:
+            step(conn)
+        conn.execute(f"PRAGMA user_version = {current_version()}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _check_ours(conn: sqlite3.Connection, path: Path) -> None:
+    try:
+        row = conn.execute("SELECT value FROM crew_meta WHERE key = 'app'").fetchone()
+    except sqlite3.Error:
+        row = None
+    if row is None or row[0] != APP:
+        raise StoreError(f"{path} is not a crew run store (no crew metadata in it); {_HINT}")
+
+
+def host() -> str:
+    """This machine's name, to tell whether a run marked as running can still be alive."""
+    try:
+        return os.uname().nodename
+    except AttributeError:  # pragma: no cover - not on POSIX
+        import socket
+
+        return socket.gethostname()
