@@ -171,7 +171,15 @@ class Crew(BaseModel):
             from crew.store.recording import recorded_kickoff
 
             return await recorded_kickoff(
-                self, store, _inputs(inputs), run_id=run_id, precomputed=precomputed, on_task_done=on_task_done
+                self,
+                store,
+                _inputs(inputs),
+                run_id=run_id,
+                precomputed=precomputed,
+                on_task_done=on_task_done,
+                approver=approver,
+                approvals=approvals,
+                checkpoints=checkpoints,
             )
         self._prewarm()  # models may have been set since the crew was built
         run = CrewRun(self, _inputs(inputs), run_id=run_id or uuid.uuid4().hex, budget=Budget.of(self))
@@ -220,17 +228,36 @@ class Crew(BaseModel):
             self._store = open_store(self.store)
         return self._store
 
-    def resume(self, run_id: str | None = None, *, inputs: Mapping[str, Any] | None = None) -> CrewOutput:
-        """Continue a stored run (default: the latest unfinished one), running only unfinished tasks."""
-        return _run_sync(lambda: self.resume_async(run_id, inputs=inputs))
+    def resume(
+        self,
+        run_id: str | None = None,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        approvals: Mapping[str, Any] | None = None,
+    ) -> CrewOutput:
+        """Continue a stored run (default: the latest unfinished one), running only unfinished tasks.
+
+        A paused run's tasks go on where they stopped; ``approvals`` decides its waiting calls
+        by id (``True``, ``False`` or an ``Approval``), besides those decided with ``crew approve``.
+        """
+        return _run_sync(lambda: self.resume_async(run_id, inputs=inputs, approvals=approvals))
 
     async def resume_async(
-        self, run_id: str | None = None, *, inputs: Mapping[str, Any] | None = None, new_run_id: str | None = None
+        self,
+        run_id: str | None = None,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        new_run_id: str | None = None,
+        approvals: Mapping[str, Any] | None = None,
     ) -> CrewOutput:
+        from crew.store.approvals import paused_state
         from crew.store.continuation import plan_resume
 
-        plan = plan_resume(self, self._require_store("resume"), run_id, inputs)
-        return await self._continue(plan, "resume", None, new_run_id)
+        store = self._require_store("resume")
+        plan = plan_resume(self, store, run_id, inputs)
+        checkpoints, decided = paused_state(store, plan.run.id)
+        decisions = {**decided, **(approvals or {})}
+        return await self._continue(plan, "resume", None, new_run_id, checkpoints=checkpoints, approvals=decisions)
 
     def replay(self, run_id: str, *, from_task: str, inputs: Mapping[str, Any] | None = None) -> CrewOutput:
         """Rerun ``from_task`` and every task downstream of it, reusing the stored outputs of the others."""
@@ -249,7 +276,9 @@ class Crew(BaseModel):
         plan = plan_replay(self, self._require_store("replay"), run_id, from_task, inputs)
         return await self._continue(plan, "replay", from_task, new_run_id)
 
-    async def _continue(self, plan: Any, mode: str, from_task: str | None, new_run_id: str | None) -> CrewOutput:
+    async def _continue(
+        self, plan: Any, mode: str, from_task: str | None, new_run_id: str | None, **paused: Any
+    ) -> CrewOutput:
         from crew.store.recording import recorded_kickoff
 
         return await recorded_kickoff(
@@ -264,6 +293,7 @@ class Crew(BaseModel):
             settings=plan.run.settings,
             folder=plan.run.folder,
             spent_before=plan.spent_before,
+            **paused,
         )
 
     def _require_store(self, what: str) -> Any:

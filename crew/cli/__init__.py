@@ -17,6 +17,8 @@ import sys
 from collections.abc import Sequence
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+EXIT_PAUSED = 3
+"""A run paused: tool calls wait for a person's approval (`crew approve`, then `crew resume`)."""
 
 _signalled: dict[str, bool] = {"terminated": False}
 
@@ -121,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for name, help_text in (
         ("replay", "rerun a task of a recorded run and everything downstream of it"),
-        ("resume", "continue an interrupted or failed run, running only the unfinished tasks"),
+        ("resume", "continue an interrupted, failed or paused run, running only the unfinished tasks"),
     ):
         p = command(name, help_text)
         default = "" if name == "replay" else "; default: the latest unfinished run"
@@ -146,6 +148,14 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
         _budget_options(p)
         p.set_defaults(handler=f"crew.cli.runs:{name}")
+
+    p = command("approve", "decide a tool call a paused run waits on (then `crew resume RUN` continues it)")
+    p.add_argument("run", metavar="RUN", help=run_help)
+    p.add_argument("call_id", metavar="CALL_ID", help="the waiting call's id (the paused kickoff printed it)")
+    p.add_argument("--deny", metavar="REASON", help="deny the call; the model reads 'denied by a person: REASON'")
+    p.add_argument("--args", metavar="JSON", help="approve it with these arguments instead of the model's")
+    _store_options(p)
+    p.set_defaults(handler="crew.cli.runs:approve")
 
     p = command("validate", "check a crew without running it (no model or key needed)")
     p.epilog = (

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, UsageError, interrupt_code, interrupt_word
+from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, UsageError, interrupt_code, interrupt_word
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,27 +96,39 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
     progress = _progress(args, crew, run_id, names)
     if crew.human_feedback is None and any(t.human_input for t in crew.tasks):
         crew.human_feedback = _human_prompt(progress)
+    if crew.approver is None and sys.stdin is not None and sys.stdin.isatty():
+        from crew.cli.approve import terminal_approver
+
+        crew.approver = terminal_approver(progress)  # a person is here: ask instead of pausing
     started = time.time()
     output, error = _execute(
         lambda: start(run_id), run_id, progress, as_json=args.json, stream=getattr(args, "stream", False)
     )
     failed = error is not None or any(t.status == "failed" for t in output.tasks_output)
+    paused = output.status == "paused" and not failed
 
     if getattr(args, "stream", False):
         pass  # everything went out as it happened
     elif args.json:
         document = output.model_dump(mode="json")
-        document["status"] = "failed" if failed else "done"
+        document["status"] = "failed" if failed else "paused" if paused else "done"
         document["error"] = error
         document["duration"] = round((output.finished_at or time.time()) - started, 6)
         json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
         sys.stdout.write("\n")
+    elif paused:
+        _print_finished(output.tasks_output, _written_files(crew, output))
     elif not failed:
         sys.stdout.write(str(output).rstrip("\n") + "\n")
     else:
         _print_finished(output.tasks_output, _written_files(crew, output))
     sys.stdout.flush()
     _summary(args, crew, inputs, output, error, started, failed)
+    if paused:
+        from crew.cli.approve import print_paused
+
+        print_paused(output)
+        return EXIT_PAUSED
     return EXIT_FAILED if failed else EXIT_OK
 
 

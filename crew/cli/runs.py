@@ -105,6 +105,8 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
         reused = count(len(plan.outputs), "stored output")
         print(f"{mode} of run {stored.id[:12]}: {reused} reused, running {', '.join(plan.rerun)}", file=sys.stderr)
 
+    checkpoints, approvals = ({}, {}) if mode != "resume" else _paused_state(store, stored.id)
+
     def start(run_id: str) -> Any:
         return recorded_kickoff(
             crew,
@@ -118,9 +120,51 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
             settings={"llm": llm, "out": out},
             folder=str(Path(folder).resolve()),
             spent_before=plan.spent_before,
+            checkpoints=checkpoints,
+            approvals=approvals,
         )
 
     return execute(args, crew, plan.inputs, start, names=set(plan.rerun))
+
+
+def _paused_state(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    from crew.store.approvals import paused_state
+
+    return paused_state(store, run_id)
+
+
+def approve(args: argparse.Namespace) -> int:
+    """``crew approve RUN CALL_ID [--deny REASON] [--args JSON]``: decide a call a paused run waits on."""
+    import json
+
+    from crew.store.approvals import decide, pending
+    from crew.tools.approval import Approval
+
+    store = _store(args, args.path)
+    stored = store.run(args.run)
+    if args.deny is not None and args.args is not None:
+        raise UsageError("give --deny or --args, not both")
+    if args.args is not None:
+        try:
+            arguments = json.loads(args.args)
+        except ValueError as exc:
+            raise UsageError(f"--args is not JSON: {exc}") from None
+        if not isinstance(arguments, dict):
+            raise UsageError('--args takes a JSON object of the tool\'s arguments, e.g. \'{"path": "a.txt"}\'')
+        decision = Approval.edit(arguments)
+    elif args.deny is not None:
+        decision = Approval.deny(args.deny)
+    else:
+        decision = Approval.approve()
+    decide(store, stored.id, args.call_id, decision)
+    waiting = [row["call_id"] for row in pending(store, stored.id) if not row["decision"]]
+    word = {"approve": "approved", "deny": "denied", "edit": "approved with new arguments"}[decision.decision]
+    print(f"call {args.call_id} of run {stored.id[:12]} {word}", file=sys.stderr)
+    if waiting:
+        print(f"still waiting: {', '.join(waiting)}", file=sys.stderr)
+    else:
+        print(f"continue it with: crew resume {stored.id[:12]}", file=sys.stderr)
+    return 0
 
 
 # -- text output -------------------------------------------------------------------------------

@@ -45,8 +45,15 @@ async def recorded_kickoff(
     settings: Mapping[str, Any] | None = None,
     folder: str | None = None,
     spent_before: Usage | None = None,
+    approver: Any = None,
+    approvals: Mapping[str, Any] | None = None,
+    checkpoints: Mapping[str, Any] | None = None,
 ) -> CrewOutput:
-    """Run ``crew`` once, recorded in ``store``; ``precomputed`` outputs count as done (reused)."""
+    """Run ``crew`` once, recorded in ``store``; ``precomputed`` outputs count as done (reused).
+
+    ``approver``, ``approvals`` and ``checkpoints`` are ``Crew.kickoff_async``'s; a run that
+    ends paused stores its waiting calls and checkpoints (``crew.store.approvals``).
+    """
     from crew.budget import Budget
     from crew.run import CrewRun
 
@@ -78,7 +85,9 @@ async def recorded_kickoff(
                 await result
 
     try:
-        output = await run.execute(precomputed=reused, on_task_done=done)
+        output = await run.execute(
+            precomputed=reused, on_task_done=done, approver=approver, approvals=approvals, checkpoints=checkpoints
+        )
     except CrewRunError as exc:
         usage = exc.output.usage if isinstance(exc.output, CrewOutput) else None
         recorder.finish("failed", usage, str(exc))
@@ -92,6 +101,13 @@ async def recorded_kickoff(
         recorder.finish("failed", None, f"{type(exc).__name__}: {exc}")
         raise
     failed = any(o.status == "failed" for o in output.tasks_output)  # on_error="continue": resumable
-    recorder.finish("failed" if failed else "done", output.usage, "a task failed" if failed else None)
+    if output.status == "paused":
+        from crew.store.approvals import record_pause
+
+        record_pause(store, run_id, output.checkpoints, recorder.scrub)
+        waiting = ", ".join(p.call_id for p in output.pending_approvals)
+        recorder.finish("paused", output.usage, f"waits for approval of {waiting}")
+    else:
+        recorder.finish("failed" if failed else "done", output.usage, "a task failed" if failed else None)
     output.continued_from = continued_from
     return output

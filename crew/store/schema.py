@@ -113,7 +113,30 @@ def _create_v1(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT OR REPLACE INTO crew_meta (key, value) VALUES ('app', ?)", (APP,))
 
 
-MIGRATIONS: list[Migration] = [_create_v1]
+_V2 = """
+CREATE TABLE IF NOT EXISTS approvals (
+    run_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    task TEXT NOT NULL,
+    agent TEXT,
+    tool TEXT NOT NULL,
+    args TEXT,
+    checkpoint TEXT NOT NULL,
+    decision TEXT,
+    reason TEXT,
+    arguments TEXT,
+    decided_at REAL,
+    PRIMARY KEY (run_id, call_id)
+)
+"""
+
+
+def _approvals_v2(conn: sqlite3.Connection) -> None:
+    """Tool calls a paused run waits on, with where their task stopped, and the decisions made."""
+    conn.execute(_V2)
+
+
+MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2]
 """``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
 
 _SHAREABLE = frozenset({"tool_cache", "sqlite_sequence"})
