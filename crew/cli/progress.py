@@ -13,13 +13,12 @@ draws the block again below it. ``paused()`` holds the block off while someone t
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -150,7 +149,7 @@ class Progress:
         with self._lock:
             self._erase()
             written = stream.write(text)
-            with contextlib.suppress(OSError, ValueError):  # a closed or broken stream
+            with suppress(OSError, ValueError):  # a closed or broken stream
                 stream.flush()
             if text:
                 self._open_line = not text.endswith("\n")

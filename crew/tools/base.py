@@ -207,7 +207,7 @@ class BaseTool(BaseModel, ABC):
         return value
 
     def model_post_init(self, context: Any, /) -> None:
-        source = type(self)._signature_source(self.__dict__)
+        source = type(self)._signature_source(vars(self))
         injected = signature_params(source, self.name)[1] if source is not None else frozenset()
         self._rt = _Runtime(self._has_native_async(), self._is_async_only(), injected)
 
@@ -237,12 +237,12 @@ class BaseTool(BaseModel, ABC):
     @property
     def injected_params(self) -> frozenset[str]:
         """Parameters the runtime fills with a ``RunContext`` (hidden from the model)."""
-        return self.__pydantic_private__["_rt"].injected
+        return self.__pydantic_private__["_rt"].injected  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
 
     @property
     def is_async(self) -> bool:
         """True when the tool only has an async implementation."""
-        return self.__pydantic_private__["_rt"].async_only
+        return self.__pydantic_private__["_rt"].async_only  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
 
     @property
     def return_direct(self) -> bool:
@@ -291,7 +291,7 @@ class BaseTool(BaseModel, ABC):
 
     def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """Run in this thread. An async-only tool returns its coroutine for the caller to await."""
-        rt = self.__pydantic_private__["_rt"]
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if rt.injected:
             validated = _with_context(validated, rt.injected, context)
         if rt.async_only:
@@ -300,7 +300,7 @@ class BaseTool(BaseModel, ABC):
 
     async def _execute(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """Run from async code: native ``_arun``, or ``_run`` in a worker thread; results awaited."""
-        rt = self.__pydantic_private__["_rt"]
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if rt.injected:
             validated = _with_context(validated, rt.injected, context)
         if rt.native_async:
@@ -377,8 +377,8 @@ class BaseTool(BaseModel, ABC):
         return await invocation.abatch(self, inputs, max_concurrency)
 
     def reset_usage_count(self) -> None:
-        with self.__pydantic_private__["_rt"].usage.lock:
-            self.__dict__["current_usage_count"] = 0
+        with self.__pydantic_private__["_rt"].usage.lock:  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+            self.__dict__["current_usage_count"] = 0  # pyright: ignore[reportIndexIssue] - the instance dict, past pydantic's slow __setattr__
 
     # -- model-facing renderings --------------------------------------------------------
 
@@ -409,7 +409,7 @@ class BaseTool(BaseModel, ABC):
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], RunContext | None]:
         """Positional arguments map onto the schema's fields in order; a passed RunContext is kept."""
         context = None
-        injected = self.__pydantic_private__["_rt"].injected
+        injected = self.__pydantic_private__["_rt"].injected  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if injected:
             for key in injected & kwargs.keys():
                 value = kwargs.pop(key)
@@ -423,12 +423,12 @@ class BaseTool(BaseModel, ABC):
 
     def _claim_usage(self) -> str | None:
         """Check the limit and count this use in one atomic step."""
-        with self.__pydantic_private__["_rt"].usage.lock:
+        with self.__pydantic_private__["_rt"].usage.lock:  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
             limit = self.max_usage_count
             count = self.current_usage_count
             if limit is not None and count >= limit:
                 return self.usage_limit_message
-            self.__dict__["current_usage_count"] = count + 1
+            self.__dict__["current_usage_count"] = count + 1  # pyright: ignore[reportIndexIssue] - the instance dict, past pydantic's slow __setattr__
         return None
 
     def _arguments_error(self, exc: ValidationError) -> ToolArgumentsError:

@@ -26,6 +26,7 @@ from typing import Any
 from crew.blocking import run_blocking
 from crew.errors import ToolArgumentsError
 from crew.events import bus
+from crew.tools.adapters import adapt_tool
 from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
@@ -102,13 +103,15 @@ class ToolExecutor:
     def register(self, tools: Iterable[BaseTool]) -> None:
         """Make tools callable by name; registering a name again keeps the first tool.
 
+        LangChain and CrewAI tool objects are adapted (``crew.tools.adapters``).
+
         Agents may hold distinct instances of one tool: they share the name's
         statistics, usage count and cache entries, and a call made with ``tools=``
         runs the caller's own instance.
         """
         if isinstance(tools, BaseTool):
             raise TypeError(f"register a list of tools, got the single tool '{tools.name}': wrap it in a list")
-        tools = list(tools)
+        tools = [tool if isinstance(tool, BaseTool) else adapt_tool(tool) or tool for tool in tools]
         for tool in tools:
             if not isinstance(tool, BaseTool):
                 what = getattr(tool, "__name__", None) or type(tool).__name__
@@ -145,7 +148,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
@@ -164,7 +167,7 @@ class ToolExecutor:
                 raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
                 if isawaitable(raw):  # an async tool: finish it on a loop of its own
                     raw = run_blocking(raw)
-            except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -176,7 +179,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
@@ -193,7 +196,7 @@ class ToolExecutor:
             started = perf_counter()
             try:
                 raw = await pending.tool._execute(pending.args, self._tool_context(pending))
-            except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -237,7 +240,7 @@ class ToolExecutor:
     ) -> ToolResult | _Pending:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
-        if type(call) is ToolCall:
+        if isinstance(call, ToolCall):
             requested, args, call_id = call.name, call.args, call.id
         else:
             requested, args, call_id = read_call(call)
