@@ -148,7 +148,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):
+        if not isinstance(pending, _Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
@@ -179,7 +179,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):
+        if not isinstance(pending, _Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
