@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -102,8 +102,8 @@ class AgentTaskRun:
         self.run_context = RunContext(run_id=scope.run_id, task=self.task_name, agent=agent.role)
         self.records: list[ToolCallRecord] = []
         self.empty_turn: int | None = None  # the last turn whose reply was empty
-        self._context_names = tuple(out.name for out in context if out.status == "done")
-        self._tool_names = tuple(t.tool_name for t in self.tools)
+        self._context_names = tuple([out.name for out in context if out.status == "done"])
+        self._tool_names = tuple([t.tool_name for t in self.tools])
         self.transcript = Transcript(
             SystemMessage(self._system_prompt()),
             UserMessage(self._task_prompt(context, feedback, previous_answer)),
@@ -118,7 +118,7 @@ class AgentTaskRun:
             goal=agent.goal,
             backstory=agent.backstory,
             tool_descriptions=[t.describe() for t in self.tools],
-            tool_names=[t.tool_name for t in self.tools],
+            tool_names=list(self._tool_names),
             text_mode=self.mode.text_mode,
             template=agent.system_template,
         )
@@ -170,7 +170,7 @@ class AgentTaskRun:
             finished_at=time.time(),
         )
 
-    async def ask(
+    def ask(
         self,
         turn: int,
         tools: list[dict[str, Any]] | None,
@@ -178,19 +178,22 @@ class AgentTaskRun:
         offered: bool,
         model: ChatModel | None = None,
         messages: Sequence[Message] | None = None,
-    ) -> LLMResponse:
-        """One model call through the run scope; ``offered``: the turn offers the tools (by name in ``info``)."""
-        info = ModelCallInfo(
-            agent=self.agent.role,
-            task=self.task_name,
-            context=self._context_names,
-            tools=self._tool_names if offered else (),
-            turn=turn,
-            output_schema=self.schema,
-            run_id=self.scope.run_id,
+    ) -> Awaitable[LLMResponse]:
+        """One model call through the run scope; ``offered``: the turn offers the tools (by name in ``info``).
+
+        Not a coroutine itself: it hands back the scope's, one frame less per model call.
+        """
+        info = ModelCallInfo(  # positional: this runs once per model call
+            self.agent.role,
+            self.task_name,
+            self._context_names,
+            self._tool_names if offered else (),
+            turn,
+            self.schema,
+            self.scope.run_id,
         )
         wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
-        return await self.scope.call_model(
+        return self.scope.call_model(
             self.account, model or self.model, wire, tools, output_schema=self.schema, info=info
         )
 
@@ -271,7 +274,7 @@ class AgentTaskRun:
         results = await self.scope.executor.aexecute_many(calls, tools=self.tools, context=self.run_context)
         for call, result in zip(calls, results, strict=True):
             self.records.append(
-                ToolCallRecord(
+                ToolCallRecord.model_construct(  # the executor's figures, already validated: no second pass
                     name=result.name,
                     args=call.args,
                     status=result.status,

@@ -80,13 +80,14 @@ class _UsageLock:
 class _Runtime:
     """Facts derived once at build time, read on every call (one attribute lookup)."""
 
-    __slots__ = ("async_only", "injected", "native_async", "usage")
+    __slots__ = ("async_only", "described", "injected", "native_async", "usage")
 
     def __init__(self, native_async: bool, async_only: bool, injected: frozenset[str]) -> None:
         self.native_async = native_async
         self.async_only = async_only
         self.injected = injected
         self.usage = _UsageLock()
+        self.described: tuple[tuple[Any, ...], str] | None = None  # describe()'s text, by what it says
 
 
 class BaseTool(BaseModel, ABC):
@@ -383,7 +384,16 @@ class BaseTool(BaseModel, ABC):
     # -- model-facing renderings --------------------------------------------------------
 
     def describe(self) -> str:
-        """The text block injected into prompts: name, arguments' JSON schema, description."""
+        """The text block injected into prompts: name, arguments' JSON schema, description.
+
+        Every agent run puts it in its system prompt, so it is rendered once and kept until
+        the name, description or a schema changes (rendering the schemas costs ~5 us a tool).
+        """
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        key = (self.name, self.description, self.args_schema, self.result_schema)
+        cached = rt.described
+        if cached is not None and cached[0] == key:
+            return cached[1]
         lines = [
             f"Tool Name: {self.tool_name}",
             f"Tool Arguments: {json.dumps(parameters_schema(self.args_schema), ensure_ascii=False)}",
@@ -391,7 +401,9 @@ class BaseTool(BaseModel, ABC):
         ]
         if self.result_schema is not None:
             lines.append(f"Tool Result: {json.dumps(parameters_schema(self.result_schema), ensure_ascii=False)}")
-        return "\n".join(lines)
+        text = "\n".join(lines)
+        rt.described = (key, text)
+        return text
 
     def to_openai_tool(self, strict: bool = False) -> dict[str, Any]:
         """The OpenAI function-tool dict (litellm translates it for other providers)."""
