@@ -33,6 +33,11 @@ class YamlMap(dict):
     def line_of(self, key: Any) -> int:
         return self.key_lines.get(key, self.line)
 
+    def file_of(self, key: Any, default: str) -> str:
+        """The file a key was written in: ``default`` unless the map merges several files (a CrewAI crew.py)."""
+        files: dict[Any, str] | None = getattr(self, "key_files", None)
+        return files.get(key, default) if files else default
+
 
 class YamlList(list):
     """A sequence plus the 1-based line of itself and of each item."""
