@@ -26,6 +26,7 @@ from typing import Any
 
 from crew.errors import ToolArgumentsError
 from crew.events import bus
+from crew.tools.adapters import adapt_tool
 from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
@@ -120,13 +121,15 @@ class ToolExecutor:
     def register(self, tools: Iterable[BaseTool]) -> None:
         """Make tools callable by name; registering a name again keeps the first tool.
 
+        LangChain and CrewAI tool objects are adapted (``crew.tools.adapters``).
+
         Agents may hold distinct instances of one tool: they share the name's
         statistics, usage count and cache entries, and a call made with ``tools=``
         runs the caller's own instance.
         """
         if isinstance(tools, BaseTool):
             raise TypeError(f"register a list of tools, got the single tool '{tools.name}': wrap it in a list")
-        tools = list(tools)
+        tools = [tool if isinstance(tool, BaseTool) else adapt_tool(tool) or tool for tool in tools]
         for tool in tools:
             if not isinstance(tool, BaseTool):
                 what = getattr(tool, "__name__", None) or type(tool).__name__
@@ -163,7 +166,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
@@ -194,7 +197,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
@@ -255,7 +258,7 @@ class ToolExecutor:
     ) -> ToolResult | _Pending:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
-        if type(call) is ToolCall:
+        if isinstance(call, ToolCall):
             requested, args, call_id = call.name, call.args, call.id
         else:
             requested, args, call_id = read_call(call)
