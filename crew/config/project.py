@@ -137,6 +137,8 @@ def load_project(
         folder, problems, llm=llm, out_dir=Path(out_dir) if out_dir else None, require_model=require_model
     )
     project = _build(builder, files, trees, unreadable, crewai)
+    if crewai is not None and crewai.crew_file is not None:
+        project.files.append(display_path(crewai.crew_file))
     problems.raise_errors()
     return project
 

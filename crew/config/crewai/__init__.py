@@ -56,7 +56,7 @@ class CrewAIProject:
 def locate(folder: Path) -> CrewAIProject | None:
     """The CrewAI side of a crew folder (the one holding ``config/``); None when it has neither crew file nor script."""
     from crew.config.crewai.reader import defines_crewbase, read_crew_file
-    from crew.config.crewai.scripts import read_script
+    from crew.config.crewai.scripts import read_inputs, read_script
     from crew.config.problems import display_path
 
     folder = folder.resolve()
@@ -74,6 +74,9 @@ def locate(folder: Path) -> CrewAIProject | None:
         if script.name == "main.py" or not project.inputs:
             project.inputs = {**inputs, **project.inputs} if script.name != "main.py" else {**project.inputs, **inputs}
         project.script_issues += [(display_path(script), issue) for issue in issues]
+    if crew_file is not None and not project.inputs:
+        project.inputs, notes = read_inputs(crew_file)
+        project.script_issues += [(display_path(crew_file), note) for note in notes]
     return project
 
 

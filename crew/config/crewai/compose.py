@@ -190,6 +190,9 @@ class Composer:
     def _tool(self, ref: ToolRef, who: str, path: str) -> str | None:
         signature = (ref.name, ref.called, repr(sorted(ref.kwargs.items())))
         if signature in self.tool_keys:
+            missing = self.missing.get((ref.name, signature[2]))
+            if missing is not None:
+                missing.wanted.append((who, ref.line, path))
             return self.tool_keys[signature]
         key = self.tool_keys[signature] = self._load_tool(ref, who, path)
         return key
@@ -199,7 +202,8 @@ class Composer:
         try:
             obj = self.resolver.obj(ref.name)
         except MissingPackage as exc:
-            entry = self.missing.setdefault((exc.module, ref.name), _Missing(exc.module, ref.name, exc.distribution))
+            signature = repr(sorted(ref.kwargs.items()))
+            entry = self.missing.setdefault((ref.name, signature), _Missing(exc.module, ref.name, exc.distribution))
             entry.wanted.append((who, ref.line, path))
             return None
         except Unresolved as exc:
@@ -240,7 +244,12 @@ class Composer:
                     names[i] = key
 
     def _report_missing(self) -> None:
+        reported: set[str] = set()
         for missing in self.missing.values():
+            if missing.attr in reported:
+                continue
+            reported.add(missing.attr)
+            missing.wanted = [w for m in self.missing.values() if m.attr == missing.attr for w in m.wanted]
             who = ", ".join(dict.fromkeys(w for w, _, _ in missing.wanted))
             _, line, path = missing.wanted[0]
             self.problems.add(

@@ -72,7 +72,9 @@ class Project:
         return location.startswith(str(self.root) + os.sep)
 
     def top_names(self) -> set[str]:
-        return {p.stem if p.suffix == ".py" else p.name for p in self.root.iterdir() if _importable(p)}
+        """The project's top-level module names; never ``crew`` (a flat project's crew.py must not hide this package)."""
+        names = {p.stem if p.suffix == ".py" else p.name for p in self.root.iterdir() if _importable(p)}
+        return names - {"crew"}
 
 
 def _importable(path: Path) -> bool:

@@ -47,6 +47,15 @@ def read_script(path: Path, *, has_crew_file: bool) -> tuple[dict[str, Any], lis
     return inputs, issues + notes
 
 
+def read_inputs(path: Path) -> tuple[dict[str, Any], list[Issue]]:
+    """The default inputs a file passes to ``kickoff`` (``if __name__ == "__main__":`` blocks too)."""
+    try:
+        source = path.read_text(encoding="utf-8")
+        return _inputs(ast.parse(source, filename=str(path)), source)
+    except (SyntaxError, OSError, UnicodeDecodeError, ValueError):
+        return {}, []
+
+
 def _inputs(tree: ast.Module, source: str) -> tuple[dict[str, Any], list[Issue]]:
     """The first inputs dict of ``run()``, else of the module; computed values are left out with a note."""
     run = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run"), None)
@@ -130,4 +139,4 @@ def _name(node: ast.expr) -> str:
     return ""
 
 
-__all__ = ["DRIVING", "read_script"]
+__all__ = ["DRIVING", "read_inputs", "read_script"]
