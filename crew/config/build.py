@@ -51,6 +51,7 @@ class Resolved:
     """A value already turned into its object (by the reader of a CrewAI crew.py), taken as it is."""
 
     obj: Any
+    origin: str = ""  # the name it was written as, for `crew migrate`
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ class CrewProject:
     tools: dict[str, Any]
     placeholders: list[Placeholder]
     problems: Problems = field(default_factory=Problems)
+    crewai: Any = None  # the CrewAI side (a ``CrewAIProject``) when the folder has a crew.py
 
     @property
     def warnings(self) -> list[Problem]:
@@ -137,6 +138,7 @@ def load_project(
         folder, problems, llm=llm, out_dir=Path(out_dir) if out_dir else None, require_model=require_model
     )
     project = _build(builder, files, trees, unreadable, crewai)
+    project.crewai = crewai
     if crewai is not None and crewai.crew_file is not None:
         project.files.append(display_path(crewai.crew_file))
     problems.raise_errors()

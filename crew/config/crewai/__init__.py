@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crew.config.crewai.compat import crewai_alias
 from crew.config.crewai.plan import CrewPlan, Issue
 
-__all__ = ["CrewAIProject", "flow_crews", "locate"]
+__all__ = ["CrewAIProject", "crewai_alias", "flow_crews", "locate"]
 
 
 @dataclass
@@ -28,6 +29,8 @@ class CrewAIProject:
     package: str | None
     inputs: dict[str, Any] = field(default_factory=dict)
     script_issues: list[tuple[str, Issue]] = field(default_factory=list)  # (file as displayed, issue)
+    composer: Any = None  # after compose(): what was read and resolved (``crew migrate`` writes it out)
+    composed: Any = None
 
     def config_files(self) -> dict[str, Path]:
         """agents.yaml and tasks.yaml as the class names them (``agents_config = 'config/agents.yaml'``)."""
@@ -50,7 +53,9 @@ class CrewAIProject:
         if self.plan is None or self.crew_file is None:
             return None
         resolver = Resolver(self.plan, Project(self.source_root, self.package), self.crew_file)
-        return Composer(builder, self.plan, resolver).compose(agents, tasks)
+        self.composer = Composer(builder, self.plan, resolver)
+        self.composed = self.composer.compose(agents, tasks)
+        return self.composed
 
 
 def locate(folder: Path) -> CrewAIProject | None:

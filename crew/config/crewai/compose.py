@@ -43,6 +43,7 @@ class Composer:
         self.builder, self.plan, self.resolver = builder, plan, resolver
         self.problems = builder.problems
         self.tool_keys: dict[tuple[str, bool, str], str | None] = {}
+        self.tool_sources: dict[str, ToolRef] = {}  # tool key -> how crew.py made it (for `crew migrate`)
         self.missing: dict[tuple[str, str], _Missing] = {}
         self.methods = {m.method: m for m in plan.agents} | plan.helpers
         self.task_methods = {m.method for m in plan.tasks}
@@ -172,7 +173,7 @@ class Composer:
         known = key in fields_of(section)  # type: ignore[arg-type]
         if arg.kind == "object" and known:
             try:
-                return Resolved(self.resolver.obj(arg.value))
+                return Resolved(self.resolver.obj(arg.value), arg.value)
             except Unresolved as exc:
                 self.problems.add(file, arg.line, path, f"`{arg.source}`: {exc}")
                 return _SKIP
@@ -229,6 +230,7 @@ class Composer:
             key = f"{sanitize_tool_name(tool.name)}_{n}"
         self.builder.tools[key] = tool
         self.builder.tool_names.add(key)
+        self.tool_sources[key] = ref
         return key
 
     def _yaml_tools(self, data: YamlMap) -> None:
