@@ -82,7 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler="crew.cli.scaffold:run")
 
     p = command("migrate", "write a CrewAI project as a native crew folder (crew.yaml + tools.py)")
-    p.add_argument("path", nargs="?", default=".", metavar="PATH", help="the CrewAI project; default: the current folder")
+    p.add_argument(
+        "path", nargs="?", default=".", metavar="PATH", help="the CrewAI project; default: the current folder"
+    )
     p.add_argument("-o", "--output", metavar="DIR", help="folder to write (default: crew_native/ in the project)")
     p.set_defaults(handler="crew.cli.migrate:run")
 

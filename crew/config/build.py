@@ -397,7 +397,8 @@ def _field_adapter(section: Section, key: str) -> Any:
     from pydantic import ConfigDict, TypeAdapter
 
     info = model_class(section).model_fields[key]
-    return TypeAdapter(Annotated[info.annotation, info], config=ConfigDict(arbitrary_types_allowed=True))
+    annotated: Any = Annotated[info.annotation, info]  # type: ignore[valid-type]  # built at run time from the field
+    return TypeAdapter(annotated, config=ConfigDict(arbitrary_types_allowed=True))
 
 
 def _prose(value: Any) -> bool:

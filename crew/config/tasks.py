@@ -85,7 +85,9 @@ def _context(
         line = context.line_of(i) if isinstance(context, YamlList) else entry.line_of("context")
         path = key_path(entry.path, "context", i)
         if not isinstance(ref, str) or ref not in names:
-            builder.problems.add(entry.file_of("context"), line, path, f"unknown task {ref!r}{did_you_mean(ref, names)}")
+            builder.problems.add(
+                entry.file_of("context"), line, path, f"unknown task {ref!r}{did_you_mean(ref, names)}"
+            )
             ok = False
         elif ref == entry.name:
             builder.problems.add(entry.file_of("context"), line, path, "a task cannot use its own output as context")
@@ -129,9 +131,12 @@ def _cycles(builder: Builder, edges: dict[str, list[tuple[str, Entry, int]]]) ->
         stack.append(name)
         for dep, entry, line in edges.get(name, ()):
             if state.get(dep) == 1:
-                cycle = " -> ".join(reversed(stack[stack.index(dep) :] + [dep]))
+                cycle = " -> ".join(reversed([*stack[stack.index(dep) :], dep]))
                 builder.problems.add(
-                    entry.file_of("context"), line, key_path(entry.path, "context"), f"tasks depend on each other in a cycle: {cycle}"
+                    entry.file_of("context"),
+                    line,
+                    key_path(entry.path, "context"),
+                    f"tasks depend on each other in a cycle: {cycle}",
                 )
             elif dep not in state:
                 visit(dep)

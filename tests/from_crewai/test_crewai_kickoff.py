@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from crewai_kit import PROJECTS
+
 from cli_kit import run_crew  # isort: skip  (crewai_kit puts it on the path)
 
 
@@ -35,7 +36,10 @@ def test_src_layout_runs_its_crew_py_with_agents_tools_context_and_output_models
     calls = {c["name"]: c for c in tasks["research_task"]["tool_calls"]}
     assert set(calls) == {"Name_of_my_tool", "word_count"} and all(c["status"] == "success" for c in calls.values())
     assert tasks["write_report"]["tool_calls"] == []
-    assert json.loads((tmp_path / "report.md").read_text(encoding="utf-8"))["title"] == tasks["write_report"]["pydantic"]["title"]
+    assert (
+        json.loads((tmp_path / "report.md").read_text(encoding="utf-8"))["title"]
+        == tasks["write_report"]["pydantic"]["title"]
+    )
     crew_py = "src/latest_ai/crew.py"
     warnings = [line for line in document["stderr"].splitlines() if "warning:" in line]
     assert any(crew_py + ":76: memory: warning: CrewAI key 'memory'" in w for w in warnings)
@@ -49,7 +53,9 @@ def test_flat_layout_with_method_names_unlike_the_config_keys(tmp_path: Path) ->
     assert list(tasks) == ["find_audience", "write_post", "title"]
     # tasks.yaml says `agent: scout` / `agent: writer` (method names); crew.py gives `title` its agent
     assert [t["agent"] for t in tasks.values()] == ["Market Researcher", "Copywriter", "Copywriter"]
-    assert [c["name"] for c in tasks["find_audience"]["tool_calls"]] == ["Market_search"]  # CrewAI's @tool("Market search")
+    assert [c["name"] for c in tasks["find_audience"]["tool_calls"]] == [
+        "Market_search"
+    ]  # CrewAI's @tool("Market search")
     assert "a solar kettle" in tasks["find_audience"]["description"]  # inputs from crew.py's __main__ kickoff
     assert (tmp_path / "post.md").read_text(encoding="utf-8") == tasks["write_post"]["raw"]
     assert "crew.py:15: prepare: warning: @before_kickoff method 'prepare' is not supported" in document["stderr"]
@@ -59,7 +65,9 @@ def test_flat_layout_with_method_names_unlike_the_config_keys(tmp_path: Path) ->
 def test_a_flows_crew_folder_runs_and_the_flow_itself_is_refused(where: str, tmp_path: Path) -> None:
     document = _kickoff(PROJECTS / "poem_flow" / where, tmp_path, "-i", "sentence_count=3")
     [task] = document["tasks_output"]
-    assert task["name"] == "write_poem" and task["agent"] == "CrewAI Poem Writer" and "count of 3" in task["description"]
+    assert (
+        task["name"] == "write_poem" and task["agent"] == "CrewAI Poem Writer" and "count of 3" in task["description"]
+    )
 
 
 def test_the_root_of_a_flow_project_names_its_crews() -> None:
@@ -112,7 +120,13 @@ def test_migrate_writes_a_crew_folder_that_runs_the_same_tasks_with_the_same_age
     assert run_crew("validate", str(native)).returncode == 0
     before = _kickoff(project, tmp_path / "a")
     after = _kickoff(native, tmp_path / "b")
-    shape = [(t["name"], t["agent"], sorted(t["pydantic"] or {}), [c["name"] for c in t["tool_calls"]]) for t in before["tasks_output"]]
-    assert shape == [(t["name"], t["agent"], sorted(t["pydantic"] or {}), [c["name"] for c in t["tool_calls"]]) for t in after["tasks_output"]]
+    shape = [
+        (t["name"], t["agent"], sorted(t["pydantic"] or {}), [c["name"] for c in t["tool_calls"]])
+        for t in before["tasks_output"]
+    ]
+    assert shape == [
+        (t["name"], t["agent"], sorted(t["pydantic"] or {}), [c["name"] for c in t["tool_calls"]])
+        for t in after["tasks_output"]
+    ]
     again = run_crew("migrate", str(project))
     assert again.returncode == 2 and "already holds crew.yaml" in again.stderr

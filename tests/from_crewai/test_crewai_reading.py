@@ -40,7 +40,12 @@ from crewai.project import CrewBase, agent, crew, task
 
 
 def project(tmp_path: Path, crew_py: str, **files: str) -> Path:
-    contents = {"config/agents.yaml": AGENTS, "config/tasks.yaml": TASKS, "crew.py": HEAD + textwrap.dedent(crew_py), **files}
+    contents = {
+        "config/agents.yaml": AGENTS,
+        "config/tasks.yaml": TASKS,
+        "crew.py": HEAD + textwrap.dedent(crew_py),
+        **files,
+    }
     for name, text in contents.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -105,11 +110,16 @@ def test_literal_arguments_reach_the_agents_tasks_and_crew(tmp_path: Path) -> No
 def test_a_bad_literal_points_at_its_line_in_crew_py(tmp_path: Path) -> None:
     folder = demo(tmp_path, writer=", max_iter=0")
     line = line_of(folder, "max_iter=0")
-    assert errors_of(folder) == [f"{folder / 'crew.py'}:{line}: agents.writer.max_iter: Input should be greater than or equal to 1 (got 0)"]
+    assert errors_of(folder) == [
+        f"{folder / 'crew.py'}:{line}: agents.writer.max_iter: Input should be greater than or equal to 1 (got 0)"
+    ]
 
 
 def test_an_unknown_config_key_is_an_error_with_a_suggestion(tmp_path: Path) -> None:
-    folder = project(tmp_path, CLASS.format(writer="", write="", crew="").replace('agents_config["writer"]', 'agents_config["writter"]'))
+    folder = project(
+        tmp_path,
+        CLASS.format(writer="", write="", crew="").replace('agents_config["writer"]', 'agents_config["writter"]'),
+    )
     [error] = [e for e in errors_of(folder) if "writter" in e]
     assert f"crew.py:{line_of(folder, 'writter')}: writer.config: no agent 'writter' in " in error
     assert "(did you mean 'writer'?)" in error
@@ -138,8 +148,14 @@ def test_a_method_that_composes_its_agent_at_run_time_is_refused(tmp_path: Path)
         """,
     )
     errors = errors_of(folder)
-    assert any(f"crew.py:{line_of(folder, 'for key in')}: researcher: method 'researcher' builds its Agent at run time" in e for e in errors)
-    assert any(f"crew.py:{line_of(folder, 'a for a in')}: crew.agents: `[a for a in self.agents]` is composed at run time" in e for e in errors)
+    assert any(
+        f"crew.py:{line_of(folder, 'for key in')}: researcher: method 'researcher' builds its Agent at run time" in e
+        for e in errors
+    )
+    assert any(
+        f"crew.py:{line_of(folder, 'a for a in')}: crew.agents: `[a for a in self.agents]` is composed at run time" in e
+        for e in errors
+    )
 
 
 def test_task_execute_inside_the_class_is_refused(tmp_path: Path) -> None:
@@ -157,13 +173,22 @@ def test_unreadable_and_unsupported_settings_are_warned_by_name(tmp_path: Path) 
     )
     warnings = [str(w) for w in load_project(folder).warnings]
     named = {w.split(": warning: ")[0].rsplit(": ", 1)[-1] for w in warnings}
-    assert {"agents.writer.step_callback", "agents.writer.memory", "memory", "planning", "knowledge_sources", "embedder"} <= named
+    assert {
+        "agents.writer.step_callback",
+        "agents.writer.memory",
+        "memory",
+        "planning",
+        "knowledge_sources",
+        "embedder",
+    } <= named
     assert any("`step_callback=lambda step: print(step)` cannot be read without running" in w for w in warnings)
 
 
 def test_yaml_entries_no_method_reads_are_warned_and_left_out(tmp_path: Path) -> None:
     folder = demo(tmp_path)
-    (folder / "config/tasks.yaml").write_text(textwrap.dedent(TASKS).lstrip() + "spare:\n  description: x\n  expected_output: y\n")
+    (folder / "config/tasks.yaml").write_text(
+        textwrap.dedent(TASKS).lstrip() + "spare:\n  description: x\n  expected_output: y\n"
+    )
     project_ = load_project(folder)
     assert [t.name for t in project_.crew.tasks] == ["research", "write"]
     assert any("tasks.spare: warning: task 'spare' is not used by" in str(w) for w in project_.warnings)
@@ -215,7 +240,9 @@ def test_a_real_crewai_is_never_shadowed(tmp_path: Path, monkeypatch: pytest.Mon
         },
     )
     crew_py = folder / "crew.py"
-    crew_py.write_text(crew_py.read_text().replace("from crewai.project", "from tools.echo import Echo\nfrom crewai.project"))
+    crew_py.write_text(
+        crew_py.read_text().replace("from crewai.project", "from tools.echo import Echo\nfrom crewai.project")
+    )
     try:
         crew = load_project(folder).crew
     finally:
@@ -244,4 +271,7 @@ def test_main_py_inputs_literals_and_template_dates(tmp_path: Path) -> None:
     project_ = load_project(folder)
     assert project_.inputs["topic"] == "AI" and project_.inputs["current_year"].isdigit()
     assert "home" not in project_.inputs
-    assert any("main.py:5: inputs.home: warning: `os.environ[\"HOME\"]` is computed at run time" in str(w) for w in project_.warnings)
+    assert any(
+        'main.py:5: inputs.home: warning: `os.environ["HOME"]` is computed at run time' in str(w)
+        for w in project_.warnings
+    )

@@ -63,7 +63,9 @@ class Composer:
         crew = _map(plan.crew_line or plan.line)
         for key, arg in plan.crew.items():
             if key in ("manager_agent",) and arg.kind == "agent" and arg.value not in self.methods:
-                self.problems.add(plan.file, arg.line, f"crew.{key}", f"`{arg.source}`: no method '{arg.value}' returning an Agent")
+                self.problems.add(
+                    plan.file, arg.line, f"crew.{key}", f"`{arg.source}`: no method '{arg.value}' returning an Agent"
+                )
                 continue
             value = self._value(key, arg, "crew", f"crew.{key}", "the crew")
             if value is not _SKIP:
@@ -83,7 +85,12 @@ class Composer:
                 out.append(pool[name])
             else:
                 kind = "@agent" if what == "agents" else "@task"
-                self.problems.add(self.plan.file, self.plan.crew_line, f"crew.{what}", f"self.{name}() is not a {kind} method{did_you_mean(name, pool)}")
+                self.problems.add(
+                    self.plan.file,
+                    self.plan.crew_line,
+                    f"crew.{what}",
+                    f"self.{name}() is not a {kind} method{did_you_mean(name, pool)}",
+                )
         return out
 
     def _referenced_agents(self) -> list[str]:
@@ -128,7 +135,13 @@ class Composer:
         if config is not None:
             return Entry(member.method, data, file, config.line, key_path(plural, member.config_key))
         if member.config_key is not None and isinstance(tree, YamlMap) and member.config_key in tree:
-            return Entry(member.method, tree[member.config_key], file, tree.line_of(member.config_key), key_path(plural, member.config_key))
+            return Entry(
+                member.method,
+                tree[member.config_key],
+                file,
+                tree.line_of(member.config_key),
+                key_path(plural, member.config_key),
+            )
         return Entry(member.method, data, self.plan.file, member.line, key_path(plural, member.method))
 
     def _unused(self, document: tuple[Any, str], chosen: list[MemberPlan], section: str) -> None:
@@ -142,7 +155,8 @@ class Composer:
                     file,
                     tree.line_of(key),
                     key_path(f"{section}s", key),
-                    f"{section} '{key}' is not used by {self.plan.file} (no @{section} method of the crew reads it) and is ignored",
+                    f"{section} '{key}' is not used by {self.plan.file} "
+                    f"(no @{section} method of the crew reads it) and is ignored",
                     "warning",
                 )
 
@@ -154,13 +168,20 @@ class Composer:
             return arg.value
         if arg.kind == "agent":
             if arg.value not in self.methods:
-                self.problems.add(file, arg.line, path, f"`{arg.source}`: no @agent method '{arg.value}'{did_you_mean(arg.value, self.methods)}")
+                self.problems.add(
+                    file,
+                    arg.line,
+                    path,
+                    f"`{arg.source}`: no @agent method '{arg.value}'{did_you_mean(arg.value, self.methods)}",
+                )
                 return _SKIP
             return arg.value
         if arg.kind == "tasks":
             bad = [n for n in arg.value if n not in self.task_methods]
             for name in bad:
-                self.problems.add(file, arg.line, path, f"self.{name}() is not a @task method{did_you_mean(name, self.task_methods)}")
+                self.problems.add(
+                    file, arg.line, path, f"self.{name}() is not a @task method{did_you_mean(name, self.task_methods)}"
+                )
             return _SKIP if bad else _list(arg.value, arg.line)
         if arg.kind == "tools":
             keys = [self._tool(ref, who, key_path(path, i)) for i, ref in enumerate(arg.value)]
@@ -219,7 +240,10 @@ class Composer:
         tool = crew_tool(obj)
         if tool is None:
             self.problems.add(
-                file, ref.line, path, f"`{ref.source}` is a {type(obj).__name__}, not a tool (expected a crew, CrewAI or LangChain tool)"
+                file,
+                ref.line,
+                path,
+                f"`{ref.source}` is a {type(obj).__name__}, not a tool (expected a crew, CrewAI or LangChain tool)",
             )
             return None
         from crew.tools.schema import sanitize_tool_name

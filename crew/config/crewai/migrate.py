@@ -38,7 +38,9 @@ def migrate(path: str | Path, out: str | Path | None = None) -> Migration:
     project = load_project(path)
     crewai = project.crewai
     if crewai is None or crewai.composed is None:
-        raise ConfigError(f"{path}: no CrewAI crew.py (a @CrewBase class) to migrate; this folder already loads as it is")
+        raise ConfigError(
+            f"{path}: no CrewAI crew.py (a @CrewBase class) to migrate; this folder already loads as it is"
+        )
     target = Path(out) if out is not None else _project_root(crewai.folder) / "crew_native"
     if target.exists() and not target.is_dir():
         raise ConfigError(f"{target}: not a folder")

@@ -72,7 +72,7 @@ class Project:
         return location.startswith(str(self.root) + os.sep)
 
     def top_names(self) -> set[str]:
-        """The project's top-level module names; never ``crew`` (a flat project's crew.py must not hide this package)."""
+        """The project's top-level module names; never ``crew`` (a flat project's crew.py must not hide us)."""
         names = {p.stem if p.suffix == ".py" else p.name for p in self.root.iterdir() if _importable(p)}
         return names - {"crew"}
 
@@ -187,7 +187,7 @@ class Resolver:
         # pydantic resolves annotations through sys.modules[cls.__module__]: present while the classes build
         sys.modules[holder.__name__] = holder
         try:
-            exec(compile(module, str(self.crew_file), "exec"), holder.__dict__)  # noqa: S102 - only class statements
+            exec(compile(module, str(self.crew_file), "exec"), holder.__dict__)
             for node in nodes:
                 rebuild = getattr(holder.__dict__[node.name], "model_rebuild", None)
                 if rebuild is not None:

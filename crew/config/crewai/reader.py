@@ -116,7 +116,9 @@ def _read_module(tree: ast.Module, source: str, plan: CrewPlan) -> None:
 
 def _refuse_driving(tree: ast.Module, source: str, plan: CrewPlan) -> None:
     for line, code in driving_calls(tree, source):
-        plan.error(line, "", f"`{code}` runs a task from Python code; crew runs the declared crew itself and cannot honour it")
+        plan.error(
+            line, "", f"`{code}` runs a task from Python code; crew runs the declared crew itself and cannot honour it"
+        )
 
 
 # -- the class -------------------------------------------------------------------------
@@ -132,7 +134,11 @@ def _read_class(cls: ast.ClassDef, source: str, plan: CrewPlan) -> None:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             methods.append((node, _decorators(node)))
         else:
-            plan.error(node.lineno, cls.name, f"`{_head(source, node)}` in the class body is composed at run time; crew cannot read it")
+            plan.error(
+                node.lineno,
+                cls.name,
+                f"`{_head(source, node)}` in the class body is composed at run time; crew cannot read it",
+            )
     for node, decorators in methods:  # @tool methods first: agents may name them
         if "tool" in decorators:
             ref = _returned_tool(node, source, plan)
@@ -149,7 +155,9 @@ def _read_class(cls: ast.ClassDef, source: str, plan: CrewPlan) -> None:
         elif "tool" in decorators:
             continue
         elif ignored := [d for d in decorators if d in _IGNORED_DECORATORS]:
-            plan.warn(node.lineno, node.name, f"@{ignored[0]} method '{node.name}' is not supported here and is ignored")
+            plan.warn(
+                node.lineno, node.name, f"@{ignored[0]} method '{node.name}' is not supported here and is ignored"
+            )
         elif node.name != "__init__" and _returns_call(node, "Agent"):
             member = _read_member(node, "agent", source, plan, quiet=True)
             if member is not None:
@@ -164,7 +172,11 @@ def _class_attribute(node: ast.Assign | ast.AnnAssign, source: str, plan: CrewPl
     names = [t.id for t in targets if isinstance(t, ast.Name)]
     value = node.value
     for name in names:
-        if name in ("agents_config", "tasks_config") and isinstance(value, ast.Constant) and isinstance(value.value, str):
+        if (
+            name in ("agents_config", "tasks_config")
+            and isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+        ):
             setattr(plan, name, value.value)
         elif name in ("agents", "tasks") and value is not None and isinstance(node, ast.AnnAssign):
             continue  # `agents: List[BaseAgent]`: CrewAI's own bookkeeping
@@ -174,7 +186,9 @@ def _class_attribute(node: ast.Assign | ast.AnnAssign, source: str, plan: CrewPl
             plan.warn(node.lineno, name, f"class attribute '{name}' is not read by crew and is ignored")
 
 
-def _body_call(fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> tuple[ast.expr | None, dict[str, ast.expr], ast.stmt | None]:
+def _body_call(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str
+) -> tuple[ast.expr | None, dict[str, ast.expr], ast.stmt | None]:
     """The returned expression and the simple local assignments before it; the first other statement."""
     local: dict[str, ast.expr] = {}
     for i, stmt in enumerate(fn.body):
@@ -206,12 +220,18 @@ def _read_member(
     _, local, _ = _body_call(fn, source)
     section = "agents" if kind == "agent" else "tasks"
     for arg in call.args:
-        plan.error(arg.lineno, fn.name, f"positional argument `{_text(source, arg)}` to {_MEMBER_CALLS[kind]}(...): write it as a keyword")
+        plan.error(
+            arg.lineno,
+            fn.name,
+            f"positional argument `{_text(source, arg)}` to {_MEMBER_CALLS[kind]}(...): write it as a keyword",
+        )
     for keyword in call.keywords:
         if keyword.arg is None or keyword.arg == "config":
             key = _config_key(keyword.value, f"{kind}s_config", local)
             if key is None:
-                plan.error(keyword.value.lineno, fn.name, f"`{_text(source, keyword)}`: expected self.{kind}s_config['<key>']")
+                plan.error(
+                    keyword.value.lineno, fn.name, f"`{_text(source, keyword)}`: expected self.{kind}s_config['<key>']"
+                )
             else:
                 member.config_key, member.config_line = key, keyword.value.lineno
             continue
@@ -252,7 +272,9 @@ def _read_crew(fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str, plan: Cr
     for keyword in call.keywords:
         key, value = keyword.arg, _resolve_local(keyword.value, local)
         if key is None:
-            plan.error(keyword.value.lineno, "crew", f"`{_text(source, keyword)}` is composed at run time; crew cannot read it")
+            plan.error(
+                keyword.value.lineno, "crew", f"`{_text(source, keyword)}` is composed at run time; crew cannot read it"
+            )
         elif key in ("agents", "tasks"):
             names = _member_list(value, key, source, plan)
             if names is not None:
@@ -268,7 +290,11 @@ def _member_list(node: ast.expr, what: str, source: str, plan: CrewPlan) -> list
         names = [_self_call(item) for item in node.elts]
         if all(names):
             return [n for n in names if n]
-    plan.error(node.lineno, f"crew.{what}", f"`{_text(source, node)}` is composed at run time; write self.{what} or [self.x(), ...]")
+    plan.error(
+        node.lineno,
+        f"crew.{what}",
+        f"`{_text(source, node)}` is composed at run time; write self.{what} or [self.x(), ...]",
+    )
     return None
 
 
@@ -282,11 +308,10 @@ def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan
         name = _self_call(node)
         if name is not None:
             return Arg("agent", name, node.lineno, text)
-    if key == "context":
-        if isinstance(node, (ast.List, ast.Tuple)):
-            names = [_self_call(_resolve_local(item, local)) for item in node.elts]
-            if all(names):
-                return Arg("tasks", names, node.lineno, text)
+    if key == "context" and isinstance(node, (ast.List, ast.Tuple)):
+        names = [_self_call(_resolve_local(item, local)) for item in node.elts]
+        if all(names):
+            return Arg("tasks", names, node.lineno, text)
     if key == "tools":
         if isinstance(node, (ast.List, ast.Tuple)):
             refs = [_tool_ref(_resolve_local(item, local), source, plan) for item in node.elts]
@@ -295,13 +320,12 @@ def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan
         return Arg("unreadable", text, node.lineno, text)
     if key == "process" and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return Arg("literal", node.attr, node.lineno, text)
-    if key == "llm" or key.endswith("_llm"):
-        if isinstance(node, ast.Call) and _callee(node) == "LLM":
-            settings = _literal_kwargs(node)
-            if settings is not None and not node.args:
-                return Arg("llm", settings, node.lineno, text)
-            if len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and settings is not None:
-                return Arg("llm", {"model": node.args[0].value, **settings}, node.lineno, text)
+    if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Call) and _callee(node) == "LLM":
+        settings = _literal_kwargs(node)
+        if settings is not None and not node.args:
+            return Arg("llm", settings, node.lineno, text)
+        if len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and settings is not None:
+            return Arg("llm", {"model": node.args[0].value, **settings}, node.lineno, text)
     try:
         return Arg("literal", ast.literal_eval(node), node.lineno, text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -363,14 +387,25 @@ def _config_key(node: ast.expr, attr: str, local: dict[str, ast.expr]) -> str | 
 
 
 def _is_self_attr(node: ast.expr, attr: str) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) and node.value.id == "self"
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == attr
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
 
 
 def _self_call(node: ast.expr) -> str | None:
     """``self.x()`` -> "x"."""
-    if isinstance(node, ast.Call) and not node.args and not node.keywords and isinstance(node.func, ast.Attribute):
-        if isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
-            return node.func.attr
+    if (
+        isinstance(node, ast.Call)
+        and not node.args
+        and not node.keywords
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+    ):
+        return node.func.attr
     return None
 
 
@@ -409,7 +444,11 @@ def _text(source: str, node: ast.AST) -> str:
 def _head(source: str, node: ast.AST | None) -> str:
     if node is None:
         return ""
-    return _text(source, node).split(":")[0] if isinstance(node, (ast.For, ast.If, ast.While, ast.With, ast.Try)) else _text(source, node)
+    return (
+        _text(source, node).split(":")[0]
+        if isinstance(node, (ast.For, ast.If, ast.While, ast.With, ast.Try))
+        else _text(source, node)
+    )
 
 
 def read_class_source(path: Path, names: set[str]) -> tuple[str, list[ast.stmt]]:

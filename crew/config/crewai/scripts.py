@@ -26,7 +26,9 @@ def read_script(path: Path, *, has_crew_file: bool) -> tuple[dict[str, Any], lis
     except (SyntaxError, OSError, UnicodeDecodeError, ValueError):
         return {}, []  # not ours to judge: crew never runs it
     issues = [
-        Issue(line, "", f"`{code}` runs a task from Python code; crew runs the declared crew itself and cannot honour it")
+        Issue(
+            line, "", f"`{code}` runs a task from Python code; crew runs the declared crew itself and cannot honour it"
+        )
         for line, code in driving_calls(tree, source)
     ]
     for node in ast.walk(tree):
@@ -68,9 +70,8 @@ def _inputs(tree: ast.Module, source: str) -> tuple[dict[str, Any], list[Issue]]
 
 def _inputs_dict(scope: ast.AST) -> ast.Dict | None:
     for node in ast.walk(scope):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
-            if any(isinstance(t, ast.Name) and t.id == "inputs" for t in node.targets):
-                return node.value
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and _names_inputs(node.targets):
+            return node.value
         if isinstance(node, ast.Call) and _name(node.func) == "kickoff":
             for keyword in node.keywords:
                 if keyword.arg == "inputs" and isinstance(keyword.value, ast.Dict):
@@ -78,10 +79,14 @@ def _inputs_dict(scope: ast.AST) -> ast.Dict | None:
     return None
 
 
+def _names_inputs(targets: list[ast.expr]) -> bool:
+    return any(isinstance(t, ast.Name) and t.id == "inputs" for t in targets)
+
+
 def _evaluate(node: ast.Dict, source: str) -> tuple[dict[str, Any], list[Issue]]:
     out: dict[str, Any] = {}
     notes: list[Issue] = []
-    for key_node, value_node in zip(node.keys, node.values):
+    for key_node, value_node in zip(node.keys, node.values, strict=True):
         if not (isinstance(key_node, ast.Constant) and isinstance(key_node.value, str)):
             continue
         try:
@@ -89,7 +94,12 @@ def _evaluate(node: ast.Dict, source: str) -> tuple[dict[str, Any], list[Issue]]
         except ValueError:
             code = ast.get_source_segment(source, value_node) or ast.unparse(value_node)
             notes.append(
-                Issue(value_node.lineno, f"inputs.{key_node.value}", f"`{code}` is computed at run time: not a default (pass -i {key_node.value}=...)", "warning")
+                Issue(
+                    value_node.lineno,
+                    f"inputs.{key_node.value}",
+                    f"`{code}` is computed at run time: not a default (pass -i {key_node.value}=...)",
+                    "warning",
+                )
             )
     return out, notes
 
@@ -114,7 +124,11 @@ def _value(node: ast.expr) -> Any:
             return date.today()
     if isinstance(node, ast.Attribute) and node.attr in ("year", "month", "day"):
         return getattr(_moment(node.value), node.attr)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("strftime", "isoformat"):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("strftime", "isoformat")
+    ):
         moment = _moment(node.func.value)
         if node.func.attr == "isoformat" and not node.args:
             return moment.isoformat()
