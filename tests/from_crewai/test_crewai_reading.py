@@ -275,3 +275,73 @@ def test_main_py_inputs_literals_and_template_dates(tmp_path: Path) -> None:
         'main.py:5: inputs.home: warning: `os.environ["HOME"]` is computed at run time' in str(w)
         for w in project_.warnings
     )
+
+
+def test_hierarchical_crew_with_a_manager_method_code_agents_task_tools_and_output_json(tmp_path: Path) -> None:
+    folder = project(
+        tmp_path,
+        """
+        from crewai.project import tool
+        from pydantic import BaseModel
+
+        from tools.lookup import lookup
+
+
+        class Verdict(BaseModel):
+            verdict: str
+            confidence: float
+
+
+        @CrewBase
+        class Desk:
+            @tool
+            def lookup_tool(self):
+                return lookup
+
+            @agent
+            def researcher(self) -> Agent:
+                return Agent(config=self.agents_config["researcher"])
+
+            @agent
+            def judge(self) -> Agent:
+                return Agent(role="Judge", goal="Decide on {topic}", backstory="Fair.", llm="openai/gpt-4o-mini")
+
+            def boss(self) -> Agent:
+                return Agent(role="Desk chief", goal="Get {topic} right", backstory="Runs the desk.", allow_delegation=True)
+
+            @task
+            def research(self) -> Task:
+                return Task(config=self.tasks_config["research"], tools=[lookup])
+
+            @task
+            def decide(self) -> Task:
+                return Task(description="Decide on {topic}.", expected_output="A verdict.", output_json=Verdict)
+
+            @crew
+            def crew(self) -> Crew:
+                return Crew(agents=self.agents, tasks=self.tasks, process=Process.hierarchical, manager_agent=self.boss())
+        """,
+        **{
+            "config/agents.yaml": AGENTS.replace("  backstory: Curious.", "  backstory: Curious.\n  tools: [lookup_tool]"),
+            "config/tasks.yaml": TASKS.split("write:")[0],
+            "tools/__init__.py": "",
+            "tools/lookup.py": """
+            from crewai.tools import tool
+
+            @tool("lookup")
+            def lookup(term: str) -> str:
+                \"\"\"Look a term up.\"\"\"
+                return f"{term}: found"
+            """,
+        },
+    )
+    loaded = load_project(folder, llm="test")
+    crew = loaded.crew
+    assert crew.process == "hierarchical" and crew.manager_agent.role == "Desk chief"
+    assert sorted(a.name for a in crew.agents) == ["judge", "researcher"]
+    researcher = next(a for a in crew.agents if a.name == "researcher")
+    assert [t.name for t in researcher.tools] == ["lookup"]  # agents.yaml `tools: [lookup_tool]` names the @tool method
+    assert [t.name for t in crew.tasks[0].tools] == ["lookup"] and crew.tasks[1].output_json.__name__ == "Verdict"
+    output = crew.kickoff({"topic": "tea"})
+    assert set(output.tasks_output[1].json_dict) == {"verdict", "confidence"}
+    assert any(w.path.endswith("writer") and "not used by" in w.message for w in loaded.warnings)
