@@ -322,7 +322,9 @@ def test_hierarchical_crew_with_a_manager_method_code_agents_task_tools_and_outp
                 return Crew(agents=self.agents, tasks=self.tasks, process=Process.hierarchical, manager_agent=self.boss())
         """,
         **{
-            "config/agents.yaml": AGENTS.replace("  backstory: Curious.", "  backstory: Curious.\n  tools: [lookup_tool]"),
+            "config/agents.yaml": AGENTS.replace(
+                "  backstory: Curious.", "  backstory: Curious.\n  tools: [lookup_tool]"
+            ),
             "config/tasks.yaml": TASKS.split("write:")[0],
             "tools/__init__.py": "",
             "tools/lookup.py": """
@@ -345,3 +347,62 @@ def test_hierarchical_crew_with_a_manager_method_code_agents_task_tools_and_outp
     output = crew.kickoff({"topic": "tea"})
     assert set(output.tasks_output[1].json_dict) == {"verdict", "confidence"}
     assert any(w.path.endswith("writer") and "not used by" in w.message for w in loaded.warnings)
+
+
+def test_module_level_llm_objects_positional_tool_arguments_and_unreadable_models(tmp_path: Path) -> None:
+    folder = project(
+        tmp_path,
+        """
+        from crewai import LLM
+        from langchain_openai import ChatOpenAI
+
+        from tools.quote import Quote
+
+        llm = LLM(model="openai/gpt-4o-mini", temperature=0.2)
+
+
+        @CrewBase
+        class Desk:
+            @agent
+            def researcher(self) -> Agent:
+                return Agent(config=self.agents_config["researcher"], llm=llm, tools=[Quote("ACME", currency="EUR")])
+
+            @agent
+            def writer(self) -> Agent:
+                return Agent(config=self.agents_config["writer"], llm=ChatOpenAI(model="gpt-4o"))
+
+            @task
+            def research(self) -> Task:
+                return Task(config=self.tasks_config["research"])
+
+            @crew
+            def crew(self) -> Crew:
+                return Crew(agents=self.agents, tasks=self.tasks)
+        """,
+        **{
+            "config/tasks.yaml": TASKS.split("write:")[0],
+            "tools/__init__.py": "",
+            "tools/quote.py": """
+            from crewai.tools import BaseTool
+
+            class Quote(BaseTool):
+                name: str = "quote"
+                description: str = "The price of the ticker."
+                ticker: str = ""
+                currency: str = "USD"
+
+                def __init__(self, ticker: str, **data):
+                    super().__init__(ticker=ticker, **data)
+
+                def _run(self) -> str:
+                    return f"{self.ticker}: 10 {self.currency}"
+            """,
+        },
+    )
+    loaded = load_project(folder)
+    researcher, writer = loaded.crew.agents
+    assert (researcher.llm.model, researcher.llm.temperature) == ("openai/gpt-4o-mini", 0.2)
+    assert researcher.tools[0].run() == "ACME: 10 EUR"
+    assert writer.llm is None  # not readable without running crew.py: warned, the crew's model is used
+    [warning] = [str(w) for w in loaded.warnings if "ChatOpenAI" in str(w)]
+    assert 'agents.writer.llm: warning: `llm=ChatOpenAI(model="gpt-4o")` cannot be read without running' in warning

@@ -192,7 +192,8 @@ class Composer:
                 _put(settings, name, value, arg.line, file)
             return settings
         known = key in fields_of(section)  # type: ignore[arg-type]
-        if arg.kind == "object" and known:
+        model = key == "llm" or key.endswith("_llm")
+        if arg.kind == "object" and known and not model:
             try:
                 return Resolved(self.resolver.obj(arg.value), arg.value)
             except Unresolved as exc:
@@ -210,7 +211,7 @@ class Composer:
         return _SKIP
 
     def _tool(self, ref: ToolRef, who: str, path: str) -> str | None:
-        signature = (ref.name, ref.called, repr(sorted(ref.kwargs.items())))
+        signature = (ref.name, ref.called, ref.signature)
         if signature in self.tool_keys:
             missing = self.missing.get((ref.name, signature[2]))
             if missing is not None:
@@ -224,7 +225,7 @@ class Composer:
         try:
             obj = self.resolver.obj(ref.name)
         except MissingPackage as exc:
-            signature = repr(sorted(ref.kwargs.items()))
+            signature = ref.signature
             entry = self.missing.setdefault((ref.name, signature), _Missing(exc.module, ref.name, exc.distribution))
             entry.wanted.append((who, ref.line, path))
             return None
@@ -233,7 +234,7 @@ class Composer:
             return None
         if ref.called:
             try:
-                obj = obj(**ref.kwargs)
+                obj = obj(*ref.args, **ref.kwargs)
             except Exception as exc:  # noqa: BLE001 - the tool's own constructor refused: report it at its line
                 self.problems.add(file, ref.line, path, f"`{ref.source}` failed: {type(exc).__name__}: {exc}")
                 return None

@@ -196,7 +196,7 @@ class _Writer:
             ref = refs.get(key)
             if ref is None or var == ref.name:
                 continue
-            args = ", ".join(f"{k}={v!r}" for k, v in ref.kwargs.items())
+            args = ", ".join([*(repr(v) for v in ref.args), *(f"{k}={v!r}" for k, v in ref.kwargs.items())])
             lines.append(f"{var} = {ref.name}({args})" if ref.called else f"{var} = {ref.name}")
         return "\n".join(lines).rstrip() + "\n"
 

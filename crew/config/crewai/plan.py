@@ -22,6 +22,12 @@ class ToolRef:
     kwargs: dict[str, Any]  # literal keyword arguments of the call
     line: int
     source: str  # the expression as written, for messages
+    args: tuple[Any, ...] = ()  # literal positional arguments (``SEC10KTool("AMZN")``)
+
+    @property
+    def signature(self) -> str:
+        """What tells two uses of one tool apart: its arguments."""
+        return repr((self.args, sorted(self.kwargs.items())))
 
 
 @dataclass(frozen=True)

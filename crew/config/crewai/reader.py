@@ -320,6 +320,8 @@ def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan
         return Arg("unreadable", text, node.lineno, text)
     if key == "process" and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
         return Arg("literal", node.attr, node.lineno, text)
+    if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Name) and node.id in plan.assigns:
+        node = plan.assigns[node.id]  # llm = LLM(model=...) at module level
     if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Call) and _callee(node) == "LLM":
         settings = _literal_kwargs(node)
         if settings is not None and not node.args:
@@ -348,9 +350,10 @@ def _tool_ref(node: ast.expr, source: str, plan: CrewPlan) -> ToolRef | None:
     if isinstance(node, ast.Call):
         callee = _dotted(node.func)
         kwargs = _literal_kwargs(node)
-        if callee is not None and kwargs is not None and not node.args:
-            return ToolRef(callee, True, kwargs, node.lineno, text)
-        plan.error(node.lineno, "tools", f"`{text}`: crew reads tool calls whose arguments are literal keywords")
+        args = _literal_args(node)
+        if callee is not None and kwargs is not None and args is not None:
+            return ToolRef(callee, True, kwargs, node.lineno, text, args)
+        plan.error(node.lineno, "tools", f"`{text}`: crew reads tool calls whose arguments are literals")
         return None
     dotted = _dotted(node)
     if dotted is not None:
@@ -421,6 +424,13 @@ def _dotted(node: ast.expr) -> str | None:
         base = _dotted(node.value)
         return f"{base}.{node.attr}" if base else None
     return None
+
+
+def _literal_args(call: ast.Call) -> tuple[Any, ...] | None:
+    try:
+        return tuple(ast.literal_eval(arg) for arg in call.args)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _literal_kwargs(call: ast.Call) -> dict[str, Any] | None:
