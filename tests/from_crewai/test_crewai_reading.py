@@ -307,7 +307,9 @@ def test_hierarchical_crew_with_a_manager_method_code_agents_task_tools_and_outp
                 return Agent(role="Judge", goal="Decide on {topic}", backstory="Fair.", llm="openai/gpt-4o-mini")
 
             def boss(self) -> Agent:
-                return Agent(role="Desk chief", goal="Get {topic} right", backstory="Runs the desk.", allow_delegation=True)
+                return Agent(
+                    role="Desk chief", goal="Get {topic} right", backstory="Runs the desk.", allow_delegation=True
+                )
 
             @task
             def research(self) -> Task:
@@ -319,7 +321,9 @@ def test_hierarchical_crew_with_a_manager_method_code_agents_task_tools_and_outp
 
             @crew
             def crew(self) -> Crew:
-                return Crew(agents=self.agents, tasks=self.tasks, process=Process.hierarchical, manager_agent=self.boss())
+                return Crew(
+                    agents=self.agents, tasks=self.tasks, process=Process.hierarchical, manager_agent=self.boss()
+                )
         """,
         **{
             "config/agents.yaml": AGENTS.replace(
