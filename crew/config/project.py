@@ -87,7 +87,12 @@ def find_files(path: Path) -> dict[str, Path]:
         where = display_path(folder)
         from crew.config.crewai import flow_crews
 
+        from crew.config.crewai import script_refusals
+
         crews = flow_crews(folder)
+        refused = script_refusals(folder)
+        if refused:
+            raise ConfigError("\n".join(refused), errors=refused)
         if crews:
             listed = ", ".join(display_path(c) for c in crews)
             raise ConfigError(

@@ -410,3 +410,14 @@ def test_module_level_llm_objects_positional_tool_arguments_and_unreadable_model
     assert writer.llm is None  # not readable without running crew.py: warned, the crew's model is used
     [warning] = [str(w) for w in loaded.warnings if "ChatOpenAI" in str(w)]
     assert 'agents.writer.llm: warning: `llm=ChatOpenAI(model="gpt-4o")` cannot be read without running' in warning
+
+
+def test_an_older_script_only_project_is_refused_at_its_crew_call(tmp_path: Path) -> None:
+    """crewAI-examples' older layout: agents.py and tasks.py classes composed by main.py, no YAML."""
+    (tmp_path / "agents.py").write_text("from crewai import Agent\n\nclass TripAgents:\n    pass\n")
+    (tmp_path / "main.py").write_text(
+        "from crewai import Crew\nfrom agents import TripAgents\n\n"
+        "def run():\n    expert = TripAgents().local_expert()\n    return Crew(agents=[expert], tasks=[]).kickoff()\n"
+    )
+    [error] = errors_of(tmp_path)
+    assert error.startswith(f"{tmp_path / 'main.py'}:6: a Crew(...) composed by a script at run time")

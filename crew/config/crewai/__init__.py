@@ -15,7 +15,7 @@ from typing import Any
 from crew.config.crewai.compat import crewai_alias
 from crew.config.crewai.plan import CrewPlan, Issue
 
-__all__ = ["CrewAIProject", "crewai_alias", "flow_crews", "locate"]
+__all__ = ["CrewAIProject", "crewai_alias", "flow_crews", "locate", "script_refusals"]
 
 
 @dataclass
@@ -83,6 +83,18 @@ def locate(folder: Path) -> CrewAIProject | None:
         project.inputs, notes = read_inputs(crew_file)
         project.script_issues += [(display_path(crew_file), note) for note in notes]
     return project
+
+
+def script_refusals(folder: Path) -> list[str]:
+    """Why a folder without YAML cannot run: its scripts compose their crew in Python (one line each)."""
+    from crew.config.crewai.scripts import read_script
+    from crew.config.problems import display_path
+
+    out = []
+    for script in sorted(p for p in folder.glob("*.py") if p.is_file() and _builds_or_runs(p)):
+        _, issues = read_script(script, has_crew_file=False)
+        out += [f"{display_path(script)}:{i.line}: {i.message}" for i in issues if i.level == "error"]
+    return out
 
 
 def flow_crews(folder: Path) -> list[Path]:

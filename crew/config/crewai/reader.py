@@ -187,7 +187,7 @@ def _class_attribute(node: ast.Assign | ast.AnnAssign, source: str, plan: CrewPl
 
 
 def _body_call(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
 ) -> tuple[ast.expr | None, dict[str, ast.expr], ast.stmt | None]:
     """The returned expression and the simple local assignments before it; the first other statement."""
     local: dict[str, ast.expr] = {}
@@ -206,7 +206,7 @@ def _body_call(
 
 
 def _returns_call(fn: ast.FunctionDef | ast.AsyncFunctionDef, callee: str) -> bool:
-    value, _, _ = _body_call(fn, "")
+    value, _, _ = _body_call(fn)
     return isinstance(value, ast.Call) and _callee(value) == callee
 
 
@@ -217,8 +217,7 @@ def _read_member(
     if call is None:
         return None
     member = MemberPlan(fn.name, fn.lineno, None, fn.lineno)
-    _, local, _ = _body_call(fn, source)
-    section = "agents" if kind == "agent" else "tasks"
+    _, local, _ = _body_call(fn)
     for arg in call.args:
         plan.error(
             arg.lineno,
@@ -240,14 +239,13 @@ def _read_member(
         member.config_key = fn.name  # CrewAI also maps tasks.yaml keys named like the method
     if member.config_key is None and kind == "agent" and "role" not in member.kwargs:
         member.config_key = fn.name
-    del section
     return member
 
 
 def _expect_call(
     fn: ast.FunctionDef | ast.AsyncFunctionDef, callee: str, source: str, plan: CrewPlan, *, quiet: bool = False
 ) -> ast.Call | None:
-    value, _, other = _body_call(fn, source)
+    value, _, other = _body_call(fn)
     if isinstance(value, ast.Call) and _callee(value) == callee:
         return value
     if quiet:
@@ -268,7 +266,7 @@ def _read_crew(fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str, plan: Cr
     plan.crew_line = fn.lineno
     if call is None:
         return
-    _, local, _ = _body_call(fn, source)
+    _, local, _ = _body_call(fn)
     for keyword in call.keywords:
         key, value = keyword.arg, _resolve_local(keyword.value, local)
         if key is None:
@@ -363,7 +361,7 @@ def _tool_ref(node: ast.expr, source: str, plan: CrewPlan) -> ToolRef | None:
 
 
 def _returned_tool(fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str, plan: CrewPlan) -> ToolRef | None:
-    value, local, _ = _body_call(fn, source)
+    value, local, _ = _body_call(fn)
     if value is None:
         plan.error(fn.lineno, fn.name, f"@tool method '{fn.name}' must be `return <tool>`; crew cannot read it")
         return None
@@ -459,9 +457,3 @@ def _head(source: str, node: ast.AST | None) -> str:
         if isinstance(node, (ast.For, ast.If, ast.While, ast.With, ast.Try))
         else _text(source, node)
     )
-
-
-def read_class_source(path: Path, names: set[str]) -> tuple[str, list[ast.stmt]]:
-    """The source and the top-level statements of a file, for building its classes alone."""
-    source = path.read_text(encoding="utf-8")
-    return source, ast.parse(source, filename=str(path)).body
