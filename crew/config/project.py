@@ -85,9 +85,7 @@ def find_files(path: Path) -> dict[str, Path]:
                 break
     if "crew" not in found and not ("agents" in found and "tasks" in found):
         where = display_path(folder)
-        from crew.config.crewai import flow_crews
-
-        from crew.config.crewai import script_refusals
+        from crew.config.crewai import flow_crews, script_refusals
 
         crews = flow_crews(folder)
         refused = script_refusals(folder)
