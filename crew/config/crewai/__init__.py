@@ -54,7 +54,8 @@ class CrewAIProject:
             return None
         resolver = Resolver(self.plan, Project(self.source_root, self.package), self.crew_file)
         self.composer = Composer(builder, self.plan, resolver)
-        self.composed = self.composer.compose(agents, tasks)
+        with resolver.session():  # the project's modules import once, with sys.path set up once
+            self.composed = self.composer.compose(agents, tasks)
         return self.composed
 
 

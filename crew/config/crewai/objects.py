@@ -69,7 +69,11 @@ class Project:
 
     def owns(self, module: Any) -> bool:
         location = getattr(module, "__file__", None) or ""
-        return location.startswith(str(self.root) + os.sep)
+        return location.startswith(self._prefix)
+
+    @property
+    def _prefix(self) -> str:
+        return str(self.root) + os.sep
 
     def top_names(self) -> set[str]:
         """The project's top-level module names; never ``crew`` (a flat project's crew.py must not hide us)."""
@@ -120,6 +124,20 @@ class Resolver:
     project: Project
     crew_file: Path
     _cache: dict[str, Any] = field(default_factory=dict)
+    _depth: int = 0
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """One ``project_imports`` scope around many imports (nested calls join the open one)."""
+        if self._depth:
+            yield
+            return
+        with project_imports(self.project):
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
 
     def obj(self, name: str) -> Any:
         """The object ``name`` (maybe dotted) refers to in crew.py."""
@@ -149,7 +167,7 @@ class Resolver:
         module_name = self.project.absolute(imp)
         top = module_name.split(".")[0]
         try:
-            with project_imports(self.project):
+            with self.session():
                 module = importlib.import_module(module_name)
                 if imp.attr is None:
                     return module

@@ -12,6 +12,7 @@ guessing would run a different crew than the author's.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -444,9 +445,28 @@ def _literal_kwargs(call: ast.Call) -> dict[str, Any] | None:
 
 
 def _text(source: str, node: ast.AST) -> str:
-    text = ast.get_source_segment(source, node) or ast.unparse(node)
+    """The node as written (one line, shortened), for messages."""
+    text = _segment(source, node) or ast.unparse(node)
     text = " ".join(text.split())
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+@lru_cache(maxsize=16)
+def _lines(source: str) -> list[bytes]:
+    return [line.encode("utf-8") for line in source.splitlines(keepends=True)]
+
+
+def _segment(source: str, node: ast.AST) -> str | None:
+    """``ast.get_source_segment`` over lines split once per file (it splits the whole file on every call)."""
+    start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+    col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
+    lines = _lines(source)
+    if start is None or end is None or col is None or end_col is None or end > len(lines):
+        return None
+    if start == end:
+        return lines[start - 1][col:end_col].decode("utf-8", "replace")
+    parts = [lines[start - 1][col:], *lines[start : end - 1], lines[end - 1][:end_col]]
+    return b"".join(parts).decode("utf-8", "replace")
 
 
 def _head(source: str, node: ast.AST | None) -> str:
