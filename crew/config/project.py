@@ -336,14 +336,14 @@ def _overlay(tree: Any, extra: YamlMap) -> Any:
     if tree is not None and not isinstance(tree, YamlMap):
         return tree  # not a mapping: the builder reports it
     out = _empty()
-    out.key_files = dict(extra.key_files)  # type: ignore[attr-defined]
+    out.key_files = dict(extra.key_files)
     for key, value in extra.items():
         out[key], out.key_lines[key] = value, extra.line_of(key)
     if tree is not None:
         out.line, out.duplicates = tree.line, tree.duplicates
         for key, value in tree.items():
             out[key], out.key_lines[key] = value, tree.line_of(key)
-            out.key_files.pop(key, None)  # type: ignore[attr-defined]
+            out.key_files.pop(key, None)
     return out
 
 

@@ -421,3 +421,45 @@ def test_an_older_script_only_project_is_refused_at_its_crew_call(tmp_path: Path
     )
     [error] = errors_of(tmp_path)
     assert error.startswith(f"{tmp_path / 'main.py'}:6: a Crew(...) composed by a script at run time")
+
+
+def test_functions_defined_in_crew_py_are_built_from_their_own_def(tmp_path: Path) -> None:
+    folder = demo(tmp_path, write=", guardrail=short_enough, callback=announce")
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace(
+            "@CrewBase",
+            "LIMIT = 10_000\n\n\ndef short_enough(output):\n    return (len(output.raw) < LIMIT, output.raw)\n\n\n"
+            "def announce(output):\n    SEEN.append(output.name)\n\n\nSEEN = []\n\n\n@CrewBase",
+        )
+    )
+    task = load_project(folder).crew.tasks[1]
+    assert task.guardrail.__name__ == "short_enough" and task.callback.__name__ == "announce"
+    assert task.guardrail.__code__.co_filename == str(crew_py)  # compiled from crew.py's own statements
+
+
+def test_an_installed_crewai_tools_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `crewai_tools` importable, its tools are built (literal arguments) and adapted; no message."""
+    fake = tmp_path / "site" / "crewai_tools"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "from pydantic import BaseModel\n"
+        "class FileReadArgs(BaseModel):\n    file_path: str = ''\n"
+        "class FileReadTool(BaseModel):\n"
+        "    name: str = 'Read a file'\n    description: str = 'Read a file.'\n"
+        "    args_schema: type = FileReadArgs\n    result_as_answer: bool = False\n"
+        "    max_usage_count: int | None = None\n    file_path: str = ''\n"
+        "    def _run(self, file_path: str = '') -> str:\n        return 'read ' + (file_path or self.file_path)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    folder = demo(tmp_path / "p", writer=", tools=[FileReadTool(file_path='notes.txt')]")
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace("from crewai.project", "from crewai_tools import FileReadTool\nfrom crewai.project")
+    )
+    try:
+        crew = load_project(folder).crew
+    finally:
+        sys.modules.pop("crewai_tools", None)
+    [tool] = next(a for a in crew.agents if a.name == "writer").tools
+    assert tool.name == "Read a file" and tool.run() == "read notes.txt"

@@ -304,14 +304,14 @@ def crew_tool(obj: Any) -> Any:
 def _map(line: int) -> YamlMap:
     out = YamlMap()
     out.line, out.key_lines, out.duplicates = line, {}, []
-    out.key_files = {}  # type: ignore[attr-defined]
+    out.key_files = {}
     return out
 
 
 def _put(target: YamlMap, key: str, value: Any, line: int, file: str | None) -> None:
     target[key] = value
     target.key_lines[key] = line
-    files: dict[str, str] = target.key_files  # type: ignore[attr-defined]
+    files: dict[str, str] = target.key_files
     if file is None:
         files.pop(key, None)
     else:

@@ -136,7 +136,7 @@ class _Writer:
             base = "".join(c if c.isalnum() else "_" for c in key.lower()).strip("_") or "tool"
             base = f"_{base}" if base[0].isdigit() or keyword.iskeyword(base) else base
             name, n = base, 1
-            taken = set(self.tool_vars.values()) | set(self.plan.imports) | set(self.plan.classes)
+            taken = set(self.tool_vars.values()) | set(self.plan.imports) | set(self.plan.definitions)
             while name in taken:
                 n += 1
                 name = f"{base}_{n}"
@@ -149,9 +149,9 @@ class _Writer:
         refs = {key: self.composer.tool_sources[key] for key in self.tool_vars if key in self.composer.tool_sources}
         for ref in refs.values():
             self.names.add(ref.name.split(".")[0])
-        classes = self.composer.resolver._closure(self.names & set(self.plan.classes))
+        classes = self.composer.resolver._closure(self.names & set(self.plan.definitions))
         for name in classes:
-            self.names |= {n.id for n in ast.walk(self.plan.classes[name]) if isinstance(n, ast.Name)}
+            self.names |= {n.id for n in ast.walk(self.plan.definitions[name]) if isinstance(n, ast.Name)}
         imports = sorted(n for n in self.names if n in self.plan.imports)
         source_root = Path(self.crewai.source_root).resolve()
         inside = self.target.is_relative_to(_project_root(source_root))
@@ -189,9 +189,11 @@ class _Writer:
                     lines.append(f"    from {module} import {', '.join(froms)}")
             lines.append("")
         source = self.crewai.crew_file.read_text(encoding="utf-8")
-        for name, node in self.plan.classes.items():
+        source_lines = source.splitlines()
+        for name, node in self.plan.definitions.items():
             if name in classes:
-                lines += ["", ast.get_source_segment(source, node) or ast.unparse(node), ""]
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                lines += ["", "\n".join(source_lines[first - 1 : node.end_lineno]), ""]
         for key, var in self.tool_vars.items():
             ref = refs.get(key)
             if ref is None or var == ref.name:

@@ -149,8 +149,8 @@ class Resolver:
         head, _, rest = name.partition(".")
         if head in self.plan.imports:
             obj = self._imported(self.plan.imports[head])
-        elif head in self.plan.classes:
-            obj = self.local_classes({head})[head]
+        elif head in self.plan.definitions:
+            obj = self.local_definitions({head})[head]
         elif head in self.plan.assigns:
             line = self.plan.assigns[head].lineno
             raise Unresolved(f"'{head}' is computed by code (line {line}); crew reads no module-level code")
@@ -189,10 +189,14 @@ class Resolver:
         except Exception as exc:  # noqa: BLE001 - an error inside the user's module is reported, not raised
             raise Unresolved(f"importing '{module_name}' failed: {type(exc).__name__}: {exc}") from None
 
-    def local_classes(self, names: set[str]) -> dict[str, Any]:
-        """Classes defined in crew.py, built from their own statements in a fresh namespace."""
+    def local_definitions(self, names: set[str]) -> dict[str, Any]:
+        """Classes and functions defined in crew.py, built from their own statements in a fresh namespace.
+
+        Each comes with the definitions it names (a model's nested models) and the imports
+        they use; nothing else of crew.py runs.
+        """
         wanted = self._closure(names)
-        nodes = [node for name, node in self.plan.classes.items() if name in wanted]
+        nodes = [node for name, node in self.plan.definitions.items() if name in wanted]
         used = {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
         used |= {_base_name(n) for node in nodes for n in ast.walk(node) if isinstance(n, ast.Attribute)}
         namespace: dict[str, Any] = {"__name__": f"crewai_project_{self.plan.class_name}", "__builtins__": __builtins__}
@@ -211,7 +215,8 @@ class Resolver:
                 if rebuild is not None:
                     rebuild()
         except Exception as exc:  # noqa: BLE001 - the user's class is wrong: report it with its line
-            raise Unresolved(f"building class {', '.join(sorted(names))} failed: {type(exc).__name__}: {exc}") from None
+            what = ", ".join(sorted(names))
+            raise Unresolved(f"building {what} from its definition failed: {type(exc).__name__}: {exc}") from None
         finally:
             sys.modules.pop(holder.__name__, None)
         return {name: holder.__dict__[name] for name in wanted}
@@ -220,10 +225,10 @@ class Resolver:
         out, todo = set(), list(names)
         while todo:
             name = todo.pop()
-            if name in out or name not in self.plan.classes:
+            if name in out or name not in self.plan.definitions:
                 continue
             out.add(name)
-            todo += [n.id for n in ast.walk(self.plan.classes[name]) if isinstance(n, ast.Name)]
+            todo += [n.id for n in ast.walk(self.plan.definitions[name]) if isinstance(n, ast.Name)]
         return out
 
 

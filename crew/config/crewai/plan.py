@@ -96,7 +96,7 @@ class CrewPlan:
     crew_tasks: list[str] | None = None
     imports: dict[str, Import] = field(default_factory=dict)
     assigns: dict[str, Any] = field(default_factory=dict)  # module-level NAME = <ast expr>
-    classes: dict[str, Any] = field(default_factory=dict)  # module-level ClassDef nodes by name
+    definitions: dict[str, Any] = field(default_factory=dict)  # module-level class and def nodes by name
     issues: list[Issue] = field(default_factory=list)
 
     def error(self, line: int, path: str, message: str) -> None:

@@ -107,7 +107,9 @@ def _read_module(tree: ast.Module, source: str, plan: CrewPlan) -> None:
                     alias.name if alias.asname else alias.name.split(".")[0], None, 0, node.lineno
                 )
         elif isinstance(node, ast.ClassDef) and "CrewBase" not in _decorators(node):
-            plan.classes[node.name] = node
+            plan.definitions[node.name] = node
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            plan.definitions[node.name] = node  # a guardrail, a callback, a @tool function
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
