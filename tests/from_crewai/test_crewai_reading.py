@@ -433,9 +433,12 @@ def test_functions_defined_in_crew_py_are_built_from_their_own_def(tmp_path: Pat
             "def announce(output):\n    SEEN.append(output.name)\n\n\nSEEN = []\n\n\n@CrewBase",
         )
     )
-    task = load_project(folder).crew.tasks[1]
+    crew = load_project(folder, llm="test").crew
+    task = crew.tasks[1]
     assert task.guardrail.__name__ == "short_enough" and task.callback.__name__ == "announce"
     assert task.guardrail.__code__.co_filename == str(crew_py)  # compiled from crew.py's own statements
+    crew.kickoff({"topic": "tea"})
+    assert task.callback.__globals__["SEEN"] == ["write"]  # its constants came along; the guardrail ran too
 
 
 def test_an_installed_crewai_tools_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

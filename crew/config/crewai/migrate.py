@@ -190,6 +190,10 @@ class _Writer:
             lines.append("")
         source = self.crewai.crew_file.read_text(encoding="utf-8")
         source_lines = source.splitlines()
+        carried = [self.plan.definitions[name] for name in classes]
+        for name in self.composer.resolver.constants(_names(carried)):
+            value = self.plan.assigns[name]
+            lines.append(f"{name} = {ast.get_source_segment(source, value) or ast.unparse(value)}")
         for name, node in self.plan.definitions.items():
             if name in classes:
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
@@ -209,6 +213,10 @@ class _Writer:
         if imp.attr is None:
             return module, f"import {module} as {name}" if module != name else f"import {module}"
         return module, imp.attr + (f" as {name}" if name != imp.attr else "")
+
+
+def _names(nodes: list[Any]) -> set[str]:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 class _Dumper(yaml.SafeDumper):

@@ -125,6 +125,7 @@ class Resolver:
     crew_file: Path
     _cache: dict[str, Any] = field(default_factory=dict)
     _depth: int = 0
+    _holder: types.ModuleType | None = None
 
     @contextmanager
     def session(self) -> Iterator[None]:
@@ -192,20 +193,22 @@ class Resolver:
     def local_definitions(self, names: set[str]) -> dict[str, Any]:
         """Classes and functions defined in crew.py, built from their own statements in a fresh namespace.
 
-        Each comes with the definitions it names (a model's nested models) and the imports
-        they use; nothing else of crew.py runs.
+        Each comes with the definitions it names (a model's nested models), the literal
+        constants it reads (``LIMIT = 100``) and the imports it uses; nothing else of crew.py
+        runs. All share one namespace, so a model built on its own and as another's field
+        is one class.
         """
         wanted = self._closure(names)
-        nodes = [node for name, node in self.plan.definitions.items() if name in wanted]
-        used = {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
-        used |= {_base_name(n) for node in nodes for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-        namespace: dict[str, Any] = {"__name__": f"crewai_project_{self.plan.class_name}", "__builtins__": __builtins__}
+        holder = self._namespace()
+        nodes = [n for name, n in self.plan.definitions.items() if name in wanted and name not in holder.__dict__]
+        used = _names_in(nodes)
         for name in sorted(used & set(self.plan.imports)):
-            namespace[name] = self._imported(self.plan.imports[name])
-        module = ast.Module(body=list(nodes), type_ignores=[])
-        holder = types.ModuleType(namespace["__name__"])
-        holder.__dict__.update(namespace)
-        holder.__file__ = str(self.crew_file)
+            if name not in holder.__dict__:
+                holder.__dict__[name] = self._imported(self.plan.imports[name])
+        constants = [
+            _assign(name, self.plan.assigns[name]) for name in self.constants(used) if name not in holder.__dict__
+        ]
+        module = ast.fix_missing_locations(ast.Module(body=[*constants, *nodes], type_ignores=[]))
         # pydantic resolves annotations through sys.modules[cls.__module__]: present while the classes build
         sys.modules[holder.__name__] = holder
         try:
@@ -221,6 +224,24 @@ class Resolver:
             sys.modules.pop(holder.__name__, None)
         return {name: holder.__dict__[name] for name in wanted}
 
+    def constants(self, used: set[str]) -> list[str]:
+        """The module-level ``NAME = <literal>`` assignments among ``used``, in source order."""
+        out = []
+        for name, value in self.plan.assigns.items():
+            if name in used and name not in self.plan.definitions:
+                try:
+                    ast.literal_eval(value)
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    continue
+                out.append(name)
+        return out
+
+    def _namespace(self) -> types.ModuleType:
+        if self._holder is None:
+            self._holder = types.ModuleType(f"crewai_project_{self.plan.class_name}")
+            self._holder.__file__ = str(self.crew_file)
+        return self._holder
+
     def _closure(self, names: set[str]) -> set[str]:
         out, todo = set(), list(names)
         while todo:
@@ -230,6 +251,15 @@ class Resolver:
             out.add(name)
             todo += [n.id for n in ast.walk(self.plan.definitions[name]) if isinstance(n, ast.Name)]
         return out
+
+
+def _names_in(nodes: list[Any]) -> set[str]:
+    used = {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return used | {_base_name(n) for node in nodes for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+
+
+def _assign(name: str, value: ast.expr) -> ast.stmt:
+    return ast.copy_location(ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=value), value)
 
 
 def _base_name(node: ast.Attribute) -> str:
