@@ -466,3 +466,19 @@ def test_an_installed_crewai_tools_is_used(tmp_path: Path, monkeypatch: pytest.M
         sys.modules.pop("crewai_tools", None)
     [tool] = next(a for a in crew.agents if a.name == "writer").tools
     assert tool.name == "Read a file" and tool.run() == "read notes.txt"
+
+
+def test_keywords_crewai_ignores_are_warned_and_config_loaded_by_yaml_calls_is_found(tmp_path: Path) -> None:
+    folder = demo(tmp_path, write=", verbose=True, max_iters=3")
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace(
+            "class Demo:",
+            "class Demo:\n    agents_config = yaml.safe_load(Path('config/agents.yaml').read_text())\n",
+        )
+    )
+    loaded = load_project(folder)
+    assert [t.name for t in loaded.crew.tasks] == ["research", "write"]
+    warned = [str(w) for w in loaded.warnings]
+    assert any("tasks.write.verbose: warning: 'verbose' is not a task setting, in CrewAI either" in w for w in warned)
+    assert any("'max_iters' is not a task setting" in w and "did you mean 'max_retries'" in w for w in warned)

@@ -18,7 +18,7 @@ from crew.config.crewai.objects import MissingPackage, Resolver, Unresolved
 from crew.config.crewai.plan import Arg, CrewPlan, MemberPlan, ToolRef
 from crew.config.fields import fields_of
 from crew.config.loader import YamlList, YamlMap
-from crew.keywords import did_you_mean
+from crew.keywords import CREWAI_KEYS, did_you_mean
 
 _SKIP = object()
 
@@ -164,6 +164,17 @@ class Composer:
 
     def _value(self, key: str, arg: Arg, section: str, path: str, who: str) -> Any:
         file = self.plan.file
+        fields = fields_of(section)  # type: ignore[arg-type]
+        if key not in fields and key not in CREWAI_KEYS[section]:  # type: ignore[index]
+            # CrewAI's models ignore keywords they do not know; so does crew, saying so
+            self.problems.add(
+                file,
+                arg.line,
+                path,
+                f"'{key}' is not a {section} setting, in CrewAI either{did_you_mean(key, fields)}; ignored",
+                "warning",
+            )
+            return _SKIP
         if arg.kind == "literal":
             return arg.value
         if arg.kind == "agent":

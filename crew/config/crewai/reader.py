@@ -183,10 +183,22 @@ def _class_attribute(node: ast.Assign | ast.AnnAssign, source: str, plan: CrewPl
             setattr(plan, name, value.value)
         elif name in ("agents", "tasks") and value is not None and isinstance(node, ast.AnnAssign):
             continue  # `agents: List[BaseAgent]`: CrewAI's own bookkeeping
+        elif name in ("agents_config", "tasks_config") and value is not None and _yaml_path(value):
+            setattr(plan, name, _yaml_path(value))  # yaml.safe_load(Path('config/agents.yaml').read_text())
         elif name in ("agents_config", "tasks_config"):
             plan.error(node.lineno, name, f"{name} must be a literal path such as 'config/{name[:-7]}s.yaml'")
         elif value is not None:
             plan.warn(node.lineno, name, f"class attribute '{name}' is not read by crew and is ignored")
+
+
+def _yaml_path(node: ast.expr) -> str | None:
+    """The one literal ``.yaml`` path inside an expression that loads it, if there is exactly one."""
+    paths = {
+        n.value
+        for n in ast.walk(node)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.endswith((".yaml", ".yml"))
+    }
+    return paths.pop() if len(paths) == 1 else None
 
 
 def _body_call(
