@@ -126,7 +126,7 @@ def load_project(
         folder = files["crew"].parent
     from crew.config.crewai import locate
 
-    crewai = locate(folder)
+    crewai = locate(folder) if files.get("crew") is None or _crewbase_beside(folder) else None
     if crewai is not None:
         files.update(crewai.config_files())
     problems = Problems()
@@ -327,6 +327,13 @@ def _construct_crew(
             target = where or entry
             builder.problems.add(target.file, target.line, target.path or "tasks", message)
     return None
+
+
+def _crewbase_beside(folder: Path) -> bool:
+    """A crew.yaml folder is native (its scripts are the user's business) unless a @CrewBase crew.py sits there too."""
+    from crew.config.crewai.reader import defines_crewbase
+
+    return any(defines_crewbase(p) for p in sorted(folder.glob("*.py")))
 
 
 def _overlay(tree: Any, extra: YamlMap) -> Any:

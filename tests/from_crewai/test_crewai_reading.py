@@ -482,3 +482,21 @@ def test_keywords_crewai_ignores_are_warned_and_config_loaded_by_yaml_calls_is_f
     warned = [str(w) for w in loaded.warnings]
     assert any("tasks.write.verbose: warning: 'verbose' is not a task setting, in CrewAI either" in w for w in warned)
     assert any("'max_iters' is not a task setting" in w and "did you mean 'max_retries'" in w for w in warned)
+
+
+def test_a_tools_cursor_execute_is_not_a_task_and_a_native_crew_folder_keeps_its_scripts(tmp_path: Path) -> None:
+    folder = demo(tmp_path / "a")
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace(
+            "@CrewBase", "def lookup(db, sql):\n    return db.cursor().execute(sql)\n\n\n@CrewBase"
+        )
+    )
+    assert [t.name for t in load_project(folder).crew.tasks] == ["research", "write"]
+    native = tmp_path / "b"
+    native.mkdir()
+    (native / "crew.yaml").write_text(
+        "agents:\n  a: {role: A, goal: G}\ntasks:\n  t: {description: D, agent: a}\n", encoding="utf-8"
+    )
+    (native / "main.py").write_text("from crew import Crew, load_crew\nCrew(**{}).kickoff()\n", encoding="utf-8")
+    assert load_project(native).crewai is None

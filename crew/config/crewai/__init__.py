@@ -75,11 +75,12 @@ def locate(folder: Path) -> CrewAIProject | None:
     root, package = _source_root(folder)
     plan = read_crew_file(crew_file, display_path(crew_file)) if crew_file is not None else None
     project = CrewAIProject(folder, crew_file, plan, root, package)
+    found: dict[str, dict[str, Any]] = {}
     for script in scripts:
-        inputs, issues = read_script(script, has_crew_file=crew_file is not None)
-        if script.name == "main.py" or not project.inputs:
-            project.inputs = {**inputs, **project.inputs} if script.name != "main.py" else {**project.inputs, **inputs}
+        found[script.name], issues = read_script(script, has_crew_file=crew_file is not None)
         project.script_issues += [(display_path(script), issue) for issue in issues]
+    # main.py's run() is the project's own entry point: its inputs first, else another script's
+    project.inputs = found.pop("main.py", None) or next((i for i in found.values() if i), {})
     if crew_file is not None and not project.inputs:
         project.inputs, notes = read_inputs(crew_file)
         project.script_issues += [(display_path(crew_file), note) for note in notes]

@@ -60,10 +60,35 @@ def read_crew_file(path: Path, display: str) -> CrewPlan | None:
 
 
 def driving_calls(tree: ast.AST, source: str) -> list[tuple[int, str]]:
-    """(line, code) of every call that runs a task from Python (``task.execute_sync()`` ...)."""
+    """(line, code) of every call that runs a task from Python (``task.execute_sync()`` ...).
+
+    ``execute_sync``/``execute_async``/``execute_task`` are CrewAI's own names; a plain
+    ``.execute()`` counts only on a task (a name bound to ``Task(...)``, a ``@task`` method,
+    a ``Task(...)`` call), so a tool's ``cursor.execute(sql)`` is not mistaken for one.
+    """
+    tasks = {
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _callee(node.value) == "Task"
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    task_methods = {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "task" in _decorators(node)
+    }
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DRIVING:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DRIVING):
+            continue
+        receiver = node.func.value
+        on_task = (
+            (isinstance(receiver, ast.Name) and receiver.id in tasks)
+            or _self_call(receiver) in task_methods
+            or (isinstance(receiver, ast.Call) and _callee(receiver) == "Task")
+        )
+        if node.func.attr != "execute" or on_task:
             out.append((node.lineno, _text(source, node)))
     return sorted(out)
 
