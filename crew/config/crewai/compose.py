@@ -131,7 +131,7 @@ class Composer:
             value = self._value(key, arg, section, key_path(plural, member.config_key or member.method, key), who)
             if value is not _SKIP:
                 _put(data, key, value, arg.line, self.plan.file)
-        self._yaml_tools(data)
+        self._yaml_tools(data, who, key_path(plural, member.config_key or member.method))
         if config is not None:
             return Entry(member.method, data, file, config.line, key_path(plural, member.config_key))
         if member.config_key is not None and isinstance(tree, YamlMap) and member.config_key in tree:
@@ -249,7 +249,11 @@ class Composer:
             except Exception as exc:  # noqa: BLE001 - the tool's own constructor refused: report it at its line
                 self.problems.add(file, ref.line, path, f"`{ref.source}` failed: {type(exc).__name__}: {exc}")
                 return None
-        tool = crew_tool(obj)
+        try:
+            tool = crew_tool(obj)
+        except Exception as exc:  # noqa: BLE001 - a foreign tool whose schema cannot be read: say which
+            self.problems.add(file, ref.line, path, f"`{ref.source}`: {exc}")
+            return None
         if tool is None:
             self.problems.add(
                 file,
@@ -269,17 +273,20 @@ class Composer:
         self.tool_sources[key] = ref
         return key
 
-    def _yaml_tools(self, data: YamlMap) -> None:
+    def _yaml_tools(self, data: YamlMap, who: str, path: str) -> None:
         """``tools: [name]`` in agents.yaml names @tool methods of the class (CrewAI's mapping)."""
         names = data.get("tools")
         if data.file_of("tools", "") or not isinstance(names, list):
             return
+        keys = YamlList(names)  # a copy: the YAML tree itself stays as read
+        keys.line, keys.item_lines = getattr(names, "line", 0), list(getattr(names, "item_lines", []))
         for i, name in enumerate(names):
             ref = self.plan.tool_methods.get(name) if isinstance(name, str) else None
             if ref is not None:
-                key = self._tool(ref, "agents.yaml", f"tools[{i}]")
+                key = self._tool(ref, who, key_path(path, "tools", i))
                 if key is not None:
-                    names[i] = key
+                    keys[i] = key
+        data["tools"] = keys
 
     def _report_missing(self) -> None:
         reported: set[str] = set()

@@ -187,7 +187,7 @@ class Resolver:
         except SyntaxError as exc:
             where = f"{Path(exc.filename or module_name).name}:{exc.lineno}"
             raise Unresolved(f"importing '{module_name}' failed: {where}: {exc.msg}") from None
-        except Exception as exc:  # noqa: BLE001 - an error inside the user's module is reported, not raised
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - an error inside the user's module is reported
             raise Unresolved(f"importing '{module_name}' failed: {type(exc).__name__}: {exc}") from None
 
     def local_definitions(self, names: set[str]) -> dict[str, Any]:
