@@ -44,9 +44,10 @@ def migrate(path: str | Path, out: str | Path | None = None) -> Migration:
     target = Path(out) if out is not None else _project_root(crewai.folder) / "crew_native"
     if target.exists() and not target.is_dir():
         raise ConfigError(f"{target}: not a folder")
-    if (target / "crew.yaml").exists() or (target / "tools.py").exists():
-        raise ConfigError(f"{target} already holds crew.yaml or tools.py; choose another folder with -o DIR")
-    writer = _Writer(crewai, project.inputs, target.resolve())
+    module = _module_name(crewai)
+    if (target / "crew.yaml").exists() or (target / f"{module}.py").exists():
+        raise ConfigError(f"{target} already holds crew.yaml or {module}.py; choose another folder with -o DIR")
+    writer = _Writer(crewai, project.inputs, target.resolve(), module)
     document = writer.document()
     target.mkdir(parents=True, exist_ok=True)
     migration = Migration(target, dropped=writer.dropped)
@@ -56,10 +57,18 @@ def migrate(path: str | Path, out: str | Path | None = None) -> Migration:
         f"# Migrated from the CrewAI project {crewai.folder.name} by `crew migrate`.\n{header}" + _dump(document),
         encoding="utf-8",
     )
-    tools_py = target / "tools.py"
+    tools_py = target / f"{module}.py"
     tools_py.write_text(writer.tools_module(), encoding="utf-8")
     migration.written = [crew_yaml, tools_py]
     return migration
+
+
+def _module_name(crewai: Any) -> str:
+    """``tools``, unless the project has a top-level ``tools`` of its own (flat layouts): one name, one module."""
+    from crew.config.crewai.objects import Project
+
+    taken = Project(crewai.source_root, crewai.package).top_names()
+    return next(name for name in ("tools", "crew_tools", "migrated_tools") if name not in taken)
 
 
 def _project_root(folder: Path) -> Path:
@@ -70,8 +79,9 @@ def _project_root(folder: Path) -> Path:
 
 
 class _Writer:
-    def __init__(self, crewai: Any, inputs: dict[str, Any], target: Path) -> None:
+    def __init__(self, crewai: Any, inputs: dict[str, Any], target: Path, module: str) -> None:
         self.crewai = crewai
+        self.module = module
         self.plan = crewai.plan
         self.composer = crewai.composer
         self.inputs = inputs
@@ -95,7 +105,7 @@ class _Writer:
             out["inputs"] = dict(self.inputs)
         out["agents"] = {e.name: self._entry(e, "agent") for e in composed.agents}
         out["tasks"] = {e.name: self._entry(e, "task") for e in composed.tasks}
-        tools = {key: f"tools:{self._tool_var(key)}" for key in self._used_tools(out)}
+        tools = {key: f"{self.module}:{self._tool_var(key)}" for key in self._used_tools(out)}
         if tools:
             out["tools"] = tools
         return out
@@ -113,7 +123,7 @@ class _Writer:
     def _value(self, value: Any) -> Any:
         if isinstance(value, Resolved):
             self.names.add(value.origin.split(".")[0])
-            return f"tools:{value.origin}"
+            return f"{self.module}:{value.origin}"
         value = plain(value)
         return value.strip() if isinstance(value, str) else value
 
