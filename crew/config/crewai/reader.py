@@ -12,11 +12,23 @@ guessing would run a different crew than the author's.
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from crew.config.crewai.plan import Arg, CrewPlan, Import, MemberPlan, ToolRef
+from crew.config.crewai.syntax import (
+    callee_name,
+    code_text,
+    config_key,
+    decorator_names,
+    dotted_name,
+    head_text,
+    is_self_attr,
+    literal_args,
+    literal_kwargs,
+    resolve_local,
+    self_call,
+    yaml_path,
+)
 
 # Calls that run work from Python instead of declaring it: a crew driven this way is not ours to guess.
 DRIVING = frozenset({"execute", "execute_sync", "execute_async", "execute_task", "_execute_core"})
@@ -69,14 +81,14 @@ def driving_calls(tree: ast.AST, source: str) -> list[tuple[int, str]]:
     tasks = {
         target.id
         for node in ast.walk(tree)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _callee(node.value) == "Task"
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and callee_name(node.value) == "Task"
         for target in node.targets
         if isinstance(target, ast.Name)
     }
     task_methods = {
         node.name
         for node in ast.walk(tree)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "task" in _decorators(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "task" in decorator_names(node)
     }
     out = []
     for node in ast.walk(tree):
@@ -85,11 +97,11 @@ def driving_calls(tree: ast.AST, source: str) -> list[tuple[int, str]]:
         receiver = node.func.value
         on_task = (
             (isinstance(receiver, ast.Name) and receiver.id in tasks)
-            or _self_call(receiver) in task_methods
-            or (isinstance(receiver, ast.Call) and _callee(receiver) == "Task")
+            or self_call(receiver) in task_methods
+            or (isinstance(receiver, ast.Call) and callee_name(receiver) == "Task")
         )
         if node.func.attr != "execute" or on_task:
-            out.append((node.lineno, _text(source, node)))
+            out.append((node.lineno, code_text(source, node)))
     return sorted(out)
 
 
@@ -104,19 +116,7 @@ def _parse(path: Path) -> ast.Module | None:
 
 
 def _crewbase_classes(tree: ast.Module) -> list[ast.ClassDef]:
-    return [n for n in tree.body if isinstance(n, ast.ClassDef) and "CrewBase" in _decorators(n)]
-
-
-def _decorators(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """The last name of each decorator: ``@CrewBase``, ``@project.agent``, ``@task()`` -> CrewBase, agent, task."""
-    out = []
-    for dec in node.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        if isinstance(target, ast.Name):
-            out.append(target.id)
-        elif isinstance(target, ast.Attribute):
-            out.append(target.attr)
-    return out
+    return [n for n in tree.body if isinstance(n, ast.ClassDef) and "CrewBase" in decorator_names(n)]
 
 
 def _read_module(tree: ast.Module, source: str, plan: CrewPlan) -> None:
@@ -131,7 +131,7 @@ def _read_module(tree: ast.Module, source: str, plan: CrewPlan) -> None:
                 plan.imports[alias.asname or alias.name.split(".")[0]] = Import(
                     alias.name if alias.asname else alias.name.split(".")[0], None, 0, node.lineno
                 )
-        elif isinstance(node, ast.ClassDef) and "CrewBase" not in _decorators(node):
+        elif isinstance(node, ast.ClassDef) and "CrewBase" not in decorator_names(node):
             plan.definitions[node.name] = node
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             plan.definitions[node.name] = node  # a guardrail, a callback, a @tool function
@@ -160,12 +160,12 @@ def _read_class(cls: ast.ClassDef, source: str, plan: CrewPlan) -> None:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             _class_attribute(node, source, plan)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            methods.append((node, _decorators(node)))
+            methods.append((node, decorator_names(node)))
         else:
             plan.error(
                 node.lineno,
                 cls.name,
-                f"`{_head(source, node)}` in the class body is composed at run time; crew cannot read it",
+                f"`{head_text(source, node)}` in the class body is composed at run time; crew cannot read it",
             )
     for node, decorators in methods:  # @tool methods first: agents may name them
         if "tool" in decorators:
@@ -208,22 +208,12 @@ def _class_attribute(node: ast.Assign | ast.AnnAssign, source: str, plan: CrewPl
             setattr(plan, name, value.value)
         elif name in ("agents", "tasks") and value is not None and isinstance(node, ast.AnnAssign):
             continue  # `agents: List[BaseAgent]`: CrewAI's own bookkeeping
-        elif name in ("agents_config", "tasks_config") and value is not None and _yaml_path(value):
-            setattr(plan, name, _yaml_path(value))  # yaml.safe_load(Path('config/agents.yaml').read_text())
+        elif name in ("agents_config", "tasks_config") and value is not None and yaml_path(value):
+            setattr(plan, name, yaml_path(value))  # yaml.safe_load(Path('config/agents.yaml').read_text())
         elif name in ("agents_config", "tasks_config"):
             plan.error(node.lineno, name, f"{name} must be a literal path such as 'config/{name[:-7]}s.yaml'")
         elif value is not None:
             plan.warn(node.lineno, name, f"class attribute '{name}' is not read by crew and is ignored")
-
-
-def _yaml_path(node: ast.expr) -> str | None:
-    """The one literal ``.yaml`` path inside an expression that loads it, if there is exactly one."""
-    paths = {
-        n.value
-        for n in ast.walk(node)
-        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.endswith((".yaml", ".yml"))
-    }
-    return paths.pop() if len(paths) == 1 else None
 
 
 def _body_call(
@@ -247,7 +237,7 @@ def _body_call(
 
 def _returns_call(fn: ast.FunctionDef | ast.AsyncFunctionDef, callee: str) -> bool:
     value, _, _ = _body_call(fn)
-    return isinstance(value, ast.Call) and _callee(value) == callee
+    return isinstance(value, ast.Call) and callee_name(value) == callee
 
 
 def _read_member(
@@ -262,14 +252,16 @@ def _read_member(
         plan.error(
             arg.lineno,
             fn.name,
-            f"positional argument `{_text(source, arg)}` to {_MEMBER_CALLS[kind]}(...): write it as a keyword",
+            f"positional argument `{code_text(source, arg)}` to {_MEMBER_CALLS[kind]}(...): write it as a keyword",
         )
     for keyword in call.keywords:
         if keyword.arg is None or keyword.arg == "config":
-            key = _config_key(keyword.value, f"{kind}s_config", local)
+            key = config_key(keyword.value, f"{kind}s_config", local)
             if key is None:
                 plan.error(
-                    keyword.value.lineno, fn.name, f"`{_text(source, keyword)}`: expected self.{kind}s_config['<key>']"
+                    keyword.value.lineno,
+                    fn.name,
+                    f"`{code_text(source, keyword)}`: expected self.{kind}s_config['<key>']",
                 )
             else:
                 member.config_key, member.config_line = key, keyword.value.lineno
@@ -286,12 +278,12 @@ def _expect_call(
     fn: ast.FunctionDef | ast.AsyncFunctionDef, callee: str, source: str, plan: CrewPlan, *, quiet: bool = False
 ) -> ast.Call | None:
     value, _, other = _body_call(fn)
-    if isinstance(value, ast.Call) and _callee(value) == callee:
+    if isinstance(value, ast.Call) and callee_name(value) == callee:
         return value
     if quiet:
         return None
     where = other if other is not None else fn
-    what = f"`{_head(source, other)}`" if other is not None else "its body"
+    what = f"`{head_text(source, other)}`" if other is not None else "its body"
     plan.error(
         where.lineno,
         fn.name,
@@ -308,10 +300,12 @@ def _read_crew(fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str, plan: Cr
         return
     _, local, _ = _body_call(fn)
     for keyword in call.keywords:
-        key, value = keyword.arg, _resolve_local(keyword.value, local)
+        key, value = keyword.arg, resolve_local(keyword.value, local)
         if key is None:
             plan.error(
-                keyword.value.lineno, "crew", f"`{_text(source, keyword)}` is composed at run time; crew cannot read it"
+                keyword.value.lineno,
+                "crew",
+                f"`{code_text(source, keyword)}` is composed at run time; crew cannot read it",
             )
         elif key in ("agents", "tasks"):
             names = _member_list(value, key, source, plan)
@@ -322,16 +316,16 @@ def _read_crew(fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str, plan: Cr
 
 
 def _member_list(node: ast.expr, what: str, source: str, plan: CrewPlan) -> list[str] | str | None:
-    if _is_self_attr(node, what):
+    if is_self_attr(node, what):
         return "all"
     if isinstance(node, (ast.List, ast.Tuple)):
-        names = [_self_call(item) for item in node.elts]
+        names = [self_call(item) for item in node.elts]
         if all(names):
             return [n for n in names if n]
     plan.error(
         node.lineno,
         f"crew.{what}",
-        f"`{_text(source, node)}` is composed at run time; write self.{what} or [self.x(), ...]",
+        f"`{code_text(source, node)}` is composed at run time; write self.{what} or [self.x(), ...]",
     )
     return None
 
@@ -340,19 +334,19 @@ def _member_list(node: ast.expr, what: str, source: str, plan: CrewPlan) -> list
 
 
 def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan: CrewPlan, path: str) -> Arg:
-    node = _resolve_local(node, local)
-    text = _text(source, node)
+    node = resolve_local(node, local)
+    text = code_text(source, node)
     if key == "agent" or key == "manager_agent":
-        name = _self_call(node)
+        name = self_call(node)
         if name is not None:
             return Arg("agent", name, node.lineno, text)
     if key == "context" and isinstance(node, (ast.List, ast.Tuple)):
-        names = [_self_call(_resolve_local(item, local)) for item in node.elts]
+        names = [self_call(resolve_local(item, local)) for item in node.elts]
         if all(names):
             return Arg("tasks", names, node.lineno, text)
     if key == "tools":
         if isinstance(node, (ast.List, ast.Tuple)):
-            refs = [_tool_ref(_resolve_local(item, local), source, plan) for item in node.elts]
+            refs = [_tool_ref(resolve_local(item, local), source, plan) for item in node.elts]
             if all(r is not None for r in refs):
                 return Arg("tools", refs, node.lineno, text)
         return Arg("unreadable", text, node.lineno, text)
@@ -360,8 +354,8 @@ def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan
         return Arg("literal", node.attr, node.lineno, text)
     if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Name) and node.id in plan.assigns:
         node = plan.assigns[node.id]  # llm = LLM(model=...) at module level
-    if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Call) and _callee(node) == "LLM":
-        settings = _literal_kwargs(node)
+    if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Call) and callee_name(node) == "LLM":
+        settings = literal_kwargs(node)
         if settings is not None and not node.args:
             return Arg("llm", settings, node.lineno, text)
         if len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and settings is not None:
@@ -376,8 +370,8 @@ def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan
 
 
 def _tool_ref(node: ast.expr, source: str, plan: CrewPlan) -> ToolRef | None:
-    text = _text(source, node)
-    name = _self_call(node)
+    text = code_text(source, node)
+    name = self_call(node)
     if name is not None:
         ref = plan.tool_methods.get(name)
         if ref is None:
@@ -386,14 +380,14 @@ def _tool_ref(node: ast.expr, source: str, plan: CrewPlan) -> ToolRef | None:
     if isinstance(node, ast.Name) and isinstance(plan.assigns.get(node.id), ast.Call):
         node = plan.assigns[node.id]  # search_tool = SerperDevTool() at module level
     if isinstance(node, ast.Call):
-        callee = _dotted(node.func)
-        kwargs = _literal_kwargs(node)
-        args = _literal_args(node)
+        callee = dotted_name(node.func)
+        kwargs = literal_kwargs(node)
+        args = literal_args(node)
         if callee is not None and kwargs is not None and args is not None:
             return ToolRef(callee, True, kwargs, node.lineno, text, args)
         plan.error(node.lineno, "tools", f"`{text}`: crew reads tool calls whose arguments are literals")
         return None
-    dotted = _dotted(node)
+    dotted = dotted_name(node)
     if dotted is not None:
         return ToolRef(dotted, False, {}, node.lineno, text)
     plan.error(node.lineno, "tools", f"`{text}` is composed at run time; crew cannot read this tool")
@@ -405,114 +399,7 @@ def _returned_tool(fn: ast.FunctionDef | ast.AsyncFunctionDef, source: str, plan
     if value is None:
         plan.error(fn.lineno, fn.name, f"@tool method '{fn.name}' must be `return <tool>`; crew cannot read it")
         return None
-    return _tool_ref(_resolve_local(value, local), source, plan)
+    return _tool_ref(resolve_local(value, local), source, plan)
 
 
 # -- small readers ---------------------------------------------------------------------
-
-
-def _resolve_local(node: ast.expr, local: dict[str, ast.expr]) -> ast.expr:
-    seen = 0
-    while isinstance(node, ast.Name) and node.id in local and seen < 20:
-        node, seen = local[node.id], seen + 1
-    return node
-
-
-def _config_key(node: ast.expr, attr: str, local: dict[str, ast.expr]) -> str | None:
-    node = _resolve_local(node, local)
-    if isinstance(node, ast.Subscript) and _is_self_attr(node.value, attr):
-        index = node.slice
-        if isinstance(index, ast.Constant) and isinstance(index.value, str):
-            return index.value
-    return None
-
-
-def _is_self_attr(node: ast.expr, attr: str) -> bool:
-    return (
-        isinstance(node, ast.Attribute)
-        and node.attr == attr
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    )
-
-
-def _self_call(node: ast.expr) -> str | None:
-    """``self.x()`` -> "x"."""
-    if (
-        isinstance(node, ast.Call)
-        and not node.args
-        and not node.keywords
-        and isinstance(node.func, ast.Attribute)
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "self"
-    ):
-        return node.func.attr
-    return None
-
-
-def _callee(call: ast.Call) -> str | None:
-    dotted = _dotted(call.func)
-    return dotted.rsplit(".", 1)[-1] if dotted else None
-
-
-def _dotted(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    return None
-
-
-def _literal_args(call: ast.Call) -> tuple[Any, ...] | None:
-    try:
-        return tuple(ast.literal_eval(arg) for arg in call.args)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
-
-
-def _literal_kwargs(call: ast.Call) -> dict[str, Any] | None:
-    out: dict[str, Any] = {}
-    for keyword in call.keywords:
-        if keyword.arg is None:
-            return None
-        try:
-            out[keyword.arg] = ast.literal_eval(keyword.value)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None
-    return out
-
-
-def _text(source: str, node: ast.AST) -> str:
-    """The node as written (one line, shortened), for messages."""
-    text = _segment(source, node) or ast.unparse(node)
-    text = " ".join(text.split())
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-@lru_cache(maxsize=16)
-def _lines(source: str) -> list[bytes]:
-    return [line.encode("utf-8") for line in source.splitlines(keepends=True)]
-
-
-def _segment(source: str, node: ast.AST) -> str | None:
-    """``ast.get_source_segment`` over lines split once per file (it splits the whole file on every call)."""
-    start, end = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
-    col, end_col = getattr(node, "col_offset", None), getattr(node, "end_col_offset", None)
-    lines = _lines(source)
-    if start is None or end is None or col is None or end_col is None or end > len(lines):
-        return None
-    if start == end:
-        return lines[start - 1][col:end_col].decode("utf-8", "replace")
-    parts = [lines[start - 1][col:], *lines[start : end - 1], lines[end - 1][:end_col]]
-    return b"".join(parts).decode("utf-8", "replace")
-
-
-def _head(source: str, node: ast.AST | None) -> str:
-    if node is None:
-        return ""
-    return (
-        _text(source, node).split(":")[0]
-        if isinstance(node, (ast.For, ast.If, ast.While, ast.With, ast.Try))
-        else _text(source, node)
-    )
