@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
+from crew.daemon_pool import DaemonPool
+
 T = TypeVar("T")
 
 __all__ = ["in_thread", "run_blocking", "tool_pool"]
@@ -35,13 +37,14 @@ def run_blocking(work: Awaitable[T] | Callable[[], Awaitable[T]], *, thread_name
     Sync tools run in threads, which cannot be interrupted: when a timeout or a
     cancellation abandons one, ``asyncio.run`` would still wait for the thread before
     returning (a 0.3 s timeout on a 2 s tool would return after 2 s). Tools run on
-    :func:`tool_pool`, which no loop shuts down, and the loop's default executor here
-    does not wait at shutdown either: an abandoned thread finishes on its own.
+    :func:`tool_pool`, which no loop shuts down, and the loop's default executor here is
+    a ``DaemonPool``: neither waits at shutdown nor at interpreter exit, so an abandoned
+    thread finishes on its own, or ends with the process.
     """
     import asyncio  # here, not at module level: loading a crew needs no event loop
 
     async def main() -> T:
-        asyncio.get_running_loop().set_default_executor(_DetachedPool(thread_name_prefix="crew-worker"))
+        asyncio.get_running_loop().set_default_executor(DaemonPool(thread_name_prefix="crew-worker"))
         awaitable = work() if callable(work) else work
         return await cast("Awaitable[T]", awaitable)
 
@@ -53,19 +56,14 @@ def run_blocking(work: Awaitable[T] | Callable[[], Awaitable[T]], *, thread_name
         return pool.submit(asyncio.run, main()).result()
 
 
-class _DetachedPool(ThreadPoolExecutor):
-    """A thread pool whose shutdown never waits for running work (see ``run_blocking``)."""
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        super().shutdown(wait=False, cancel_futures=cancel_futures)
-
-
 # -- the threads sync tools run in ------------------------------------------------------
 #
 # asyncio's default executor has ``min(32, cores + 4)`` threads: six on a 2-core machine,
 # so a crew whose agents call slow, I/O-bound sync tools (HTTP, databases) would queue
 # behind six of them however many tasks run at once. Tools get a pool of their own, sized
-# for waiting rather than for CPU (``CREW_TOOL_THREADS``, default 64).
+# for waiting rather than for CPU (``CREW_TOOL_THREADS``, default 64). A thread cannot be
+# stopped from outside: an abandoned sync tool runs on until it returns, so the pool is a
+# ``DaemonPool``, whose threads the interpreter does not join at exit.
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
@@ -78,7 +76,7 @@ def tool_pool() -> ThreadPoolExecutor:
         with _pool_lock:
             if _pool is None:
                 size = int(os.environ.get("CREW_TOOL_THREADS", "64"))
-                _pool = ThreadPoolExecutor(max_workers=max(1, size), thread_name_prefix="crew-tool")
+                _pool = DaemonPool(max_workers=max(1, size), thread_name_prefix="crew-tool")
     return _pool
 
 

@@ -71,7 +71,7 @@ class CrewRun:
             run_id=run_id,
             executor=ToolExecutor(cache=crew.cache, run_id=run_id),
             llm=crew.llm,
-            limiter=crew._limiter,
+            limiter=crew.limiter,
             step_callback=crew.step_callback,
             task_callback=crew.task_callback,
             human_feedback=crew.human_feedback,
@@ -85,6 +85,9 @@ class CrewRun:
         precomputed: Mapping[str, TaskOutput] | None = None,
         on_task_done: Callable[[TaskOutput], Any] | None = None,
     ) -> CrewOutput:
+        from crew.secrets import register_environment
+
+        register_environment()  # keys set since the last run are scrubbed from this one's texts
         crew, scope = self.crew, self.scope
         started = time.time()
         executor = scope.executor
