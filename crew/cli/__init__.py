@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("validate", "check a crew without running it (no model or key needed)")
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
+    p.add_argument(
+        "--check-servers", action="store_true", help="also start each MCP server and report start-up failures"
+    )
     p.set_defaults(handler="crew.cli.inspect:validate")
 
     p = command("plot", "draw the task graph (Mermaid on stdout by default)")
