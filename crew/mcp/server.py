@@ -221,6 +221,7 @@ class MCPServer:
         Raises ``MCPStartupError`` naming the command or URL, with the server's stderr,
         when it cannot start, exits, or does not answer the handshake within ``timeout``.
         """
+        sdk.load()  # without the extra: say how to install it, before anything starts
         with self._lock:
             self._users += 1
             conn = self._conn
