@@ -20,6 +20,8 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "crew.tools.calls",
     "RunContext": "crew.tools.calls",
     "ToolExecutor": "crew.tools.executor",
+    "adapt_tool": "crew.tools.adapters",
+    "MCPServer": "crew.mcp.server",  # crew.mcp itself never imports the mcp SDK until a server opens
     # tasks and outputs
     "Task": "crew.tasks.task",
     "TaskOutput": "crew.tasks.output",
@@ -77,6 +79,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from crew.models import LLM, LLMResponse
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
+    from crew.mcp.server import MCPServer
+    from crew.tools.adapters import adapt_tool
     from crew.tools.base import BaseTool
     from crew.tools.calls import RunContext, ToolCall, ToolResult
     from crew.tools.decorator import tool
