@@ -185,7 +185,7 @@ class ToolExecutor:
                 raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
                 if isawaitable(raw):  # an async tool: finish it on a loop of its own
                     raw = run_coroutine_sync(raw)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -214,7 +214,7 @@ class ToolExecutor:
             started = perf_counter()
             try:
                 raw = await pending.tool._execute(pending.args, self._tool_context(pending))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -354,7 +354,7 @@ class ToolExecutor:
     def _succeeded(self, pending: _Pending, raw: Any, seconds: float) -> ToolResult:
         try:
             content, artifact = pending.tool.format_result(raw)
-        except Exception as exc:  # e.g. a content_and_artifact tool that returned no pair
+        except Exception as exc:  # noqa: BLE001 - e.g. a content_and_artifact tool that returned no pair
             return self._failed(pending, exc, seconds)
         if pending.key is not None and self._worth_storing(pending, raw):
             value = {"content": content, "artifact": artifact, "raw": raw}
