@@ -65,6 +65,7 @@ __all__ = [
     "GraphError",
     "LLMError",
     "LLMResponse",
+    "MCPServer",
     "MissingInputError",
     "Process",
     "RunContext",
@@ -77,6 +78,7 @@ __all__ = [
     "ToolResult",
     "Usage",
     "__version__",
+    "adapt_tool",
     "bus",
     "tool",
 ]
@@ -108,10 +110,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolException,
     )
     from crew.events import Event, bus
+    from crew.mcp.server import MCPServer
     from crew.models import LLM, LLMResponse
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
-    from crew.mcp.server import MCPServer
     from crew.tools.adapters import adapt_tool
     from crew.tools.base import BaseTool
     from crew.tools.calls import RunContext, ToolCall, ToolResult
