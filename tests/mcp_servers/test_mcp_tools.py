@@ -230,3 +230,20 @@ def test_importing_crew_mcp_does_not_import_the_sdk() -> None:
     code = "import sys, crew, crew.mcp; from crew.mcp import MCPServer; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_concurrent_runs_share_one_connection_and_the_last_one_closes_it() -> None:
+    opened: list[int] = []
+    server = MCPServer.in_process(demo_server())
+    original = server._own
+
+    async def counting_own(conn: Any) -> None:
+        opened.append(1)
+        await original(conn)
+
+    server._own = counting_own  # type: ignore[method-assign]
+    agent = Agent(role="adder", goal="Add", llm=scripted({"name": "add", "args": {"a": 1}}), mcp=[server])
+    crew = Crew(agents=[agent], tasks=[Task(description="Add {n}", expected_output="a sum", agent=agent)])
+    outputs = crew.kickoff_for_each([{"n": i} for i in range(4)], concurrency=4)
+    assert [o.raw for o in outputs] == ["tool said: 3"] * 4
+    assert len(opened) == 1 and not server.is_open
