@@ -21,18 +21,25 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from crew.errors import CrewError, ToolException
 from crew.mcp import sdk
+from crew.mcp.connection import (
+    Connection,
+    background_loop,
+    connection_lost,
+    describe,
+    innermost,
+    list_all,
+    retrieve,
+)
 from crew.mcp.tool import MCPTool
 
 __all__ = ["MCPServer", "MCPStartupError"]
 
 Transport = Literal["stdio", "http", "sse", "in_process"]
-_STDERR_TAIL = 2000
 
 
 class MCPStartupError(CrewError):
@@ -99,7 +106,7 @@ class MCPServer:
         self.name = name or self._default_name()
         self._lock = threading.Lock()
         self._users = 0
-        self._conn: _Connection | None = None
+        self._conn: Connection | None = None
         self._sync_opens = 0
 
     # -- constructors ----------------------------------------------------------------------
@@ -209,11 +216,11 @@ class MCPServer:
 
     def open(self) -> None:
         """Start (or join) the connection from sync code; it runs on a background loop thread."""
-        asyncio.run_coroutine_threadsafe(self.aopen(), _background_loop()).result()
+        asyncio.run_coroutine_threadsafe(self.aopen(), background_loop()).result()
 
     def close(self) -> None:
         """Give back one open; the last one stops the server."""
-        asyncio.run_coroutine_threadsafe(self.aclose(), _background_loop()).result()
+        asyncio.run_coroutine_threadsafe(self.aclose(), background_loop()).result()
 
     async def aopen(self) -> None:
         """Start the server (or join the connection already open) and list its tools.
@@ -227,12 +234,12 @@ class MCPServer:
             conn = self._conn
             starting = conn is None
             if conn is None:
-                conn = self._conn = _Connection(asyncio.get_running_loop())
+                conn = self._conn = Connection(asyncio.get_running_loop())
         try:
             if starting:
                 conn.task = asyncio.get_running_loop().create_task(self._own(conn), name=f"mcp:{self.name}")
                 waiter = asyncio.wrap_future(conn.ready)
-                waiter.add_done_callback(_retrieve)  # after a timeout nobody else reads its outcome
+                waiter.add_done_callback(retrieve)  # after a timeout nobody else reads its outcome
                 try:
                     await asyncio.wait_for(asyncio.shield(waiter), self.timeout)
                 except TimeoutError:
@@ -303,7 +310,7 @@ class MCPServer:
             )
         return asyncio.run_coroutine_threadsafe(self._call(conn, name, arguments), conn.loop).result()
 
-    def _live(self) -> _Connection:
+    def _live(self) -> Connection:
         conn = self._conn
         if conn is None or not conn.ready.done() or conn.ready.exception() is not None:
             raise ToolException(f"MCP server '{self.name}' is not open, so its tools cannot be called")
@@ -311,31 +318,31 @@ class MCPServer:
             raise ToolException(f"MCP server '{self.name}' is no longer available ({conn.dead})")
         return conn
 
-    async def _call(self, conn: _Connection, name: str, arguments: dict[str, Any]) -> Any:
+    async def _call(self, conn: Connection, name: str, arguments: dict[str, Any]) -> Any:
         try:
             return await conn.client.call_tool(name, arguments)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the server's failure is the model's observation, not a crash
-            if conn.dead is None and _connection_lost(exc):
+            if conn.dead is None and connection_lost(exc):
                 conn.dead = "the connection was lost"
-            reason = _describe(exc)
+            reason = describe(exc)
             raise ToolException(f"MCP server '{self.name}' failed on tool '{name}': {reason}") from None
 
     # -- the owner task ---------------------------------------------------------------------
 
-    async def _own(self, conn: _Connection) -> None:
+    async def _own(self, conn: Connection) -> None:
         try:
             async with sdk.client(self._transport(conn)) as client:
                 conn.client = client
-                conn.tools = self._build_tools(await _list_all(client))
+                conn.tools = self._build_tools(await list_all(client))
                 conn.ready.set_result(None)
                 await conn.stop.wait()
         except BaseException as exc:  # every failure is reported through the futures
             if not conn.ready.done():
                 conn.ready.set_exception(self._failure(exc, conn))
             elif conn.dead is None and not isinstance(exc, asyncio.CancelledError):
-                conn.dead = _describe(exc)
+                conn.dead = describe(exc)
             if isinstance(exc, KeyboardInterrupt | SystemExit):
                 raise
         finally:
@@ -347,7 +354,7 @@ class MCPServer:
             if not conn.done.done():
                 conn.done.set_result(None)
 
-    def _transport(self, conn: _Connection) -> Any:
+    def _transport(self, conn: Connection) -> Any:
         if self.transport == "stdio":
             conn.stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by the owner
             env = {**os.environ, **self.env}
@@ -394,22 +401,22 @@ class MCPServer:
 
     # -- errors ---------------------------------------------------------------------------------
 
-    def _failure(self, exc: BaseException, conn: _Connection) -> BaseException:
+    def _failure(self, exc: BaseException, conn: Connection) -> BaseException:
         if isinstance(exc, CrewError) and not isinstance(exc, MCPStartupError):
             return self._startup_error(str(exc), conn)
         if isinstance(exc, MCPStartupError):
             return exc
-        leaf = _leaf(exc)
+        leaf = innermost(exc)
         if isinstance(leaf, FileNotFoundError) and self.transport == "stdio":
             found = self.command_problem() or f"command '{self.command}' could not be started ({leaf})"
             return self._startup_error(found, conn)
         if isinstance(leaf, asyncio.CancelledError):
             return self._startup_error("start-up was cancelled", conn)
-        if self.transport == "stdio" and _connection_lost(leaf):
+        if self.transport == "stdio" and connection_lost(leaf):
             return self._startup_error("exited during start-up (the connection closed before the handshake)", conn)
-        return self._startup_error(f"failed during start-up: {_describe(leaf)}", conn)
+        return self._startup_error(f"failed during start-up: {describe(leaf)}", conn)
 
-    def _startup_error(self, problem: str, conn: _Connection) -> MCPStartupError:
+    def _startup_error(self, problem: str, conn: Connection) -> MCPStartupError:
         stderr = conn.stderr_tail()
         kind = "command" if self.transport == "stdio" else ("url" if self.transport != "in_process" else "server")
         message = f"MCP server '{self.name}' ({kind}: {self.where}) {problem}"
@@ -425,116 +432,8 @@ class MCPServer:
         return "in-process"
 
 
-class _Connection:
-    """One open connection: its loop and owner task, the SDK client, the listed tools, its fate."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self.loop = loop
-        self.ready: Future[None] = Future()
-        self.done: Future[None] = Future()
-        self.stop = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
-        self.client: Any = None
-        self.tools: list[MCPTool] = []
-        self.dead: str | None = None
-        self.stderr: Any = None
-        self._stderr_text = ""
-
-    async def shutdown(self) -> None:
-        """Stop the owner task (which stops the process) and wait until it has."""
-
-        def stop() -> None:
-            self.stop.set()
-            if not self.ready.done() and self.task is not None:
-                self.task.cancel()  # stuck in the handshake: cancelling is the only way out
-
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self.loop:
-            stop()
-        else:
-            try:
-                self.loop.call_soon_threadsafe(stop)
-            except RuntimeError:  # that loop is closed: its tasks, and the process with them, are gone
-                return
-        await asyncio.shield(asyncio.wrap_future(self.done))
-
-    def stderr_tail(self) -> str:
-        if self.stderr is not None and not self.stderr.closed:
-            try:
-                self.stderr.flush()
-                self.stderr.seek(0)
-                self._stderr_text = self.stderr.read()[-_STDERR_TAIL:]
-            except (OSError, ValueError):
-                pass
-        return self._stderr_text.strip()
-
-    def close_stderr(self) -> None:
-        if self.stderr is not None:
-            self.stderr_tail()
-            self.stderr.close()
-
-
-async def _list_all(client: Any) -> list[Any]:
-    tools: list[Any] = []
-    cursor: str | None = None
-    for _page in range(1000):  # a server that pages forever must not hang the run
-        result = await client.list_tools(cursor=cursor)
-        tools.extend(result.tools)
-        cursor = getattr(result, "next_cursor", None)
-        if not cursor:
-            break
-    return tools
-
-
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    if not future.cancelled():
-        future.exception()
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    """The first real error inside (nested) exception groups: anyio wraps everything in them."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    leaf = _leaf(exc)
-    text = str(leaf)
-    return f"{type(leaf).__name__}: {text}" if text else type(leaf).__name__
-
-
-def _connection_lost(exc: BaseException) -> bool:
-    leaf = _leaf(exc)
-    name = type(leaf).__name__
-    text = str(leaf).lower()
-    return (
-        name in ("ClosedResourceError", "BrokenResourceError", "EndOfStream")
-        or isinstance(leaf, ConnectionError | EOFError | BrokenPipeError)
-        or "connection closed" in text
-    )
-
-
 def _public_url(url: str) -> str:
     parts = urlsplit(url)
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_lock = threading.Lock()
-
-
-def _background_loop() -> asyncio.AbstractEventLoop:
-    """The loop thread that owns servers opened from sync code (``with server:``)."""
-    global _loop
-    with _loop_lock:
-        if _loop is None or _loop.is_closed():
-            loop = asyncio.new_event_loop()
-            threading.Thread(target=loop.run_forever, name="crew-mcp", daemon=True).start()
-            _loop = loop
-        return _loop
