@@ -27,6 +27,7 @@ class Connection:
         self.task: asyncio.Task[None] | None = None
         self.client: Any = None
         self.tools: list[MCPTool] = []
+        self.started = False  # the handshake and the listing succeeded
         self.dead: str | None = None
         self.stderr: Any = None
         self._stderr_text = ""

@@ -177,7 +177,7 @@ class MCPServer:
     @property
     def is_open(self) -> bool:
         conn = self._conn
-        return conn is not None and conn.ready.done() and conn.ready.exception() is None and conn.dead is None
+        return conn is not None and conn.started and conn.dead is None
 
     def __repr__(self) -> str:
         return f"MCPServer.{self.transport}({self.where!r}, name={self.name!r})"
@@ -269,7 +269,7 @@ class MCPServer:
     def tools(self) -> list[MCPTool]:
         """The tools listed when the server was opened (after ``prefix`` and ``tool_filter``)."""
         conn = self._conn
-        if conn is None or not conn.ready.done() or conn.ready.exception() is not None:
+        if conn is None or not conn.started:
             raise CrewError(
                 f"MCP server '{self.name}' is not open: use `with server:` / `async with server:`, "
                 "or give it to an agent and let the kickoff open it"
@@ -312,7 +312,7 @@ class MCPServer:
 
     def _live(self) -> Connection:
         conn = self._conn
-        if conn is None or not conn.ready.done() or conn.ready.exception() is not None:
+        if conn is None or not conn.started:
             raise ToolException(f"MCP server '{self.name}' is not open, so its tools cannot be called")
         if conn.dead is not None:
             raise ToolException(f"MCP server '{self.name}' is no longer available ({conn.dead})")
@@ -336,6 +336,7 @@ class MCPServer:
             async with sdk.client(self._transport(conn)) as client:
                 conn.client = client
                 conn.tools = self._build_tools(await list_all(client))
+                conn.started = True  # read on every call: a plain flag, not the future's lock
                 conn.ready.set_result(None)
                 await conn.stop.wait()
         except BaseException as exc:  # every failure is reported through the futures
