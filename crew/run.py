@@ -79,6 +79,7 @@ class CrewRun:
             return await self._execute(precomputed=precomputed, on_task_done=on_task_done)
         from crew.mcp.scope import open_servers
 
+        fill_inputs(crew, self.inputs)  # a missing input is reported before any server starts
         async with open_servers(everyone):
             return await self._execute(precomputed=precomputed, on_task_done=on_task_done)
 

@@ -247,3 +247,13 @@ def test_concurrent_runs_share_one_connection_and_the_last_one_closes_it() -> No
     outputs = crew.kickoff_for_each([{"n": i} for i in range(4)], concurrency=4)
     assert [o.raw for o in outputs] == ["tool said: 3"] * 4
     assert len(opened) == 1 and not server.is_open
+
+
+def test_a_missing_input_is_reported_before_any_server_starts() -> None:
+    from crew.errors import MissingInputError
+
+    server = MCPServer.stdio("no-such-mcp-server")  # would fail to start: it is never tried
+    agent = Agent(role="adder of {what}", goal="Add", llm=scripted({"name": "add", "args": {"a": 1}}), mcp=[server])
+    crew = Crew(agents=[agent], tasks=[Task(description="Add", expected_output="a sum", agent=agent)])
+    with pytest.raises(MissingInputError, match="what"):
+        crew.kickoff()
