@@ -25,7 +25,18 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crew"
 # agent's ``mcp`` list by duck typing), so an Agent can get its servers' tools, and open them
 # for a task run outside a crew, without reaching up into the run layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("utilities", ("crew.errors", "crew.usage", "crew.keywords", "crew.events", "crew.blocking")),
+    (
+        "utilities",
+        (
+            "crew.errors",
+            "crew.usage",
+            "crew.keywords",
+            "crew.events",
+            "crew.blocking",
+            "crew.secrets",
+            "crew.daemon_pool",
+        ),
+    ),
     ("tools", ("crew.tools", "crew.mcp")),
     ("tasks", ("crew.tasks",)),
     (

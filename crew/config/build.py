@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from crew.config.fields import FieldSpec, Section, fields_of, model_class
-from crew.config.imports import ImportProblem, as_tool, import_object
+from crew.config.imports import ImportProblem, as_tool, check_import_path, import_object, risky
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
 from crew.config.servers import server_list
@@ -63,6 +63,16 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _not_imported(name: str) -> Any:
+    """A stand-in for a tool that ``--no-import`` did not import (it must not be run)."""
+
+    def not_imported() -> str:
+        raise RuntimeError(f"tool '{name}' was not imported (crew validate --no-import)")
+
+    not_imported.__doc__ = f"Stand-in for tool '{name}', not imported."
+    return not_imported
+
+
 def key_path(*parts: Any) -> str:
     out = ""
     for part in parts:
@@ -84,8 +94,10 @@ class Builder:
         llm: str | None,
         out_dir: Path | None,
         require_model: bool,
+        import_code: bool = True,
     ) -> None:
         self.folder = folder
+        self.import_code = import_code  # False: `validate --no-import` runs none of the folder's code
         self.problems = problems
         self.llm_override = llm
         self.out_dir = out_dir
@@ -141,6 +153,9 @@ class Builder:
             if value is None:
                 return True, None
             try:
+                if not self.import_code:
+                    check_import_path(value, self.folder)
+                    return True, None  # left unset: checking it would mean running it
                 return True, import_object(value, self.folder)
             except ImportProblem as exc:
                 self.error(entry, key, str(exc))
@@ -269,8 +284,21 @@ class Builder:
                     ok = ok and good
                 if not ok:
                     continue
+            if risky(spec_value):
+                self.problems.add(
+                    entry.file,
+                    entry.line_of("import") if isinstance(entry.data, YamlMap) else entry.line,
+                    entry.path,
+                    f"tool '{entry.name}' is '{spec_value}', from the standard library's process, file or network "
+                    "modules: the model will call it with arguments of its own choosing",
+                    "warning",
+                )
             try:
-                obj = import_object(spec_value, self.folder)
+                if self.import_code:
+                    obj = import_object(spec_value, self.folder)
+                else:
+                    check_import_path(spec_value, self.folder)
+                    obj = _not_imported(entry.name)
                 built = self._as_tool(entry, obj, settings)
             except ImportProblem as exc:
                 self.error(entry, "import" if settings or isinstance(entry.data, YamlMap) else "", str(exc))

@@ -101,11 +101,15 @@ def load_project(
     llm: str | None = None,
     out_dir: str | Path | None = None,
     require_model: bool = False,
+    import_code: bool = True,
 ) -> CrewProject:
     """Load and check a crew folder; raise ``ConfigError`` listing every error found.
 
     ``llm`` overrides every model of the crew. ``require_model`` (kickoff) makes a
     missing model an error; ``validate`` leaves it off, since it needs no model.
+    Loading imports the folder's modules (``tools.py``): that runs their code.
+    ``import_code=False`` checks everything else and the import paths' syntax and
+    modules, without running any of it (``crew validate --no-import``).
     """
     files = find_files(Path(path))
     folder = next(iter(files.values())).parent
@@ -123,7 +127,12 @@ def load_project(
         if trees[role] is None and len(problems.items) > before:
             unreadable.add(role)
     builder = Builder(
-        folder, problems, llm=llm, out_dir=Path(out_dir) if out_dir else None, require_model=require_model
+        folder,
+        problems,
+        llm=llm,
+        out_dir=Path(out_dir) if out_dir else None,
+        require_model=require_model,
+        import_code=import_code,
     )
     project = _build(builder, files, trees, unreadable)
     problems.raise_errors()
@@ -167,15 +176,20 @@ def _root_path(path: Path) -> str:
     return stem if stem in ("agents", "tasks") else ""
 
 
-def _duplicates(node: Any, path: str) -> list[tuple[str, Any, int, int]]:
+def _duplicates(node: Any, path: str, seen: set[int] | None = None) -> list[tuple[str, Any, int, int]]:
+    """Every repeated key, each node visited once (an alias shares its node: no exponential walk)."""
+    seen = set() if seen is None else seen
+    if not isinstance(node, (YamlMap, YamlList)) or id(node) in seen:
+        return []
+    seen.add(id(node))
     out: list[tuple[str, Any, int, int]] = []
     if isinstance(node, YamlMap):
         out += [(path, key, line, first) for key, line, first in node.duplicates]
         for key, value in node.items():
-            out += _duplicates(value, key_path(path, key))
-    elif isinstance(node, YamlList):
+            out += _duplicates(value, key_path(path, key), seen)
+    else:
         for i, value in enumerate(node):
-            out += _duplicates(value, key_path(path, i))
+            out += _duplicates(value, key_path(path, i), seen)
     return out
 
 
