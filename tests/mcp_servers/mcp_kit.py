@@ -112,6 +112,22 @@ def _proc_descendants(root: int) -> list[tuple[int, str]]:
     return found
 
 
+def anywhere(marker: str) -> list[int]:
+    """Every live process on the machine whose command line contains ``marker`` (orphans included)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, ValueError, IndexError):
+            continue
+        if state != "Z" and marker in command:
+            found.append(int(entry))
+    return found
+
+
 def servers_running(marker: str = "mcp-server-time") -> list[tuple[int, str]]:
     return [(pid, cmd) for pid, cmd in descendants() if marker in cmd]
 

@@ -133,3 +133,47 @@ def test_environment_placeholders_fill_env_headers_and_url(tmp_path: Path, monke
     monkeypatch.delenv("DOCS_TOKEN")
     with pytest.raises(ConfigError, match=r"crew.yaml:5: .*environment variable DOCS_TOKEN is not set"):
         load_project(tmp_path)
+
+
+def test_sigterm_during_a_kickoff_leaves_no_server_behind(tmp_path: Path) -> None:
+    import signal
+    import time
+    import uuid
+
+    from mcp_kit import anywhere
+
+    marker = f"crew-sigterm-{uuid.uuid4().hex[:8]}"  # names this test's server process, wherever it ends up
+    (tmp_path / "tools.py").write_text(
+        "import time\nfrom crew import tool\n\n@tool\ndef wait(reason: str) -> str:\n"
+        '    """Wait a long time."""\n    time.sleep(60)\n    return reason\n'
+    )
+    text = f"""
+        llm: test
+        tools:
+          wait: tools:wait
+        mcp_servers:
+          env: {{command: {sys.executable}, args: [{HERE / "env_server.py"}, {marker}], timeout: 20}}
+        agents:
+          waiter: {{role: Waiter, goal: Wait, backstory: Patient., mcp: [env], tools: [wait]}}
+        tasks:
+          idle: {{description: Wait for it, expected_output: nothing, agent: waiter}}
+        """
+    crew_folder = folder(tmp_path, text)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crew.cli", "kickoff", str(crew_folder), "--llm", "test", "--json"],
+        cwd=REPO,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert wait_until(lambda: bool(anywhere(marker)), 30), "the server never started"
+        time.sleep(1.0)  # the model's turn: the tools are called, `wait` blocks
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, err
+    assert wait_until(lambda: not anywhere(marker), 10), "the MCP server outlived the run"
