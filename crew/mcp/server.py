@@ -182,6 +182,12 @@ class MCPServer:
     def __repr__(self) -> str:
         return f"MCPServer.{self.transport}({self.where!r}, name={self.name!r})"
 
+    def __copy__(self) -> MCPServer:
+        return self  # a server is one shared resource: copies of an agent (or a tool) share its connection
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MCPServer:
+        return self
+
     def command_problem(self) -> str | None:
         """Why the stdio command cannot run (not found, not executable), checked without starting it."""
         if self.transport != "stdio" or not self.command:

@@ -29,6 +29,9 @@ from crew.tools.schema import hint_for
 __all__ = ["MCPTool", "map_result"]
 
 
+_CHECKER_LOCK = threading.Lock()  # building a tool's checker is a one-off: one lock for all (copies stay copyable)
+
+
 class _AnyArguments(BaseModel):
     """The args_schema slot of an MCP tool: its real schema is a JSON-schema dict (``input_schema``)."""
 
@@ -51,7 +54,6 @@ class MCPTool(BaseTool):
     args_schema: type[BaseModel] = _AnyArguments
 
     _validator: Any = PrivateAttr(default=None)
-    _validator_lock: Any = PrivateAttr(default_factory=threading.Lock)
 
     @classmethod
     def _normalize_implementation(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -101,7 +103,7 @@ class MCPTool(BaseTool):
         private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]  # direct: pydantic's private-attribute lookup costs ~2 µs
         checker = private["_validator"]
         if checker is None:
-            with private["_validator_lock"]:
+            with _CHECKER_LOCK:
                 if private["_validator"] is None:
                     private["_validator"] = ArgumentChecker(self.input_schema)
                 checker = private["_validator"]

@@ -257,3 +257,17 @@ def test_a_missing_input_is_reported_before_any_server_starts() -> None:
     crew = Crew(agents=[agent], tasks=[Task(description="Add", expected_output="a sum", agent=agent)])
     with pytest.raises(MissingInputError, match="what"):
         crew.kickoff()
+
+
+def test_copies_of_an_agent_or_a_tool_share_the_server() -> None:
+    import copy
+
+    server = MCPServer.in_process(demo_server())
+    agent = Agent(role="adder", goal="Add", mcp=[server])
+    assert copy.deepcopy(agent).mcp[0] is server and agent.model_copy(deep=True).mcp[0] is server
+    with server:
+        tool_copy = copy.deepcopy(server.list_tools()[0])
+        assert (
+            tool_copy.server is server
+            and ToolExecutor([tool_copy]).execute({"name": "add", "args": {"a": 1}}).content == "3"
+        )
