@@ -223,7 +223,7 @@ def _action_args(tools: Sequence[BaseTool], action: Action) -> dict[str, Any] | 
     tool = _find_tool(tools, action.tool)
     if tool is None:
         return None
-    params = [name for name in tool.args_schema.model_fields if name not in tool.injected_params]
+    params = [name for name in tool.args if name not in tool.injected_params]
     if len(params) != 1:
         return None
     return {params[0]: action.raw_input.strip().strip("'\"")}

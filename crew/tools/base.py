@@ -253,7 +253,15 @@ class BaseTool(BaseModel, ABC):
     @property
     def args(self) -> dict[str, Any]:
         """The JSON-schema properties of the arguments (LangChain's ``tool.args``)."""
-        return parameters_schema(self.args_schema)["properties"]
+        return self.parameters().get("properties", {})
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments the model sees: rendered from ``args_schema``.
+
+        A tool whose schema comes from elsewhere (an MCP server's ``inputSchema``) returns
+        that one, so the model sees exactly what the other side declared.
+        """
+        return parameters_schema(self.args_schema)
 
     @property
     def usage_limit_message(self) -> str:
@@ -388,26 +396,30 @@ class BaseTool(BaseModel, ABC):
 
         Every agent run puts it in its system prompt, so it is rendered once and kept until
         the name, description or a schema changes (rendering the schemas costs ~5 us a tool).
+        A tool whose ``parameters()`` come from elsewhere (an MCP server's) is rendered anew.
         """
+        if type(self).parameters is not BaseTool.parameters:
+            return self._render_description()
         rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         key = (self.name, self.description, self.args_schema, self.result_schema)
         cached = rt.described
-        if cached is not None and cached[0] == key:
-            return cached[1]
+        if cached is None or cached[0] != key:
+            cached = rt.described = (key, self._render_description())
+        return cached[1]
+
+    def _render_description(self) -> str:
         lines = [
             f"Tool Name: {self.tool_name}",
-            f"Tool Arguments: {json.dumps(parameters_schema(self.args_schema), ensure_ascii=False)}",
+            f"Tool Arguments: {json.dumps(self.parameters(), ensure_ascii=False)}",
             f"Tool Description: {self.description}",
         ]
         if self.result_schema is not None:
             lines.append(f"Tool Result: {json.dumps(parameters_schema(self.result_schema), ensure_ascii=False)}")
-        text = "\n".join(lines)
-        rt.described = (key, text)
-        return text
+        return "\n".join(lines)
 
     def to_openai_tool(self, strict: bool = False) -> dict[str, Any]:
         """The OpenAI function-tool dict (litellm translates it for other providers)."""
-        parameters = parameters_schema(self.args_schema)
+        parameters = self.parameters()
         function: dict[str, Any] = {"name": self.tool_name, "description": self.description}
         if strict:
             function["parameters"] = strict_schema(parameters)
