@@ -209,21 +209,8 @@ def prompt_sizes() -> None:
     )
     print("prompt size of a 3-tool agent (estimated tokens, ~4 chars each):")
     for text_mode in (False, True):
-        first: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
-
-        def answer(messages: list[dict[str, Any]], tools: list[dict[str, Any]], seen: list[Any] = first) -> str:
-            seen.append((messages, tools))
-            return "Final Answer: done"
-
-        agent = Agent(
-            role="Researcher",
-            goal="Answer questions with sources",
-            backstory="A careful analyst.",
-            llm=FunctionModel(answer, function_calling=not text_mode),
-            tools=TOOLS,
-        )
-        agent.execute_task(task)
-        (system, user), tools = first[0][0][:2], first[0][1]
+        messages, tools = first_turn(task, text_mode)
+        system, user = messages[:2]
         label = "text mode" if text_mode else "native"
         row(f"{label}: system prompt (role, goal, backstory, 3 tools)", estimate_tokens(system["content"]), "tokens")
         row(f"{label}: user prompt (task)", estimate_tokens(user["content"]), "tokens")

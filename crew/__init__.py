@@ -27,6 +27,8 @@ _EXPORTS: dict[str, str] = {
     "ToolExecutor": "crew.tools.executor",
     "Approval": "crew.tools.approval",
     "ApprovalRequest": "crew.tools.approval",
+    "adapt_tool": "crew.tools.adapters",
+    "MCPServer": "crew.mcp.server",  # crew.mcp itself never imports the mcp SDK until a server opens
     # tasks and outputs
     "Task": "crew.tasks.task",
     "TaskOutput": "crew.tasks.output",
@@ -85,6 +87,7 @@ __all__ = [
     "GraphError",
     "LLMError",
     "LLMResponse",
+    "MCPServer",
     "MissingInputError",
     "Process",
     "RunContext",
@@ -108,6 +111,7 @@ __all__ = [
     "ToolResult",
     "Usage",
     "__version__",
+    "adapt_tool",
     "bus",
     "tool",
 ]
@@ -141,6 +145,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolException,
     )
     from crew.events import Event, bus
+    from crew.mcp.server import MCPServer
     from crew.models import LLM, LLMResponse
     from crew.store import RunStore
     from crew.stream.events import (
@@ -158,6 +163,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     )
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
+    from crew.tools.adapters import adapt_tool
     from crew.tools.approval import Approval, ApprovalRequest
     from crew.tools.base import BaseTool
     from crew.tools.calls import RunContext, ToolCall, ToolResult

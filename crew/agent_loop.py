@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -111,8 +111,8 @@ class AgentTaskRun:
         self.checkpoint: TaskCheckpoint | None = checkpoint if checkpoint and checkpoint.agent == agent.role else None
         self._replies: list[LLMResponse] = []
         self._known_results: dict[str, ToolResult] | None = None
-        self._context_names = tuple(out.name for out in context if out.status == "done")
-        self._tool_names = tuple(t.tool_name for t in self.tools)
+        self._context_names = tuple([out.name for out in context if out.status == "done"])
+        self._tool_names = tuple([t.tool_name for t in self.tools])
         self.transcript = Transcript(
             SystemMessage(self._system_prompt()),
             UserMessage(self._task_prompt(context, feedback, previous_answer)),
@@ -127,7 +127,7 @@ class AgentTaskRun:
             goal=agent.goal,
             backstory=agent.backstory,
             tool_descriptions=[t.describe() for t in self.tools],
-            tool_names=[t.tool_name for t in self.tools],
+            tool_names=list(self._tool_names),
             text_mode=self.mode.text_mode,
             template=agent.system_template,
         )
@@ -179,7 +179,7 @@ class AgentTaskRun:
             finished_at=time.time(),
         )
 
-    async def ask(
+    def ask(
         self,
         turn: int,
         tools: list[dict[str, Any]] | None,
@@ -187,27 +187,35 @@ class AgentTaskRun:
         offered: bool,
         model: ChatModel | None = None,
         messages: Sequence[Message] | None = None,
-    ) -> LLMResponse:
-        """One model call through the run scope; ``offered``: the turn offers the tools (by name in ``info``)."""
-        info = ModelCallInfo(
-            agent=self.agent.role,
-            task=self.task_name,
-            context=self._context_names,
-            tools=self._tool_names if offered else (),
-            turn=turn,
-            output_schema=self.schema,
-            run_id=self.scope.run_id,
-            model=(model or self.model).model,
+    ) -> Awaitable[LLMResponse]:
+        """One model call through the run scope; ``offered``: the turn offers the tools (by name in ``info``).
+
+        Not a coroutine itself: it hands back the scope's, one frame less per model call. The
+        turn's replies are kept (for a checkpoint, should its tool calls wait for approval); a
+        turn resumed from a checkpoint gets its saved replies instead of calling the model.
+        """
+        chosen = model or self.model
+        info = ModelCallInfo(  # positional: this runs once per model call
+            self.agent.role,
+            self.task_name,
+            self._context_names,
+            self._tool_names if offered else (),
+            turn,
+            self.schema,
+            self.scope.run_id,
+            chosen.model,
         )
         if turn != self._turn_mark[0]:
             self._turn_mark, self._turn_replies = (turn, len(self.transcript)), []
         if self._replies:  # a resumed turn: the model already answered it before the pause
-            response = self._replies.pop(0)
-        else:
-            wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
-            response = await self.scope.call_model(
-                self.account, model or self.model, wire, tools, output_schema=self.schema, info=info
-            )
+            return self._kept(_replayed(self._replies.pop(0)))
+        wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
+        return self._kept(
+            self.scope.call_model(self.account, chosen, wire, tools, output_schema=self.schema, info=info)
+        )
+
+    async def _kept(self, reply: Awaitable[LLMResponse]) -> LLMResponse:
+        response = await reply
         self._turn_replies.append(response)
         return response
 
@@ -304,7 +312,7 @@ class AgentTaskRun:
             raise TaskPaused(self._checkpoint(calls, results))
         for call, result in zip(calls, results, strict=True):
             self.records.append(
-                ToolCallRecord(
+                ToolCallRecord.model_construct(  # the executor's figures, already validated: no second pass
                     name=result.name,
                     args=call.args,
                     status=result.status,
@@ -401,6 +409,10 @@ class AgentTaskRun:
             outcome = callback(step)
             if inspect.isawaitable(outcome):
                 await outcome
+
+
+async def _replayed(response: LLMResponse) -> LLMResponse:
+    return response
 
 
 _FINISH_HINTS = {

@@ -37,8 +37,9 @@ def run_blocking(work: Awaitable[T] | Callable[[], Awaitable[T]], *, thread_name
     Sync tools run in threads, which cannot be interrupted: when a timeout or a
     cancellation abandons one, ``asyncio.run`` would still wait for the thread before
     returning (a 0.3 s timeout on a 2 s tool would return after 2 s). Tools run on
-    :func:`tool_pool` and the loop's default executor here is a ``DaemonPool``: neither
-    waits at shutdown nor at interpreter exit, so an abandoned thread finishes on its own.
+    :func:`tool_pool`, which no loop shuts down, and the loop's default executor here is
+    a ``DaemonPool``: neither waits at shutdown nor at interpreter exit, so an abandoned
+    thread finishes on its own, or ends with the process.
     """
     import asyncio  # here, not at module level: loading a crew needs no event loop
 
@@ -60,8 +61,9 @@ def run_blocking(work: Awaitable[T] | Callable[[], Awaitable[T]], *, thread_name
 # asyncio's default executor has ``min(32, cores + 4)`` threads: six on a 2-core machine,
 # so a crew whose agents call slow, I/O-bound sync tools (HTTP, databases) would queue
 # behind six of them however many tasks run at once. Tools get a pool of their own, sized
-# for waiting rather than for CPU (``CREW_TOOL_THREADS``, default 64). Its threads are
-# daemons (``DaemonPool``): an abandoned sync tool never keeps the process alive.
+# for waiting rather than for CPU (``CREW_TOOL_THREADS``, default 64). A thread cannot be
+# stopped from outside: an abandoned sync tool runs on until it returns, so the pool is a
+# ``DaemonPool``, whose threads the interpreter does not join at exit.
 
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()

@@ -8,12 +8,13 @@ run's total. Nothing is subtracted and nothing is counted twice, because nothing
 copied from one figure into another.
 
 Running totals are kept as calls are recorded, so reading the total (a budget check
-before every call) or a task's figure costs a dictionary lookup, not a walk.
+before every call) or a task's figure costs an attribute or dictionary lookup, not a walk.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from crew.usage import Usage
@@ -58,29 +59,32 @@ class Tally:
 
 
 class UsageLedger:
-    """The usage of one run's model calls. Thread-safe: calls may finish on any thread."""
+    """The usage of one run's model calls. Thread-safe: calls may finish on any thread.
+
+    The run's total and each task's figure are kept as calls are recorded (a budget reads
+    the total before every call, a task's output its figure); the per-agent and per-model
+    breakdowns, read once when the run ends, are summed from the entries then.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: list[UsageEntry] = []
+        self._entries: list[tuple[str | None, str | None, str | None, Usage]] = []
         self._total = Tally()
-        self._tasks: dict[str, Tally] = {}
-        self._agents: dict[str, Tally] = {}
-        self._models: dict[str, Tally] = {}
+        self._tasks: dict[str | None, Tally] = {}
 
-    def record(self, usage: Usage, *, task: str | None, agent: str | None, model: str | None) -> UsageEntry:
+    def record(self, usage: Usage, *, task: str | None, agent: str | None, model: str | None) -> None:
         """Enter one call's usage (once per call: whoever else wants the figure reads it here)."""
-        entry = UsageEntry(task, agent, model, usage)
+        self.add(task, agent, model, usage)
+
+    def add(self, task: str | None, agent: str | None, model: str | None, usage: Usage) -> None:
+        """:meth:`record` with positional arguments (the run scope's path, once per model call)."""
         with self._lock:
-            self._entries.append(entry)
+            self._entries.append((task, agent, model, usage))
             self._total.add(usage)
-            if task is not None:
-                _tally(self._tasks, task).add(usage)
-            if agent is not None:
-                _tally(self._agents, agent).add(usage)
-            if model is not None:
-                _tally(self._models, model).add(usage)
-        return entry
+            tally = self._tasks.get(task)
+            if tally is None:
+                tally = self._tasks[task] = Tally()
+            tally.add(usage)
 
     # -- running totals (cheap) ----------------------------------------------------------
 
@@ -108,29 +112,30 @@ class UsageLedger:
     # -- breakdowns ------------------------------------------------------------------------
 
     def by_task(self) -> dict[str, Usage]:
-        return self._breakdown(self._tasks)
+        with self._lock:
+            return {key: tally.usage() for key, tally in self._tasks.items() if key is not None}
 
     def by_agent(self) -> dict[str, Usage]:
-        return self._breakdown(self._agents)
+        return self._breakdown(lambda entry: entry.agent)
 
     def by_model(self) -> dict[str, Usage]:
-        return self._breakdown(self._models)
+        return self._breakdown(lambda entry: entry.model)
 
     @property
     def entries(self) -> tuple[UsageEntry, ...]:
         with self._lock:
-            return tuple(self._entries)
+            return tuple(UsageEntry(*entry) for entry in self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def _breakdown(self, tallies: dict[str, Tally]) -> dict[str, Usage]:
-        with self._lock:
-            return {key: tally.usage() for key, tally in tallies.items()}
-
-
-def _tally(tallies: dict[str, Tally], key: str) -> Tally:
-    tally = tallies.get(key)
-    if tally is None:
-        tally = tallies[key] = Tally()
-    return tally
+    def _breakdown(self, key_of: Callable[[UsageEntry], str | None]) -> dict[str, Usage]:
+        tallies: dict[str, Tally] = {}
+        for entry in self.entries:
+            key = key_of(entry)
+            if key is not None:
+                tally = tallies.get(key)
+                if tally is None:
+                    tally = tallies[key] = Tally()
+                tally.add(entry.usage)
+        return {key: tally.usage() for key, tally in tallies.items()}

@@ -17,7 +17,7 @@ A mode sees the run through :class:`LoopRun`, the few things it needs from it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -53,7 +53,7 @@ class LoopRun(Protocol):
     records: list[ToolCallRecord]
     extraction_model: ChatModel | None
 
-    async def ask(
+    def ask(
         self,
         turn: int,
         tools: list[dict[str, Any]] | None,
@@ -61,7 +61,7 @@ class LoopRun(Protocol):
         offered: bool,
         model: ChatModel | None = None,
         messages: Sequence[Message] | None = None,
-    ) -> LLMResponse: ...
+    ) -> Awaitable[LLMResponse]: ...
     async def execute(self, calls: Sequence[ToolCall]) -> list[ToolResult]: ...
     async def step(
         self,
@@ -223,7 +223,7 @@ def _action_args(tools: Sequence[BaseTool], action: Action) -> dict[str, Any] | 
     tool = _find_tool(tools, action.tool)
     if tool is None:
         return None
-    params = [name for name in tool.args_schema.model_fields if name not in tool.injected_params]
+    params = [name for name in tool.args if name not in tool.injected_params]
     if len(params) != 1:
         return None
     return {params[0]: action.raw_input.strip().strip("'\"")}

@@ -94,6 +94,25 @@ class CrewRun:
         approvals: Mapping[str, Any] | None = None,
         checkpoints: Mapping[str, Any] | None = None,
     ) -> CrewOutput:
+        """Run the crew; the agents' MCP servers are open for exactly this run (see ``crew.mcp.scope``)."""
+        crew = self.crew
+        everyone = [*crew.all_agents(), *([crew.manager_agent] if crew.manager_agent is not None else [])]
+        if not any(getattr(agent, "mcp", None) for agent in everyone):
+            return await self._execute(precomputed, on_task_done, approver, approvals, checkpoints)
+        from crew.mcp.scope import open_servers
+
+        fill_inputs(crew, self.inputs)  # a missing input is reported before any server starts
+        async with open_servers(everyone):
+            return await self._execute(precomputed, on_task_done, approver, approvals, checkpoints)
+
+    async def _execute(
+        self,
+        precomputed: Mapping[str, TaskOutput] | None,
+        on_task_done: Callable[[TaskOutput], Any] | None,
+        approver: Any,
+        approvals: Mapping[str, Any] | None,
+        checkpoints: Mapping[str, Any] | None,
+    ) -> CrewOutput:
         from crew.secrets import register_environment
 
         register_environment()  # keys set since the last run are scrubbed from this one's texts

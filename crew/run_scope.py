@@ -23,7 +23,6 @@ total of what it caused.
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
@@ -33,7 +32,7 @@ from crew.events import Event, bus
 from crew.ledger import Tally, UsageLedger
 from crew.models.base import LLMResponse, ModelDelta
 from crew.models.calling import stream_reply
-from crew.models.info import ModelCallInfo, reset_current_call, set_current_call
+from crew.models.info import CALL_INFO, ModelCallInfo
 from crew.usage import Usage
 
 if TYPE_CHECKING:
@@ -85,6 +84,9 @@ def active_account() -> Account | None:
 class RunScope:
     """The shared state of one run (a kickoff, or one standalone agent call).
 
+    ``run_id`` names the run in events and in tools' ``RunContext`` (a kickoff always has
+    one; an agent called on its own has the one it was given, if any).
+
     ``llm`` is the model of agents that have none; ``limiter`` (the crew's ``max_rpm``)
     is drawn from before every model call; ``step_callback`` sees every agent turn,
     ``task_callback`` every finished task, ``human_feedback`` answers ``human_input``.
@@ -101,7 +103,7 @@ class RunScope:
         task_callback: Callable[[Any], Any] | None = None,
         human_feedback: Callable[[Any], Any] | None = None,
     ) -> None:
-        self.run_id = run_id or uuid.uuid4().hex
+        self.run_id = run_id
         if executor is None:
             from crew.tools.executor import ToolExecutor
 
@@ -174,22 +176,27 @@ class RunScope:
     ) -> LLMResponse:
         """Call ``model`` for ``account``: hooks before, the call (streamed when someone listens),
         its usage into the ledger, hooks after. A call that raises bills nothing (none was paid)."""
-        if self.stop_reason is not None:
-            raise RunStopped(f"run {self.run_id} was stopped: {self.stop_reason}")
-        for before in self._before:
-            before(info, self)
-        token = set_current_call(info)
+        if self._before or self.stop_reason is not None:
+            self._check(info)
+        token = CALL_INFO.set(info)
         try:
             if self._deltas:
                 response = await self._streamed(model, messages, tools, output_schema, info)
             else:
                 response = await model.acomplete(messages, tools, output_schema=output_schema)
         finally:
-            reset_current_call(token)
+            CALL_INFO.reset(token)
         self.charge(account, model.model, response.usage)
-        for after in self._after:
-            after(info, response, self)
+        if self._after:
+            for after in self._after:
+                after(info, response, self)
         return response
+
+    def _check(self, info: ModelCallInfo) -> None:
+        if self.stop_reason is not None:
+            raise RunStopped(f"the run was stopped: {self.stop_reason}")
+        for before in self._before:
+            before(info, self)
 
     async def _streamed(
         self,
@@ -214,11 +221,12 @@ class RunScope:
 
     def charge(self, account: Account, model: str | None, usage: Usage) -> None:
         """Enter ``usage`` once in the ledger, and in the running figure of ``account`` and its parents."""
-        self.ledger.record(usage, task=account.task, agent=account.agent, model=model)
-        node: Account | None = account
-        while node is not None:
-            node._tally.add(usage)
-            node = node.parent
+        self.ledger.add(account.task, account.agent, model, usage)
+        account._tally.add(usage)
+        parent = account.parent
+        while parent is not None:
+            parent._tally.add(usage)
+            parent = parent.parent
 
     # -- hooks -----------------------------------------------------------------------------------
 

@@ -19,8 +19,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "crew"
 
 # Low -> high. A name covers the module and everything under it (``crew.tools`` is the
-# package); the longest matching name wins. ``crew.store``, ``crew.backends`` and ``crew.mcp``
-# do not exist yet: their place is decided here before they land.
+# package); the longest matching name wins. ``crew.store`` and ``crew.backends`` do not exist
+# yet: their place is decided here before they land. ``crew.mcp`` sits with the tools: an MCP
+# server is a source of BaseTools and knows nothing of agents, runs or config (it reads an
+# agent's ``mcp`` list by duck typing), so an Agent can get its servers' tools, and open them
+# for a task run outside a crew, without reaching up into the run layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "utilities",
@@ -35,7 +38,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.ledger",
         ),
     ),
-    ("tools", ("crew.tools",)),
+    ("tools", ("crew.tools", "crew.mcp")),
     ("tasks", ("crew.tasks",)),
     (
         "models/agents",
@@ -44,8 +47,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.prompts",
             "crew.text_protocol",
             "crew.structured",
+            # the run scope sits with the agents: every agent run is handed one (a private
+            # one when used alone), and the crew's run layer above builds the kickoff's
+            "crew.run_scope",
+            "crew.transcript",
             "crew.agent",
             "crew.agent_loop",
+            "crew.loop_modes",
             "crew.delegation",
             "crew.run_scope",
             "crew.transcript",
@@ -65,12 +73,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.tracing",
             "crew.store",
             "crew.backends",
-            "crew.mcp",
         ),
     ),
     # the root package (``crew/__init__.py``: the public face, every name lazily) sits at the
-    # top with the CLI; ``crew.progress`` is the CLI's live view (moving to ``crew.cli.progress``)
-    ("config/cli", ("crew", "crew.config", "crew.cli", "crew.__main__", "crew.progress")),
+    # top with the CLI (whose live view is ``crew.cli.progress``)
+    ("config/cli", ("crew", "crew.config", "crew.cli", "crew.__main__")),
 ]
 
 # A leaf: doubles for users' tests. It may import any layer; nothing in crew imports it.

@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ModelCallInfo", "current_call"]
+__all__ = ["CALL_INFO", "ModelCallInfo", "current_call"]
 
 
 @dataclass(slots=True)
@@ -37,18 +37,10 @@ class ModelCallInfo:
     """The name of the model being called (``ChatModel.model``)."""
 
 
-_current: ContextVar[ModelCallInfo | None] = ContextVar("crew_model_call", default=None)
+CALL_INFO: ContextVar[ModelCallInfo | None] = ContextVar("crew_model_call", default=None)
+"""Where the run scope publishes the info of the call in progress (``set`` before, ``reset`` after)."""
 
 
 def current_call() -> ModelCallInfo | None:
     """The info of the model call in progress in this context, if an agent's loop made it."""
-    return _current.get()
-
-
-def set_current_call(info: ModelCallInfo | None) -> Any:
-    """Publish ``info``; returns the token for :func:`reset_current_call` (the run scope does this)."""
-    return _current.set(info)
-
-
-def reset_current_call(token: Any) -> None:
-    _current.reset(token)
+    return CALL_INFO.get()

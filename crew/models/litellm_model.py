@@ -215,9 +215,7 @@ class LLM(BaseModel):
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
-                return self._finish(
-                    litellm, raw, time.perf_counter() - started, attempts, stream=False, messages=messages
-                )
+                return self._finish(litellm, raw, time.perf_counter() - started, attempts, stream=False)
             # outside the except block, so an LLMError raised here has no implicit __context__
             await asyncio.sleep(self._after_failure(failure, attempts, policy))
 
@@ -260,9 +258,7 @@ class LLM(BaseModel):
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
-                yield self._finish(
-                    litellm, raw, time.perf_counter() - started, attempts, stream=True, messages=messages
-                )
+                yield self._finish(litellm, raw, time.perf_counter() - started, attempts, stream=True)
                 return
             await asyncio.sleep(self._after_failure(failure, attempts, _NO_RETRY if sent else policy))
 
@@ -300,9 +296,7 @@ class LLM(BaseModel):
         register_environment()
         return scrub(text)
 
-    def _finish(
-        self, litellm: Any, raw: Any, latency: float, attempts: int, *, stream: bool, messages: Any = None
-    ) -> LLMResponse:
+    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int, *, stream: bool) -> LLMResponse:
         choice = raw.choices[0]
         message = choice.message
         tool_calls, invalid = split_tool_calls(getattr(message, "tool_calls", None) or [])
@@ -324,17 +318,8 @@ class LLM(BaseModel):
             latency=latency,
             finish_reason=choice.finish_reason,
         )
-        emit_call(response, attempts=attempts, stream=stream, messages=messages)
+        emit_call(response, attempts=attempts, stream=stream)
         return response
-
-
-def _readable(raw: Any) -> None:
-    """Raise ``MalformedResponse`` (retried like a 5xx) for a reply with no choice or no message."""
-    choices = getattr(raw, "choices", None)
-    if not choices:
-        raise MalformedResponse("the model's reply holds no choices")
-    if getattr(choices[0], "message", None) is None:
-        raise MalformedResponse("the model's reply holds a choice without a message")
 
 
 def _cost(litellm: Any, raw: Any) -> float:
@@ -368,6 +353,15 @@ def _delta_text(chunk: Any) -> str:
         if content:
             return content
     return ""
+
+
+def _readable(raw: Any) -> None:
+    """Raise ``MalformedResponse`` (retried like a 5xx) for a reply with no choice or no message."""
+    choices = getattr(raw, "choices", None)
+    if not choices:
+        raise MalformedResponse("the model's reply holds no choices")
+    if getattr(choices[0], "message", None) is None:
+        raise MalformedResponse("the model's reply holds a choice without a message")
 
 
 def _carries(chunk: Any) -> bool:

@@ -80,13 +80,14 @@ class _UsageLock:
 class _Runtime:
     """Facts derived once at build time, read on every call (one attribute lookup)."""
 
-    __slots__ = ("async_only", "injected", "native_async", "usage")
+    __slots__ = ("async_only", "described", "injected", "native_async", "usage")
 
     def __init__(self, native_async: bool, async_only: bool, injected: frozenset[str]) -> None:
         self.native_async = native_async
         self.async_only = async_only
         self.injected = injected
         self.usage = _UsageLock()
+        self.described: tuple[tuple[Any, ...], str] | None = None  # describe()'s text, by what it says
 
 
 class BaseTool(BaseModel, ABC):
@@ -209,7 +210,7 @@ class BaseTool(BaseModel, ABC):
         return value
 
     def model_post_init(self, context: Any, /) -> None:
-        source = type(self)._signature_source(self.__dict__)
+        source = type(self)._signature_source(vars(self))
         injected = signature_params(source, self.name)[1] if source is not None else frozenset()
         self._rt = _Runtime(self._has_native_async(), self._is_async_only(), injected)
 
@@ -239,12 +240,12 @@ class BaseTool(BaseModel, ABC):
     @property
     def injected_params(self) -> frozenset[str]:
         """Parameters the runtime fills with a ``RunContext`` (hidden from the model)."""
-        return self.__pydantic_private__["_rt"].injected
+        return self.__pydantic_private__["_rt"].injected  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
 
     @property
     def is_async(self) -> bool:
         """True when the tool only has an async implementation."""
-        return self.__pydantic_private__["_rt"].async_only
+        return self.__pydantic_private__["_rt"].async_only  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
 
     @property
     def return_direct(self) -> bool:
@@ -254,7 +255,15 @@ class BaseTool(BaseModel, ABC):
     @property
     def args(self) -> dict[str, Any]:
         """The JSON-schema properties of the arguments (LangChain's ``tool.args``)."""
-        return parameters_schema(self.args_schema)["properties"]
+        return self.parameters().get("properties", {})
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments the model sees: rendered from ``args_schema``.
+
+        A tool whose schema comes from elsewhere (an MCP server's ``inputSchema``) returns
+        that one, so the model sees exactly what the other side declared.
+        """
+        return parameters_schema(self.args_schema)
 
     @property
     def usage_limit_message(self) -> str:
@@ -293,7 +302,7 @@ class BaseTool(BaseModel, ABC):
 
     def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """Run in this thread. An async-only tool returns its coroutine for the caller to await."""
-        rt = self.__pydantic_private__["_rt"]
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if rt.injected:
             validated = _with_context(validated, rt.injected, context)
         if rt.async_only:
@@ -302,7 +311,7 @@ class BaseTool(BaseModel, ABC):
 
     async def _execute(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """Run from async code: native ``_arun``, or ``_run`` in a worker thread; results awaited."""
-        rt = self.__pydantic_private__["_rt"]
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if rt.injected:
             validated = _with_context(validated, rt.injected, context)
         if rt.native_async:
@@ -379,16 +388,31 @@ class BaseTool(BaseModel, ABC):
         return await invocation.abatch(self, inputs, max_concurrency)
 
     def reset_usage_count(self) -> None:
-        with self.__pydantic_private__["_rt"].usage.lock:
-            self.__dict__["current_usage_count"] = 0
+        with self.__pydantic_private__["_rt"].usage.lock:  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+            self.__dict__["current_usage_count"] = 0  # pyright: ignore[reportIndexIssue] - the instance dict, past pydantic's slow __setattr__
 
     # -- model-facing renderings --------------------------------------------------------
 
     def describe(self) -> str:
-        """The text block injected into prompts: name, arguments' JSON schema, description."""
+        """The text block injected into prompts: name, arguments' JSON schema, description.
+
+        Every agent run puts it in its system prompt, so it is rendered once and kept until
+        the name, description or a schema changes (rendering the schemas costs ~5 us a tool).
+        A tool whose ``parameters()`` come from elsewhere (an MCP server's) is rendered anew.
+        """
+        if type(self).parameters is not BaseTool.parameters:
+            return self._render_description()
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        key = (self.name, self.description, self.args_schema, self.result_schema)
+        cached = rt.described
+        if cached is None or cached[0] != key:
+            cached = rt.described = (key, self._render_description())
+        return cached[1]
+
+    def _render_description(self) -> str:
         lines = [
             f"Tool Name: {self.tool_name}",
-            f"Tool Arguments: {json.dumps(parameters_schema(self.args_schema), ensure_ascii=False)}",
+            f"Tool Arguments: {json.dumps(self.parameters(), ensure_ascii=False)}",
             f"Tool Description: {self.description}",
         ]
         if self.result_schema is not None:
@@ -397,7 +421,7 @@ class BaseTool(BaseModel, ABC):
 
     def to_openai_tool(self, strict: bool = False) -> dict[str, Any]:
         """The OpenAI function-tool dict (litellm translates it for other providers)."""
-        parameters = parameters_schema(self.args_schema)
+        parameters = self.parameters()
         function: dict[str, Any] = {"name": self.tool_name, "description": self.description}
         if strict:
             function["parameters"] = strict_schema(parameters)
@@ -411,7 +435,7 @@ class BaseTool(BaseModel, ABC):
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], RunContext | None]:
         """Positional arguments map onto the schema's fields in order; a passed RunContext is kept."""
         context = None
-        injected = self.__pydantic_private__["_rt"].injected
+        injected = self.__pydantic_private__["_rt"].injected  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if injected:
             for key in injected & kwargs.keys():
                 value = kwargs.pop(key)
@@ -425,12 +449,12 @@ class BaseTool(BaseModel, ABC):
 
     def _claim_usage(self) -> str | None:
         """Check the limit and count this use in one atomic step."""
-        with self.__pydantic_private__["_rt"].usage.lock:
+        with self.__pydantic_private__["_rt"].usage.lock:  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
             limit = self.max_usage_count
             count = self.current_usage_count
             if limit is not None and count >= limit:
                 return self.usage_limit_message
-            self.__dict__["current_usage_count"] = count + 1
+            self.__dict__["current_usage_count"] = count + 1  # pyright: ignore[reportIndexIssue] - the instance dict, past pydantic's slow __setattr__
         return None
 
     def _arguments_error(self, exc: ValidationError) -> ToolArgumentsError:

@@ -182,7 +182,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):
+        if not isinstance(pending, _Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         if pending.tool.requires_approval:
             request = self._approval_request(pending)
@@ -216,7 +216,7 @@ class ToolExecutor:
                 raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
                 if isawaitable(raw):  # an async tool: finish it on a loop of its own
                     raw = run_blocking(raw)
-            except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             except SystemExit as exc:  # the tool's own sys.exit(): its error, not the process's end
                 return self._failed(pending, _exit_error(pending, exc), perf_counter() - started)
@@ -240,7 +240,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):
+        if not isinstance(pending, _Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         if pending.tool.requires_approval:
             request = self._approval_request(pending)
@@ -274,7 +274,7 @@ class ToolExecutor:
             started = perf_counter()
             try:
                 raw = await pending.tool._execute(pending.args, self._tool_context(pending))
-            except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
                 return self._failed(pending, _exit_error(pending, exc), perf_counter() - started)
