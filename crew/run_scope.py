@@ -290,7 +290,7 @@ def watch_run(run_id: str, attach: Callable[[RunScope], None]) -> Callable[[], N
 
 
 def _announce(scope: RunScope) -> None:
-    if _watchers:
+    if _watchers and scope.run_id is not None:
         with _watchers_lock:
             attach = _watchers.get(scope.run_id)
         if attach is not None:

@@ -60,6 +60,8 @@ class MCPServer:
     names); ``timeout`` bounds start-up and handshake, in seconds; ``cache_function``
     applies to every tool of the server (e.g. ``never_cache`` for a server with side
     effects), and a tool's own can be set on the objects ``list_tools()`` returns.
+    ``approve_destructive=True`` makes every tool the server marks ``destructiveHint: true``
+    require a person's approval of each call (docs/approvals.md).
     """
 
     __crew_mcp_server__ = True  # how Agent recognises a server in ``tools=[...]`` without importing this module
@@ -80,6 +82,7 @@ class MCPServer:
         prefix: str | None = None,
         timeout: float = 30.0,
         cache_function: Callable[[dict[str, Any], Any], bool] | None = None,
+        approve_destructive: bool = False,
     ) -> None:
         if transport == "stdio" and (not isinstance(command, str) or not command.strip()):
             raise CrewError("MCPServer.stdio needs a command (the program that runs the server)")
@@ -103,6 +106,7 @@ class MCPServer:
         self.prefix = prefix
         self.timeout = float(timeout)
         self.cache_function = cache_function
+        self.approve_destructive = bool(approve_destructive)
         self.name = name or self._default_name()
         self._lock = threading.Lock()
         self._users = 0
@@ -124,6 +128,7 @@ class MCPServer:
         timeout: float = 30.0,
         name: str | None = None,
         cache_function: Callable[[dict[str, Any], Any], bool] | None = None,
+        approve_destructive: bool = False,
     ) -> MCPServer:
         """A server run as a subprocess speaking MCP on stdin/stdout.
 
@@ -140,6 +145,7 @@ class MCPServer:
             timeout=timeout,
             name=name,
             cache_function=cache_function,
+            approve_destructive=approve_destructive,
         )
 
     @classmethod
@@ -392,6 +398,8 @@ class MCPServer:
         options: dict[str, Any] = {}
         if self.cache_function is not None:
             options["cache_function"] = self.cache_function
+        if self.approve_destructive and annotations.get("destructiveHint") is True:
+            options["requires_approval"] = True
         description = listed.description or listed.title or f"The '{listed.name}' tool of MCP server '{self.name}'."
         return MCPTool(
             name=f"{self.prefix}_{listed.name}" if self.prefix else listed.name,

@@ -127,7 +127,7 @@ class Listener:
         self._removers: list[Callable[[], None]] = []
 
     def attach(self, scope: RunScope) -> None:
-        buffer, run_id = self.buffer, scope.run_id
+        buffer, run_id = self.buffer, scope.run_id or ""  # a streamed run always has one
 
         def on_event(event: Event) -> None:
             convert = _CONVERTERS.get(event.type)
