@@ -180,7 +180,21 @@ class _StaticProtocolMeta(type(Protocol)):  # type: ignore[misc]
     def __instancecheck__(cls, instance: Any) -> bool:
         if cls is not ChatModel:  # a concrete class deriving from the protocol
             return super().__instancecheck__(instance)
-        return all(_has_member(instance, name) for name in _CHAT_MODEL_MEMBERS)
+        kind = type(instance)
+        unresolved = _ON_INSTANCE.get(kind)
+        if unresolved is None:  # what the class itself lacks, looked up once per class
+            unresolved = _ON_INSTANCE[kind] = tuple(n for n in _CHAT_MODEL_MEMBERS if not _has_member(kind, n))
+        if not unresolved:
+            return True
+        attributes = getattr(instance, "__dict__", None)
+        if attributes is not None and all(name in attributes for name in unresolved):
+            return True
+        return all(_has_member(instance, name) for name in unresolved)
+
+
+_ON_INSTANCE: dict[type, tuple[str, ...]] = {}
+"""Per class, the members its instances must carry themselves (``self.model = ...``): the rest
+the class has, so a check costs a dictionary lookup (it runs whenever an agent resolves its model)."""
 
 
 def _has_member(instance: Any, name: str) -> bool:
