@@ -500,3 +500,64 @@ def test_a_tools_cursor_execute_is_not_a_task_and_a_native_crew_folder_keeps_its
     )
     (native / "main.py").write_text("from crew import Crew, load_crew\nCrew(**{}).kickoff()\n", encoding="utf-8")
     assert load_project(native).crewai is None
+
+
+def test_a_class_attribute_llm_is_read_where_self_llm_names_it() -> None:
+    crew = load_project(PROJECTS / "market_desk").crew
+    assert [(a.name, a.llm.model, a.llm.temperature) for a in crew.agents] == [
+        ("analyst", "openai/gpt-4o-mini", 0.3),
+        ("writer", "openai/gpt-4o-mini", 0.3),
+    ]
+    assert crew.verbose is True  # `verbose=2`, CrewAI's old verbose level
+
+
+def test_a_tool_module_needing_a_missing_package_names_the_module_that_imports_it(tmp_path: Path) -> None:
+    """stock_analysis' sec_tools.py: `from crewai_tools import RagTool` (not in the stand-in), then `sec_api`."""
+    folder = demo(
+        tmp_path,
+        writer=", tools=[SEC10KTool('AMZN'), Quote()]",
+        **{
+            "tools/__init__.py": "",
+            "tools/sec_tools.py": """
+            from crewai_tools import RagTool
+
+            class SEC10KTool(RagTool):
+                pass
+            """,
+            "tools/quote.py": """
+            from crewai.tools import BaseTool
+            import sec_api_not_installed
+
+            class Quote(BaseTool):
+                name: str = "quote"
+                description: str = "A quote."
+
+                def _run(self) -> str:
+                    return "10"
+            """,
+        },
+    )
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace(
+            "@CrewBase", "from tools.sec_tools import SEC10KTool\nfrom tools.quote import Quote\n\n\n@CrewBase"
+        )
+    )
+    errors = errors_of(folder)
+    [sec] = [e for e in errors if "SEC10KTool" in e]
+    assert "SEC10KTool (wanted by agent 'writer') needs the package crewai-tools (" in sec
+    assert "tools/sec_tools.py:1 imports crewai_tools), which is not installed: `pip install crewai-tools`" in sec
+    [quote] = [e for e in errors if "Quote" in e]
+    assert "tools/quote.py:2 imports sec_api_not_installed)" in quote and "pip install sec-api-not-installed" in quote
+
+
+def test_a_module_level_llm_that_cannot_be_read_is_warned_with_its_expression(tmp_path: Path) -> None:
+    folder = demo(tmp_path, writer=", llm=llm")
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace(
+            "@CrewBase", 'from langchain.llms import Ollama\n\nllm = Ollama(model="llama3.1")\n\n\n@CrewBase'
+        )
+    )
+    warnings = [str(w) for w in load_project(folder).warnings if ".llm:" in str(w)]
+    assert len(warnings) == 1 and '`llm=Ollama(model="llama3.1")` cannot be read without running' in warnings[0]
