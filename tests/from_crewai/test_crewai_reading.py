@@ -561,3 +561,50 @@ def test_a_module_level_llm_that_cannot_be_read_is_warned_with_its_expression(tm
     )
     warnings = [str(w) for w in load_project(folder).warnings if ".llm:" in str(w)]
     assert len(warnings) == 1 and '`llm=Ollama(model="llama3.1")` cannot be read without running' in warnings[0]
+
+
+def test_config_keys_missing_from_the_yaml_are_one_error_each(tmp_path: Path) -> None:
+    """email_auto_responder_flow's crew: its agents.yaml and tasks.yaml belong to another crew."""
+    folder = project(
+        tmp_path,
+        """
+        @CrewBase
+        class Inbox:
+            @agent
+            def email_filter_agent(self) -> Agent:
+                return Agent(config=self.agents_config["email_filter_agent"], verbose=True)
+
+            @task
+            def filter_emails_task(self) -> Task:
+                return Task(config=self.tasks_config["filter_emails"])
+
+            @crew
+            def crew(self) -> Crew:
+                return Crew(agents=self.agents, tasks=self.tasks)
+        """,
+    )
+    errors = [e.split(": ", 1)[1] for e in errors_of(folder)]
+    assert errors == [
+        "email_filter_agent.config: no agent 'email_filter_agent' in " + str(folder / "config/agents.yaml"),
+        "filter_emails_task.config: no task 'filter_emails' in " + str(folder / "config/tasks.yaml"),
+    ]
+
+
+def test_a_refused_script_is_the_only_error_its_yaml_is_not_checked_as_a_crew(tmp_path: Path) -> None:
+    """screenplay_writer: a script loads the YAML itself, wires agents in Python and calls task.execute()."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config/agents.yaml").write_text(AGENTS, encoding="utf-8")
+    (tmp_path / "config/tasks.yaml").write_text(
+        "screen:\n  description: Is {post} spam?\n  expected_output: STOP or nothing.\n", encoding="utf-8"
+    )
+    (tmp_path / "screenplay.py").write_text(
+        "import yaml\nfrom crewai import Agent, Task, Crew\n\n"
+        "agents_config = yaml.safe_load(open('config/agents.yaml'))\n"
+        "tasks_config = yaml.safe_load(open('config/tasks.yaml'))\n"
+        "writer = Agent(config=agents_config['writer'])\n"
+        "screen = Task(description=tasks_config['screen']['description'], agent=writer)\n"
+        "result = screen.execute()\n",
+        encoding="utf-8",
+    )
+    [error] = errors_of(tmp_path)
+    assert error.startswith(f"{tmp_path / 'screenplay.py'}:8: `screen.execute()` runs a task from Python code")

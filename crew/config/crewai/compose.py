@@ -127,6 +127,13 @@ class Composer:
         if config is not None:
             for key, value in config.items():
                 _put(data, key, value, config.line_of(key), None)
+        elif member.config_key is not None and member.config_key not in (tree if isinstance(tree, YamlMap) else {}):
+            # the missing entry is reported once above; its required keys would only repeat it
+            for name, spec in fields_of(section).items():  # type: ignore[arg-type]
+                if spec.required and name not in member.kwargs:
+                    _put(data, name, f"<{member.config_key}: not in {plural}.yaml>", member.config_line, None)
+            if section == "task" and "agent" not in member.kwargs and self.methods:
+                _put(data, "agent", next(iter(self.methods)), member.config_line, None)  # never runs: an error
         who = f"{section} '{member.method}'"
         for key, arg in member.kwargs.items():
             value = self._value(key, arg, section, key_path(plural, member.config_key or member.method, key), who)
