@@ -125,7 +125,7 @@ def test_validate_plot_and_tools_accept_the_root_the_package_and_the_config_fold
         assert names == {"Name_of_my_tool", "word_count"}
 
 
-@pytest.mark.parametrize("name", ["latest_ai", "flat_crew"])
+@pytest.mark.parametrize("name", ["latest_ai", "flat_crew", "market_desk"])
 def test_migrate_writes_a_crew_folder_that_runs_the_same_tasks_with_the_same_agents(name: str, tmp_path: Path) -> None:
     project = tmp_path / name
     shutil.copytree(PROJECTS / name, project)
