@@ -551,6 +551,36 @@ def test_a_tool_module_needing_a_missing_package_names_the_module_that_imports_i
     assert "tools/quote.py:2 imports sec_api_not_installed)" in quote and "pip install sec-api-not-installed" in quote
 
 
+def test_a_missing_module_named_unlike_its_distribution_names_the_distribution(tmp_path: Path) -> None:
+    """markdown_validator's tool imports `pymarkdown`, which `pip install pymarkdownlnt` provides."""
+    if importlib.util.find_spec("pymarkdown") is not None:
+        pytest.skip("pymarkdown is installed here")
+    folder = demo(
+        tmp_path,
+        writer=", tools=[markdown_validation_tool]",
+        **{
+            "tools/__init__.py": "",
+            "tools/markdown_tools.py": """
+            from crewai.tools import tool
+            from pymarkdown.api import PyMarkdownApi
+
+            @tool("markdown_validation_tool")
+            def markdown_validation_tool(file_path: str) -> str:
+                \"\"\"Review a file for markdown syntax errors.\"\"\"
+                return str(PyMarkdownApi().scan_path(file_path))
+            """,
+        },
+    )
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace(
+            "@CrewBase", "from tools.markdown_tools import markdown_validation_tool\n\n\n@CrewBase"
+        )
+    )
+    [error] = errors_of(folder)
+    assert "needs the package pymarkdownlnt (" in error and "`pip install pymarkdownlnt`" in error
+
+
 def test_a_module_level_llm_that_cannot_be_read_is_warned_with_its_expression(tmp_path: Path) -> None:
     folder = demo(tmp_path, writer=", llm=llm")
     crew_py = folder / "crew.py"

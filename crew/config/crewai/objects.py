@@ -35,6 +35,14 @@ DISTRIBUTIONS = {
     "langchain_core": "langchain-core",
     "langchain_openai": "langchain-openai",
     "langchain": "langchain",
+    # modules whose distribution is named otherwise, as tool modules of crewAI-examples import them
+    "dotenv": "python-dotenv",
+    "yaml": "PyYAML",
+    "bs4": "beautifulsoup4",
+    "pymarkdown": "pymarkdownlnt",
+    "googleapiclient": "google-api-python-client",
+    "PIL": "Pillow",
+    "docx": "python-docx",
 }
 
 
