@@ -64,6 +64,9 @@ class Crew(BaseModel):
     verbose: bool = False
     llm: Any = None
     name: str = "crew"
+    backend: Any = "local"
+    """Where the tasks of a kickoff run: "local" (this event loop) or "ray" (each task a Ray
+    task; a ``crew.backends.RayBackend(...)`` for an address or options). See docs/scaling.md."""
 
     _limiter: Any = PrivateAttr(default=None)
 

@@ -6,9 +6,14 @@ task of a graph, as a Ray task on a local or existing Ray cluster (``pip install
 never imports Ray.
 """
 
+from typing import TYPE_CHECKING
+
 from crew.backends.base import Backend, BatchStatus, KickoffResult
 from crew.backends.batch import for_each, resolve_backend
 from crew.backends.local import LocalBackend
+
+if TYPE_CHECKING:
+    from crew.backends.ray import RayBackend
 
 __all__ = ["Backend", "BatchStatus", "KickoffResult", "LocalBackend", "RayBackend", "for_each", "resolve_backend"]
 

