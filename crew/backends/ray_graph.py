@@ -195,5 +195,6 @@ def task_runner_for(backend: Any, inner: Any, crew: Any) -> Any:
     if backend == "ray":
         backend = RayBackend()
     if isinstance(backend, RayBackend):
+        load_ray()  # not installed: say so before the run starts
         return RayTaskRunner(inner, crew, backend)
     raise ConfigError(f"unknown backend {backend!r}: use 'local' or 'ray' (or a RayBackend with options)")

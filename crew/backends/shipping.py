@@ -103,8 +103,9 @@ def _why(obj: Any, dumps: Dumps) -> str | None:
         whole = f"{type(exc).__name__}: {exc}"
     fields: dict[str, Any] = {}
     if isinstance(obj, BaseModel):
-        fields.update(obj.__dict__)
-        fields.update({k.lstrip("_"): v for k, v in (obj.__pydantic_private__ or {}).items()})
+        state = obj.__getstate__()  # as pickle sees it (a tool's generated schema travels as a recipe)
+        fields.update(state.get("__dict__", {}))
+        fields.update({k.lstrip("_"): v for k, v in (state.get("__pydantic_private__") or {}).items()})
     elif hasattr(obj, "__dict__"):
         fields.update(vars(obj))
     for name, value in fields.items():
