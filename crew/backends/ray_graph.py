@@ -144,11 +144,6 @@ class RayTaskRunner:
                 return
             ray = load_ray()
             self.backend.started = connect(self.backend.address, self.backend.num_cpus) or self.backend.started
-            cloudpickle = load_cloudpickle()
-            from crew.backends.shipping import check_shippable, register_local_modules
-
-            register_local_modules(self.crew, cloudpickle.register_pickle_by_value)
-            check_shippable(self.crew, cloudpickle.dumps)
             cache = self.crew.cache
             self.ledger = ray.remote(RunLedger).options(num_cpus=0).remote(cache if cache is not True else True)
 
@@ -195,6 +190,10 @@ def task_runner_for(backend: Any, inner: Any, crew: Any) -> Any:
     if backend == "ray":
         backend = RayBackend()
     if isinstance(backend, RayBackend):
-        load_ray()  # not installed: say so before the run starts
+        from crew.backends.shipping import check_shippable, register_local_modules
+
+        cloudpickle = load_cloudpickle()  # Ray not installed, a tool that cannot travel: said before anything runs
+        register_local_modules(crew, cloudpickle.register_pickle_by_value)
+        check_shippable(crew, cloudpickle.dumps)
         return RayTaskRunner(inner, crew, backend)
     raise ConfigError(f"unknown backend {backend!r}: use 'local' or 'ray' (or a RayBackend with options)")
