@@ -17,7 +17,7 @@ def _shout(text: str) -> str:
     return text.upper()
 
 
-shout = tool(_shout)  # the function stays importable under its own name: plain pickle can name it
+shout = tool("shout", _shout)  # the function stays importable under its own name: plain pickle can name it
 
 
 @tool(parse_docstring=True)
