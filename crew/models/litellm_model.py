@@ -14,6 +14,7 @@ waits on the network.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import threading
@@ -22,9 +23,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
-from crew.errors import ConfigError, LLMError
+from crew.errors import LLMError
 from crew.events import bus
-from crew.models.base import ChatModel, InvalidToolCall, LLMResponse, emit_call, split_tool_calls
+from crew.models.base import LLMResponse, emit_call, split_tool_calls
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
 from crew.usage import Usage
@@ -71,10 +72,8 @@ def prewarm_litellm() -> None:
 
 
 def _prewarm() -> None:
-    try:
+    with contextlib.suppress(Exception):  # the first real call imports again and reports the error
         load_litellm()
-    except Exception:  # noqa: BLE001 - the first real call imports again and reports the error
-        pass
 
 
 async def _aload_litellm() -> Any:

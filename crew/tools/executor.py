@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from crew.errors import ToolArgumentsError
 from crew.events import bus
+from crew.tools.adapters import adapt_tool
 from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
@@ -137,13 +138,15 @@ class ToolExecutor:
     def register(self, tools: Iterable[BaseTool]) -> None:
         """Make tools callable by name; registering a name again keeps the first tool.
 
+        LangChain and CrewAI tool objects are adapted (``crew.tools.adapters``).
+
         Agents may hold distinct instances of one tool: they share the name's
         statistics, usage count and cache entries, and a call made with ``tools=``
         runs the caller's own instance.
         """
         if isinstance(tools, BaseTool):
             raise TypeError(f"register a list of tools, got the single tool '{tools.name}': wrap it in a list")
-        tools = list(tools)
+        tools = [tool if isinstance(tool, BaseTool) else adapt_tool(tool) or tool for tool in tools]
         for tool in tools:
             if not isinstance(tool, BaseTool):
                 what = getattr(tool, "__name__", None) or type(tool).__name__
@@ -189,7 +192,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
@@ -208,7 +211,7 @@ class ToolExecutor:
                 raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
                 if isawaitable(raw):  # an async tool: finish it on a loop of its own
                     raw = run_coroutine_sync(raw)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -220,7 +223,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
@@ -237,7 +240,7 @@ class ToolExecutor:
             started = perf_counter()
             try:
                 raw = await pending.tool._execute(pending.args, self._tool_context(pending))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -281,7 +284,7 @@ class ToolExecutor:
     ) -> ToolResult | _Pending:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
-        if type(call) is ToolCall:
+        if isinstance(call, ToolCall):
             requested, args, call_id = call.name, call.args, call.id
         else:
             requested, args, call_id = read_call(call)
@@ -383,7 +386,7 @@ class ToolExecutor:
     def _succeeded(self, pending: _Pending, raw: Any, seconds: float) -> ToolResult:
         try:
             content, artifact = pending.tool.format_result(raw)
-        except Exception as exc:  # e.g. a content_and_artifact tool that returned no pair
+        except Exception as exc:  # noqa: BLE001 - e.g. a content_and_artifact tool that returned no pair
             return self._failed(pending, exc, seconds)
         if pending.key is not None and self._worth_storing(pending, raw):
             value = {"content": content, "artifact": artifact, "raw": raw}
