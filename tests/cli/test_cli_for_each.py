@@ -77,7 +77,7 @@ def test_every_bad_line_is_named_by_its_number_and_nothing_runs(crew_dir, tmp_pa
     assert bad.returncode == 2 and not out.exists()
     err = bad.stderr.splitlines()
     assert err[0].startswith(f"{inputs}:2: not valid JSON: Expecting value")
-    assert err[1] == f"{inputs}:3: expected a JSON object of inputs (like {{\"topic\": \"bees\"}}), got list"
+    assert err[1] == f'{inputs}:3: expected a JSON object of inputs (like {{"topic": "bees"}}), got list'
     assert err[2].startswith(f"{inputs}:5: input 'topic' has no value")
     assert err[3] == "crew: 3 errors; nothing was run" and "Traceback" not in bad.stderr
     missing = run_crew("kickoff", str(folder), "--for-each", str(tmp_path / "nope.jsonl"))
@@ -101,9 +101,7 @@ FAILING_YAML = CREW_YAML.replace("tools: [nap]", "tools: [nap]\n    llm: test").
 
 
 def test_on_error_continue_is_the_default_and_stop_skips_the_rest(crew_dir, tmp_path):
-    tools = FAILING_TOOLS + (
-        "\ndef no_boom(output):\n    return ('boom' not in output.raw, 'no booms')\n"
-    )
+    tools = FAILING_TOOLS + ("\ndef no_boom(output):\n    return ('boom' not in output.raw, 'no booms')\n")
     folder = crew_dir({"crew.yaml": FAILING_YAML, "tools.py": tools})
     inputs = tmp_path / "in.jsonl"
     inputs.write_text('{"topic": "a"}\n{"topic": "boom"}\n{"topic": "c"}\n{"topic": "d"}\n')
