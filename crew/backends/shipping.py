@@ -52,19 +52,29 @@ def check_shippable(crew: Any, dumps: Dumps) -> bytes:
 
 
 def register_local_modules(crew: Any, register: Callable[[Any], None]) -> None:
-    """Have cloudpickle send by value the modules of a crew folder (its ``tools.py``), which
-    workers could not import by name; installed packages still travel by reference."""
+    """Have cloudpickle send by value the modules a crew's code comes from when workers could
+    not import them by name (a crew folder's ``tools.py``, a script's helpers); installed
+    packages and crew itself still travel by reference."""
     seen: set[str] = set()
+    for obj in _code(crew):
+        name = getattr(obj, "__module__", None)
+        if not isinstance(name, str) or name in seen or name == "__main__" or name.split(".")[0] == "crew":
+            continue
+        seen.add(name)
+        module = sys.modules.get(name)
+        path = getattr(module, "__file__", None)
+        if module is not None and path and not _installed(Path(path)):
+            register(module)
+
+
+def _code(crew: Any) -> Iterator[Any]:
+    """The functions and classes a crew's parts are made of (theirs, and their types)."""
     for _, tool in _tools(crew):
-        for obj in (tool, getattr(tool, "func", None), getattr(tool, "coroutine", None)):
-            name = getattr(obj, "__module__", None) if obj is not tool else type(tool).__module__
-            if not name or name in seen or name == "__main__" or name.split(".")[0] == "crew":
-                continue
-            seen.add(name)
-            module = sys.modules.get(name)
-            path = getattr(module, "__file__", None)
-            if module is not None and path and not _installed(Path(path)):
-                register(module)
+        yield from (type(tool), getattr(tool, "func", None), getattr(tool, "coroutine", None))
+    for _, part in _parts(crew):
+        if part is not None:
+            yield part if callable(part) and not isinstance(part, BaseModel) else type(part)
+            yield getattr(part, "fn", None)  # a FunctionModel's function
 
 
 def _installed(path: Path) -> bool:
