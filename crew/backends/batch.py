@@ -131,6 +131,7 @@ async def for_each(
             finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             for task in sorted(finished, key=running.__getitem__):
                 del running[task]
+                state.running = len(running)
                 result = task.result()
                 count(result)
                 for ready in release(result):

@@ -25,7 +25,6 @@ _MAX_REPORTED = 20  # bad lines listed before "... and N more"
 
 def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
     from crew.backends import BatchStatus
-    from crew.errors import ConfigError
 
     source = Path(args.for_each)
     inputs = read_inputs(source, project, given)
@@ -47,8 +46,6 @@ def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
             runner.run(_batch(project.crew, inputs, backend, args, status, writer, view))
         except KeyboardInterrupt:
             interrupted = True
-        except ConfigError as exc:  # e.g. the crew cannot be shipped to Ray workers
-            raise exc
         finally:
             writer.flush_held()
             view.close()
@@ -116,6 +113,7 @@ def read_inputs(source: Path, project: Any, given: dict[str, Any]) -> list[dict[
 async def _batch(
     crew: Any, inputs: list[dict[str, Any]], backend: Any, args: argparse.Namespace, status: Any, writer: Any, view: Any
 ) -> None:
+    import asyncio
     from contextlib import aclosing
 
     from crew.backends import for_each
@@ -130,11 +128,20 @@ async def _batch(
         max_cost=args.max_cost,
         status=status,
     )
-    view.show()
-    async with aclosing(results) as stream:
-        async for result in stream:
-            writer.write(result)
+
+    async def tick() -> None:  # the elapsed time and the running count move between results too
+        while True:
             view.show()
+            await asyncio.sleep(1.0 if view.live else 5.0)
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        async with aclosing(results) as stream:
+            async for result in stream:
+                writer.write(result)
+                view.show()
+    finally:
+        ticker.cancel()
 
 
 def _backend(args: argparse.Namespace) -> Any:

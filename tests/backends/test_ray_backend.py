@@ -30,6 +30,7 @@ from crew import Agent, Crew, Task  # noqa: E402
 from crew.backends import for_each  # noqa: E402
 from crew.backends import ray as ray_backend  # noqa: E402
 from crew.backends.shipping import NotShippableError  # noqa: E402
+from crew.errors import ConfigError  # noqa: E402
 from crew.testing import FunctionModel  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -131,6 +132,18 @@ def test_an_unshippable_tool_is_named_before_anything_is_sent():
     graph = crew.model_copy(update={"backend": "ray"})
     with pytest.raises(NotShippableError, match=message):
         graph.kickoff({"topic": "a"})
+
+
+def test_what_needs_one_process_is_refused_before_the_run():
+    manager = Agent(role="lead", goal="g", backstory="b", llm=FunctionModel(kit.reply))
+    worker = Agent(role="worker", goal="g", backstory="b", llm=FunctionModel(kit.reply))
+    task = Task(description="do it", expected_output="x")
+    crew = Crew(agents=[worker], tasks=[task], process="hierarchical", manager_agent=manager, backend="ray")
+    with pytest.raises(ConfigError, match="the hierarchical process and allow_delegation need every agent in one"):
+        crew.kickoff()
+    asking = Crew(agents=[worker], tasks=[Task(description="x", expected_output="x", agent=worker, human_input=True)])
+    with pytest.raises(ConfigError, match="task 'task_1' has human_input, which backend='ray' cannot ask"):
+        asking.model_copy(update={"backend": "ray"}).kickoff()
 
 
 def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):
