@@ -7,8 +7,9 @@ answers, so a kickoff's ideal time is ``latency`` and a batch's ideal wall time 
 ``kickoffs * latency / concurrency``. Printed per row: wall time, throughput (kickoffs/s),
 the ideal throughput, and the overhead per kickoff (how much longer than ``latency`` each
 kickoff held its slot, on average). The Ray rows run on a local instance with ``--cpus``
-CPUs; each kickoff asks for ``cpus / concurrency`` of a CPU, so ``concurrency`` kickoffs run
-at once (the model is I/O, not CPU). Ray's workers are warmed up before each timed row.
+CPUs; each kickoff asks for ``cpus / concurrency`` of a CPU, so ``concurrency`` kickoffs fit
+at once (the model is I/O, not CPU). Ray's workers are started and warmed up before each
+timed row (a worker process takes about a second to start on this machine).
 
 Also measured: one round trip to a run's ledger actor (what a ``max_usage_count`` claim or a
 cache lookup costs a graph task on Ray), and the start of the local instance.
@@ -64,7 +65,7 @@ def row(label: str, n: int, concurrency: int, latency: float, wall: float, goal:
     overhead = wall * concurrency / n - latency
     mark = "ok" if overhead <= goal else "OVER"
     print(
-        f"{label:8s} {concurrency:3d}  {wall:7.2f}s  {n / wall:7.1f}/s  (ideal {n / ideal:6.1f}/s)  "
+        f"{label:10s} {concurrency:3d}  {wall:7.2f}s  {n / wall:7.1f}/s  (ideal {n / ideal:6.1f}/s)  "
         f"overhead/kickoff {overhead * 1000:6.1f} ms  goal < {goal * 1000:.0f} ms  {mark}"
     )
 
@@ -90,7 +91,7 @@ def main() -> None:
     n, latency = args.kickoffs, args.latency
     crew = make_crew(latency)
     print(f"{n} kickoffs, model latency {latency * 1000:.0f} ms, one task each")
-    print(f"{'backend':8s} {'at once':>3s}  {'wall':>8s}  {'throughput':>9s}")
+    print(f"{'backend':10s} {'at once':>3s}  {'wall':>8s}  {'throughput':>9s}")
     for concurrency in (2, 4, 8):
         row("local", n, concurrency, latency, asyncio.run(batch(crew, n, concurrency, "local")), LOCAL_GOAL)
     started = time.perf_counter()
@@ -99,7 +100,7 @@ def main() -> None:
     try:
         for concurrency in (2, 4, 8):
             backend = ray_backend.RayBackend(task_options={"num_cpus": args.cpus / concurrency})
-            asyncio.run(batch(crew, 2 * concurrency, concurrency, backend))  # start and warm the workers
+            asyncio.run(batch(crew, 4 * concurrency, concurrency, backend))  # start and warm the workers
             row("ray", n, concurrency, latency, asyncio.run(batch(crew, n, concurrency, backend)), RAY_GOAL)
         hop = hop_cost()
         mark = "ok" if hop <= HOP_GOAL else "OVER"

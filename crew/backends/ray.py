@@ -212,9 +212,10 @@ class RayBackend:
         ray = load_ray()
         self.started = connect(self.address, self.num_cpus) or self.started
         cloudpickle = load_cloudpickle()
-        register_local_modules(crew, cloudpickle.register_pickle_by_value)
-        check_shippable(crew, cloudpickle.dumps)
-        self._crew_ref = ray.put(crew)
+        shipped = driver_only_removed(crew)
+        register_local_modules(shipped, cloudpickle.register_pickle_by_value)
+        check_shippable(shipped, cloudpickle.dumps)
+        self._crew_ref = ray.put(shipped)
         self._task = remote(kickoff_on_worker).options(
             max_retries=self.max_retries, retry_exceptions=False, **self.task_options
         )
@@ -232,6 +233,14 @@ class RayBackend:
         if self.started:
             shutdown()
             self.started = False
+
+
+def driver_only_removed(crew: Any) -> Any:
+    """The crew as workers get it: without what only the driver writes to (a run store:
+    the driver records what comes back, so every kickoff is recorded once, in one place)."""
+    if getattr(crew, "store", None) is not None:
+        return crew.model_copy(update={"store": None})
+    return crew
 
 
 async def await_ref(ref: Any, *, what: str, retries: int) -> Any:
