@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from crew.agent import Agent
 from crew.errors import ConfigError
@@ -69,6 +69,13 @@ class Crew(BaseModel):
     task; a ``crew.backends.RayBackend(...)`` for an address or options). See docs/scaling.md."""
 
     _limiter: Any = PrivateAttr(default=None)
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, value: Any) -> Any:
+        if value in ("local", "ray") or getattr(value, "name", None) in ("local", "ray"):
+            return value
+        raise ValueError(f"backend must be 'local' or 'ray' (or a crew.RayBackend(...) with options)")
 
     @model_validator(mode="before")
     @classmethod
