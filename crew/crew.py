@@ -75,7 +75,7 @@ class Crew(BaseModel):
     def _known_backend(cls, value: Any) -> Any:
         if value in ("local", "ray") or getattr(value, "name", None) in ("local", "ray"):
             return value
-        raise ValueError(f"backend must be 'local' or 'ray' (or a crew.RayBackend(...) with options)")
+        raise ValueError("backend must be 'local' or 'ray' (or a crew.RayBackend(...) with options)")
 
     @model_validator(mode="before")
     @classmethod
