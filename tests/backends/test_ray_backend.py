@@ -101,6 +101,18 @@ def test_a_graph_on_ray_keeps_usage_limits_exact_across_workers():
     assert [o.status for o in out.tasks_output] == ["done"] * 7 and out.usage.requests == 14
 
 
+def test_output_files_and_callbacks_of_a_graph_on_ray_happen_on_the_driver(tmp_path):
+    seen: list[tuple[str, int]] = []
+    crew = graph_crew(kit.ping, cache=True, branches=2, task_callback=lambda out: seen.append((out.name, os.getpid())))
+    crew.tasks[-1].output_file = str(tmp_path / "joined.md")
+    crew.tasks[0].callback = lambda out: seen.append(("callback", os.getpid()))
+    out = crew.kickoff()
+    assert sorted(seen) == sorted(
+        [("callback", os.getpid()), ("b0", os.getpid()), ("b1", os.getpid()), ("join", os.getpid())]
+    )
+    assert (tmp_path / "joined.md").read_text() == out.raw
+
+
 def test_the_runs_cache_is_shared_by_the_workers():
     crew = graph_crew(kit.ping, cache=True, branches=3, max_concurrency=1)  # one at a time: no race to the cache
     out = crew.kickoff()
