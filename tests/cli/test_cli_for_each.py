@@ -153,3 +153,16 @@ def test_ctrl_c_stops_the_batch_and_says_what_finished(crew_dir, tmp_path):
     said = next(line for line in err.splitlines() if line.startswith("crew: interrupted; "))
     assert said.startswith(f"crew: interrupted; {len(finished)}/40: {len(finished)} done · 0 failed")
     assert said.endswith(f"results of finished inputs are in {out}")
+
+
+def test_asking_for_ray_without_it_says_how_to_install_it(crew_dir, tmp_path):
+    folder = batch_folder(crew_dir)
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text('{"topic": "a"}\n')
+    missing = tmp_path / "no_ray"
+    (missing / "ray").mkdir(parents=True)
+    (missing / "ray" / "__init__.py").write_text("raise ImportError(\"No module named 'ray'\")\n")  # as if absent
+    env = crew_env(PYTHONPATH=f"{missing}:{REPO}")
+    done = run_crew("kickoff", str(folder), "--for-each", str(inputs), "--backend", "ray", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "crew: the Ray backend needs Ray, which is not installed: pip install 'crew[ray]'" in done.stderr
