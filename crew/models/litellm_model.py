@@ -28,6 +28,8 @@ from crew.events import bus
 from crew.models.base import LLMResponse, emit_call, split_tool_calls
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
+from crew.secrets import register as register_secret
+from crew.secrets import register_environment, register_headers, scrub
 from crew.usage import Usage
 
 __all__ = ["LLM", "litellm_loaded", "load_litellm", "prewarm_litellm"]
@@ -51,7 +53,8 @@ def load_litellm() -> Any:
             import litellm
 
             litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
-            litellm.telemetry = False
+            # Nothing else calls out: the cost map is local (above); litellm sends no telemetry
+            # unless a callback is configured, and we configure none.
             _litellm = litellm
     return _litellm
 
@@ -84,10 +87,6 @@ async def _aload_litellm() -> Any:
     return await asyncio.to_thread(load_litellm)  # a cold import must not freeze the event loop
 
 
-_SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
-"""Environment variables whose values never show in errors (``OPENAI_API_KEY``, ``AWS_SECRET_ACCESS_KEY``)."""
-
-
 class LLM(BaseModel):
     """A litellm model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
 
@@ -117,7 +116,7 @@ class LLM(BaseModel):
     retry_max_delay: float = Field(default=60.0, ge=0)
     rate_limiter: RateLimiter | None = Field(default=None, exclude=True)
 
-    _supports_fc: bool | None = PrivateAttr(default=None)
+    _supports_fc: tuple[str, bool] | None = PrivateAttr(default=None)
 
     def __init__(self, model: str | None = None, /, **data: Any) -> None:
         if model is not None:
@@ -140,12 +139,14 @@ class LLM(BaseModel):
         """The ``function_calling`` flag when set, else what litellm knows of the model (unknown: False)."""
         if self.function_calling is not None:
             return self.function_calling
-        if self._supports_fc is None:
+        known = self._supports_fc
+        if known is None or known[0] != self.model:  # keyed by model: `llm.model = ...` later counts
             try:
-                self._supports_fc = bool(load_litellm().supports_function_calling(model=self.model))
+                answer = bool(load_litellm().supports_function_calling(model=self.model))
             except Exception:  # noqa: BLE001 - unknown models raise; text mode is the safe answer
-                self._supports_fc = False
-        return self._supports_fc
+                answer = False
+            known = self._supports_fc = (self.model, answer)
+        return known[1]
 
     @property
     def limiter(self) -> RateLimiter | None:
@@ -198,6 +199,7 @@ class LLM(BaseModel):
                 raw = await litellm.acompletion(**kwargs)
                 if self.stream:
                     raw = _assembled(litellm, [chunk async for chunk in raw], messages)
+                _readable(raw)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
@@ -228,6 +230,7 @@ class LLM(BaseModel):
                 raw = litellm.completion(**kwargs)
                 if self.stream:
                     raw = _assembled(litellm, list(raw), messages)
+                _readable(raw)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
@@ -259,14 +262,15 @@ class LLM(BaseModel):
         )
         return delay
 
+    def model_post_init(self, context: Any, /) -> None:
+        """Register the key and secret-looking headers: they are scrubbed from every text we emit."""
+        register_secret(self.api_key)
+        register_headers((self.model_extra or {}).get("extra_headers"))
+
     def _scrub(self, text: str) -> str:
-        """Remove every credential we know of from a provider's error text."""
-        secrets = {v for k, v in os.environ.items() if k.upper().endswith(_SECRET_SUFFIXES) and len(v) >= 8}
-        if self.api_key is not None and self.api_key.get_secret_value():
-            secrets.add(self.api_key.get_secret_value())
-        for secret in sorted(secrets, key=len, reverse=True):
-            text = text.replace(secret, "***")
-        return text
+        """A provider's error text without any credential we know of (see :mod:`crew.secrets`)."""
+        register_environment()
+        return scrub(text)
 
     def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int) -> LLMResponse:
         choice = raw.choices[0]
@@ -317,6 +321,15 @@ def _assembled(litellm: Any, chunks: list[Any], messages: list[dict[str, Any]]) 
     return response
 
 
+def _readable(raw: Any) -> None:
+    """Raise ``MalformedResponse`` (retried like a 5xx) for a reply with no choice or no message."""
+    choices = getattr(raw, "choices", None)
+    if not choices:
+        raise MalformedResponse("the model's reply holds no choices")
+    if getattr(choices[0], "message", None) is None:
+        raise MalformedResponse("the model's reply holds a choice without a message")
+
+
 def _carries(chunk: Any) -> bool:
     """Whether a stream chunk holds anything of a reply: a content or tool-call delta, or usage."""
     if getattr(chunk, "usage", None) is not None:
@@ -331,8 +344,10 @@ def _carries(chunk: Any) -> bool:
 
 
 def _describe(exc: BaseException) -> str:
-    """``Kind (HTTP n): message`` without litellm's repeated ``litellm.Kind: Kind:`` prefixes."""
+    """``Kind (HTTP n): message`` without litellm's repeated ``litellm.Kind: Kind:`` prefixes
+    and without the traceback text litellm sometimes pastes into its messages."""
     text = re.sub(r"^litellm\.(\w+):\s*(?:\1:\s*)?", "", str(exc))
+    text = text.split("Traceback (most recent call last)", 1)[0].rstrip(" \n:")
     status = getattr(exc, "status_code", None)
     kind = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
     return f"{kind}: {text}" if text else kind
