@@ -39,6 +39,9 @@ _EXPORTS: dict[str, str] = {
     # crews
     "Crew": "crew.crew",
     "Process": "crew.crew",
+    # execution backends
+    "KickoffResult": "crew.backends.base",
+    "RayBackend": "crew.backends.ray",
     # observability
     "bus": "crew.events",
     "Event": "crew.events",
@@ -63,11 +66,13 @@ __all__ = [
     "CrewRunError",
     "Event",
     "GraphError",
+    "KickoffResult",
     "LLMError",
     "LLMResponse",
     "MCPServer",
     "MissingInputError",
     "Process",
+    "RayBackend",
     "RunContext",
     "Task",
     "TaskOutput",
@@ -99,6 +104,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from crew.agent import Agent
+    from crew.backends.base import KickoffResult
+    from crew.backends.ray import RayBackend
     from crew.crew import Crew, Process
     from crew.errors import (
         ConfigError,

@@ -117,9 +117,14 @@ class CrewRun:
             task_callback=crew.task_callback,
             human_feedback=crew.human_feedback or terminal_feedback,
         )
+        run_task: Any = runner
+        if crew.backend != "local":
+            from crew.backends.ray_graph import task_runner_for
+
+            run_task = task_runner_for(crew.backend, runner, crew)
         scheduler = Scheduler(
             graph,
-            runner,
+            run_task,
             max_concurrency=crew.max_concurrency,
             on_error=crew.on_error,
             precomputed=precomputed,

@@ -392,6 +392,7 @@ EVERY_KEY = """
     task_callback: hooks:on_task
     human_feedback: hooks:ask
     verbose: true
+    backend: ray
     inputs: {topic: tea}
     mcp_servers:
       time: {command: mcp-server-time}
@@ -477,6 +478,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "task_callback": hooks.on_task,
             "human_feedback": hooks.ask,
             "verbose": True,
+            "backend": "ray",
         },
         "agent": {
             "role": "Writer",
