@@ -14,19 +14,20 @@ waits on the network.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
-from crew.errors import ConfigError, LLMError
-from crew.events import bus
-from crew.models.base import ChatModel, InvalidToolCall, LLMResponse, emit_call, split_tool_calls
+from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
+from crew.models.failures import after_failure
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
+from crew.models.transport import Door, Transport, choose
 from crew.usage import Usage
 
 __all__ = ["LLM", "litellm_loaded", "load_litellm", "prewarm_litellm"]
@@ -50,7 +51,7 @@ def load_litellm() -> Any:
             import litellm
 
             litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
-            litellm.telemetry = False
+            litellm.telemetry = False  # pyright: ignore[reportAttributeAccessIssue]
             _litellm = litellm
     return _litellm
 
@@ -71,10 +72,8 @@ def prewarm_litellm() -> None:
 
 
 def _prewarm() -> None:
-    try:
+    with contextlib.suppress(Exception):  # the first real call imports again and reports the error
         load_litellm()
-    except Exception:  # noqa: BLE001 - the first real call imports again and reports the error
-        pass
 
 
 async def _aload_litellm() -> Any:
@@ -85,19 +84,21 @@ async def _aload_litellm() -> Any:
     return await asyncio.to_thread(load_litellm)  # a cold import must not freeze the event loop
 
 
-_SECRET_SUFFIXES = ("_KEY", "_TOKEN", "_SECRET", "_PASSWORD")
-"""Environment variables whose values never show in errors (``OPENAI_API_KEY``, ``AWS_SECRET_ACCESS_KEY``)."""
-
-
 class LLM(BaseModel):
-    """A litellm model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
+    """A model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
+
+    ``transport`` picks the door its calls take: ``native`` (OpenAI chat completions over
+    httpx, :mod:`crew.models.openai_http`), ``litellm``, or ``auto`` (the default: native
+    for ``openai/...``, bare OpenAI names and OpenAI-compatible ``api_base`` endpoints,
+    litellm for the rest; see :func:`crew.models.transport.choose`).
 
     ``num_retries`` counts retries after the first attempt, on rate limits,
     timeouts and server errors (see :mod:`crew.models.retry`); ``timeout`` bounds each
     attempt. ``max_rpm`` shares one process-wide budget with every LLM naming the
     same model, endpoint and limit; pass ``rate_limiter`` to share one budget
     more widely (e.g. across models of one account). Unknown keyword arguments go
-    to ``litellm.completion`` as they are (``top_p``, ``seed``, ``extra_headers``...).
+    to the provider as they are (``top_p``, ``seed``, ``response_format``, ``tool_choice``,
+    ``parallel_tool_calls``, ``extra_headers``...).
     ``output_schema`` is accepted for the ChatModel interface and not sent: the
     agent validates structured output itself, which works with every provider.
     """
@@ -117,6 +118,7 @@ class LLM(BaseModel):
     retry_base_delay: float = Field(default=1.0, ge=0)
     retry_max_delay: float = Field(default=60.0, ge=0)
     rate_limiter: RateLimiter | None = Field(default=None, exclude=True)
+    transport: Transport = "auto"
 
     _supports_fc: bool | None = PrivateAttr(default=None)
 
@@ -137,10 +139,22 @@ class LLM(BaseModel):
         return self
 
     @property
+    def door(self) -> Door:
+        """The transport this LLM's calls take (``auto`` resolved): ``native`` or ``litellm``."""
+        return choose(self.model, self.api_base, self.transport)
+
+    @property
     def supports_function_calling(self) -> bool:
-        """The ``function_calling`` flag when set, else what litellm knows of the model (unknown: False)."""
+        """The ``function_calling`` flag when set, else what litellm's model table says (unknown: False).
+
+        The native door reads the same table as data, so it never imports litellm.
+        """
         if self.function_calling is not None:
             return self.function_calling
+        if self._supports_fc is None and self.door == "native":
+            from crew.models.pricing import supports_function_calling
+
+            self._supports_fc = supports_function_calling(self.model)
         if self._supports_fc is None:
             try:
                 self._supports_fc = bool(load_litellm().supports_function_calling(model=self.model))
@@ -160,7 +174,9 @@ class LLM(BaseModel):
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(self.num_retries, self.retry_base_delay, self.retry_max_delay)
 
-    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, stream: bool = False
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"drop_params": True, **(self.model_extra or {})}
         kwargs.update(
             model=self.model, messages=messages, timeout=self.timeout, num_retries=0, max_retries=0
@@ -173,7 +189,7 @@ class LLM(BaseModel):
                 kwargs[name] = value
         if self.api_key is not None:
             kwargs["api_key"] = self.api_key.get_secret_value()
-        if self.stream:
+        if stream or self.stream:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
         return kwargs
@@ -186,6 +202,10 @@ class LLM(BaseModel):
         *,
         output_schema: dict[str, Any] | None = None,
     ) -> LLMResponse:
+        if self.door == "native":
+            from crew.models import openai_http
+
+            return await openai_http.acomplete(self, messages, tools)
         litellm = await _aload_litellm()
         kwargs = self._request(messages, tools)
         policy, limiter = self.retry_policy, self.limiter
@@ -208,6 +228,52 @@ class LLM(BaseModel):
 
             await asyncio.sleep(self._after_failure(failure, attempts, policy))
 
+    async def astream(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        output_schema: dict[str, Any] | None = None,
+    ) -> AsyncIterator[ModelDelta | LLMResponse]:
+        """Text deltas as the provider sends them, then the whole :class:`LLMResponse`, exactly once.
+
+        A failure before the first delta is retried like any call; after it, the error is
+        final, since retrying would repeat text the caller already has.
+        """
+        if self.door == "native":
+            from crew.models import openai_http
+
+            async for item in openai_http.astream(self, messages, tools):
+                yield item
+            return
+        import asyncio
+
+        litellm = await _aload_litellm()
+        kwargs = self._request(messages, tools, stream=True)
+        policy, limiter = self.retry_policy, self.limiter
+        attempts = 0
+        while True:
+            if limiter is not None:
+                await limiter.acquire()
+            attempts += 1
+            started = time.perf_counter()
+            chunks: list[Any] = []
+            try:
+                async for chunk in await litellm.acompletion(**kwargs):
+                    chunks.append(chunk)
+                    text = _delta_text(chunk)
+                    if text:
+                        yield ModelDelta(text=text)
+                raw = _assembled(litellm, chunks, messages)
+            except Exception as exc:  # noqa: BLE001 - classified by the retry policy
+                failure = exc
+            else:
+                yield self._finish(litellm, raw, time.perf_counter() - started, attempts, stream=True)
+                return
+            if any(_delta_text(chunk) for chunk in chunks):
+                self._after_failure(failure, attempts, RetryPolicy(0))  # delivered text: no retry
+            await asyncio.sleep(self._after_failure(failure, attempts, policy))
+
     def complete(
         self,
         messages: list[dict[str, Any]],
@@ -215,7 +281,11 @@ class LLM(BaseModel):
         *,
         output_schema: dict[str, Any] | None = None,
     ) -> LLMResponse:
-        """Blocking twin of :meth:`acomplete` (litellm's sync client; safe inside a running loop's threads)."""
+        """Blocking twin of :meth:`acomplete` (a sync client; safe inside a running loop's threads)."""
+        if self.door == "native":
+            from crew.models import openai_http
+
+            return openai_http.complete(self, messages, tools)
         litellm = load_litellm()
         kwargs = self._request(messages, tools)
         policy, limiter = self.retry_policy, self.limiter
@@ -238,38 +308,10 @@ class LLM(BaseModel):
 
     def _after_failure(self, exc: Exception, attempts: int, policy: RetryPolicy) -> float:
         """Seconds to wait before the next attempt; raises LLMError when there is none."""
-        delay, why = policy.next_delay(attempts, exc)
-        described = _describe(exc)
-        cause = self._scrub(described)
-        if delay is None:
-            bus.emit("llm.error", model=self.model, attempts=attempts, error=cause, reason=why)
-            error = LLMError(
-                f"LLM call to {self.model!r} failed after {attempts} attempt(s) ({why}): {_shorten(cause)}",
-                model=self.model,
-            )
-            # chain the original for callers that inspect it, unless its text holds a secret
-            error.__cause__ = exc if cause == described else None
-            raise error
-        bus.emit(
-            "llm.retry",
-            model=self.model,
-            attempt=attempts,
-            delay=round(delay, 3),
-            reason=why,
-            error=_shorten(cause, 200),
-        )
-        return delay
+        key = self.api_key.get_secret_value() if self.api_key is not None else None
+        return after_failure(self.model, exc, attempts, policy, secrets=[key])
 
-    def _scrub(self, text: str) -> str:
-        """Remove every credential we know of from a provider's error text."""
-        secrets = {v for k, v in os.environ.items() if k.upper().endswith(_SECRET_SUFFIXES) and len(v) >= 8}
-        if self.api_key is not None and self.api_key.get_secret_value():
-            secrets.add(self.api_key.get_secret_value())
-        for secret in sorted(secrets, key=len, reverse=True):
-            text = text.replace(secret, "***")
-        return text
-
-    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int) -> LLMResponse:
+    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int, *, stream: bool = False) -> LLMResponse:
         choice = raw.choices[0]
         message = choice.message
         tool_calls, invalid = split_tool_calls(getattr(message, "tool_calls", None) or [])
@@ -291,7 +333,7 @@ class LLM(BaseModel):
             latency=latency,
             finish_reason=choice.finish_reason,
         )
-        emit_call(response, attempts=attempts, stream=self.stream)
+        emit_call(response, attempts=attempts, stream=stream or self.stream, transport="litellm")
         return response
 
 
@@ -318,6 +360,14 @@ def _assembled(litellm: Any, chunks: list[Any], messages: list[dict[str, Any]]) 
     return response
 
 
+def _delta_text(chunk: Any) -> str:
+    for choice in getattr(chunk, "choices", None) or []:
+        delta = getattr(choice, "delta", None)
+        if delta is not None and delta.content:
+            return delta.content
+    return ""
+
+
 def _carries(chunk: Any) -> bool:
     """Whether a stream chunk holds anything of a reply: a content or tool-call delta, or usage."""
     if getattr(chunk, "usage", None) is not None:
@@ -329,16 +379,3 @@ def _carries(chunk: Any) -> bool:
         ):
             return True
     return False
-
-
-def _describe(exc: BaseException) -> str:
-    """``Kind (HTTP n): message`` without litellm's repeated ``litellm.Kind: Kind:`` prefixes."""
-    text = re.sub(r"^litellm\.(\w+):\s*(?:\1:\s*)?", "", str(exc))
-    status = getattr(exc, "status_code", None)
-    kind = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
-    return f"{kind}: {text}" if text else kind
-
-
-def _shorten(text: str, limit: int = 500) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
