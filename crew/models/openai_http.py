@@ -504,11 +504,10 @@ def complete(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any
 
 
 def _post(call: _Call) -> dict[str, Any]:
+    client = _client(call.point.url)
     try:
         if not call.stream:
-            response = _client(call.point.url).post(
-                call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
-            )
+            response = client.post(call.point.url, content=call.content, headers=call.headers, timeout=call.timeout)
             if response.status_code != 200:
                 raise call.fail_status(response, response.content)
             return _json_reply(response.content)
