@@ -25,11 +25,29 @@ def validate(args: argparse.Namespace) -> int:
         f"  crew {crew.name}: process {process}, {count(len(crew.agents), 'agent')}, "
         f"{count(len(crew.tasks), 'task')}, {count(len(project.tools), 'tool')}"
     )
+    models = _models(crew)
+    if models:
+        print(f"  models: {', '.join(models)}")
     if project.inputs:
         print(f"  inputs with defaults: {', '.join(sorted(project.inputs))}")
     for note in project.missing_inputs(project.inputs, level="note") + project.problems.of("note"):
         print(f"  {note}")
     return EXIT_OK
+
+
+def _models(crew: Any) -> list[str]:
+    """Each distinct model of the crew with the transport its calls take (``native``, ``litellm``, ``offline``)."""
+    from crew.models.transport import door_of, model_name
+
+    specs = [crew.llm, crew.manager_llm]
+    for agent in crew.all_agents():
+        specs += [agent.llm, agent.function_calling_llm]
+    shown: dict[str, None] = {}
+    for spec in specs:
+        door = door_of(spec)
+        if door is not None:
+            shown[f"{model_name(spec)} ({door})"] = None
+    return list(shown)
 
 
 def tools(args: argparse.Namespace) -> int:

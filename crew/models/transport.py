@@ -114,3 +114,19 @@ def endpoint(model: str, api_base: str | None, api_key: str | None) -> Endpoint:
         if value:
             return Endpoint(base, wire, value, env)
     return Endpoint(base, wire, None, " or ".join(dict.fromkeys(env_keys)))
+
+
+def door_of(spec: object) -> str | None:
+    """What ``crew validate`` shows for a model spec: its door, ``offline`` for ``test``, ``custom`` for
+    any other ChatModel, None for no model."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        name = spec.strip()
+        return "offline" if name.lower() == "test" else choose(name, None)
+    door = getattr(spec, "door", None)
+    return door if isinstance(door, str) else "custom"
+
+
+def model_name(spec: object) -> str:
+    return spec.strip() if isinstance(spec, str) else str(getattr(spec, "model", type(spec).__name__))

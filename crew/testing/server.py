@@ -190,7 +190,10 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._send_json(400, error_body(400, "request body is not JSON"))
                 return
-            headers = {k: ("***" if k.lower() in ("authorization", "api-key") else v) for k, v in self.headers.items()}
+            # names lower-cased (HTTP headers are case-insensitive; clients differ in how they write them)
+            headers = {
+                k.lower(): ("***" if k.lower() in ("authorization", "api-key") else v) for k, v in self.headers.items()
+            }
             request = ChatRequest(path=self.path, body=body, headers=headers, received_at=time.time())
             try:
                 reply = server._next_reply(request)
