@@ -370,9 +370,16 @@ class BaseTool(Invocation, BaseModel, ABC):
             f"Tool Arguments: {json.dumps(parameters_schema(self.args_schema), ensure_ascii=False)}",
             f"Tool Description: {self.description}",
         ]
-        if self.result_schema is not None:
-            lines.append(f"Tool Result: {json.dumps(parameters_schema(self.result_schema), ensure_ascii=False)}")
+        result = self.describe_result()
+        if result is not None:
+            lines.append(f"Tool Result: {result}")
         return "\n".join(lines)
+
+    def describe_result(self) -> str | None:
+        """The result's JSON schema as prompt text, if the tool declares one (the OpenAI tool dict has no place for it)."""
+        if self.result_schema is None:
+            return None
+        return json.dumps(parameters_schema(self.result_schema), ensure_ascii=False)
 
     def to_openai_tool(self, strict: bool = False) -> dict[str, Any]:
         """The OpenAI function-tool dict (litellm translates it for other providers)."""
