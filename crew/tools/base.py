@@ -43,6 +43,7 @@ from crew.tools.definition import (
     known_keys,
     pick_description,
 )
+from crew.tools.fields import validate_fields
 from crew.tools.invocation import Invocation, run_coroutine_sync
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.schema import (
@@ -271,14 +272,12 @@ class BaseTool(Invocation, BaseModel, ABC):
         ``Address``). Raises ``ToolArgumentsError`` naming each bad argument.
         """
         try:
-            validated = self.args_schema.__pydantic_validator__.validate_python(args)
+            return validate_fields(self.args_schema, args)
         except ValidationError as exc:
             known = known_keys(self.args_schema) if isinstance(args, dict) else None
             if known is not None and not known.issuperset(args):  # a schema with extra="forbid"
                 return self.validate_args({key: value for key, value in args.items() if key in known})
             raise self._arguments_error(exc) from None
-        extra = validated.__pydantic_extra__
-        return {**validated.__dict__, **extra} if extra else dict(validated.__dict__)
 
     def dropped_args(self, args: dict[str, Any]) -> list[str]:
         """The argument names ``validate_args`` ignores (invented by the model)."""
