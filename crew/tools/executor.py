@@ -26,10 +26,10 @@ from typing import Any
 
 from crew.errors import ToolArgumentsError
 from crew.events import bus
-from crew.tools.base import BaseTool
+from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
-from crew.tools.definition import never_cache
+from crew.tools.definition import known_keys, never_cache
 from crew.tools.invocation import run_coroutine_sync
 
 __all__ = ["ToolExecutor", "ToolStats"]
@@ -218,7 +218,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
@@ -235,7 +235,7 @@ class ToolExecutor:
             started = perf_counter()
             try:
                 raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
-                if isawaitable(raw):  # an async tool: finish it on a loop of its own
+                if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
                     raw = run_coroutine_sync(raw)
             except Exception as exc:
                 return self._failed(pending, exc, perf_counter() - started)
@@ -249,7 +249,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if type(pending) is ToolResult:
+        if isinstance(pending, ToolResult):
             return pending
         if pending.key is not None:
             waiting = self._join(pending)
@@ -310,7 +310,7 @@ class ToolExecutor:
     ) -> ToolResult | _Pending:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
-        if type(call) is ToolCall:
+        if isinstance(call, ToolCall):
             requested, args, call_id = call.name, call.args, call.id
         else:
             requested, args, call_id = read_call(call)
@@ -323,7 +323,8 @@ class ToolExecutor:
             pending.args = tool.validate_args(args)
         except ToolArgumentsError as exc:
             return self._invalid(pending, exc)
-        dropped = tool.dropped_args(args) if isinstance(args, dict) else None
+        known = known_keys(tool.args_schema) if type(args) is dict else None
+        dropped = None if known is None or known.issuperset(args) else tool.dropped_args(args)
         if dropped and bus.enabled("tool.args_dropped"):
             bus.emit(
                 "tool.args_dropped",
@@ -333,10 +334,11 @@ class ToolExecutor:
                 task=context and context.task,
                 agent=context and context.agent,
             )
-        if self.cache is not None and tool.cache_function is not never_cache:
-            pending.key = cache_key(name, pending.args, tool.injected_params)
-            if pending.key is not None:
-                hit, value = self._cache_get(pending)
+        cache = self.cache
+        if cache is not None and tool.cache_function is not never_cache:
+            pending.key = key = cache_key(name, pending.args, tool.injected_params)
+            if key is not None:
+                hit, value = cache.get(key) if type(cache) is InMemoryCache else self._cache_get(pending)
                 if hit:
                     return self._hit(pending, value)
         return pending

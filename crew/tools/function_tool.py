@@ -12,6 +12,7 @@ from typing import Any
 
 from crew.errors import ToolDefinitionError
 from crew.tools.base import BaseTool
+from crew.tools.calls import RunContext
 from crew.tools.definition import is_async_callable
 from crew.tools.invocation import run_coroutine_sync
 from crew.tools.threads import in_thread
@@ -50,6 +51,13 @@ class Tool(BaseTool):
 
     def _is_async_only(self) -> bool:
         return self.func is None
+
+    def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
+        """The function called directly (two calls fewer than through ``_run``) when nothing is injected."""
+        func = self.func
+        if func is None or self.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript]
+            return super()._execute_sync(validated, context)
+        return func(**validated)
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         if self.func is None:
