@@ -19,7 +19,7 @@ from crew.agent import Agent
 from crew.errors import ConfigError
 from crew.keywords import known_keys
 from crew.models import LLM, prewarm_litellm
-from crew.models.transport import choose
+from crew.models.transport import choose, door_of, prewarm_native
 from crew.tasks.graph import TaskGraph
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
@@ -215,6 +215,8 @@ class Crew(BaseModel):
             specs.append(self.manager_agent.llm)
         if _needs_litellm(specs):
             prewarm_litellm()
+        if any(door_of(spec) == "native" for spec in specs):
+            prewarm_native()
 
 
 def _inputs(inputs: Mapping[str, Any] | None) -> dict[str, Any]:

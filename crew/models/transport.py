@@ -9,8 +9,10 @@ pure (no I/O): the crew's prewarm, ``crew validate`` and the call itself read it
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import threading
 from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import urlsplit
@@ -130,3 +132,31 @@ def door_of(spec: object) -> str | None:
 
 def model_name(spec: object) -> str:
     return spec.strip() if isinstance(spec, str) else str(getattr(spec, "model", type(spec).__name__))
+
+
+_prewarm_lock = threading.Lock()
+_prewarmed = False
+
+
+def prewarm_native() -> None:
+    """Load the native transport (httpx, ~0.1 s) and the price table in a daemon thread; idempotent.
+
+    Like ``prewarm_litellm``: a crew that will call an OpenAI-protocol model starts this
+    when it is built, so the imports overlap loading, validating and prompt building.
+    """
+    global _prewarmed
+    with _prewarm_lock:
+        if _prewarmed:
+            return
+        _prewarmed = True
+    threading.Thread(target=_load_native, name="crew-native-import", daemon=True).start()
+
+
+def _load_native() -> None:
+    with contextlib.suppress(Exception):  # the first call imports again and reports the error
+        import crew.models.openai_http  # noqa: F401
+        from crew.models.pricing import table
+
+        table()
+        import anyio  # and this on the first connection  # noqa: F401
+        import httpcore  # httpx imports it when its first client is made (~0.1 s with HTTP/2 support)  # noqa: F401
