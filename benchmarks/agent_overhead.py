@@ -153,7 +153,7 @@ async def through_litellm(rounds: int) -> None:
 
     turns_per_task = TOOL_TURNS + 1
     with OpenAIServer(handler=handler) as server:
-        llm = LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test", num_retries=0)
+        llm = LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test", num_retries=0, transport="litellm")
         model = Timed(llm)
         agent = Agent(role="Researcher", goal="Answer questions", llm=model, tools=TOOLS)
         await llm.acomplete([{"role": "user", "content": "warm up"}])
@@ -184,6 +184,25 @@ async def through_litellm(rounds: int) -> None:
     )
 
 
+def first_turn(task: Task, text_mode: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The messages and tools a 3-tool agent's model receives on its first turn."""
+    seen: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
+
+    def answer(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+        seen.append((messages, tools))
+        return "Final Answer: done"
+
+    agent = Agent(
+        role="Researcher",
+        goal="Answer questions with sources",
+        backstory="A careful analyst.",
+        llm=FunctionModel(answer, function_calling=not text_mode),
+        tools=TOOLS,
+    )
+    agent.execute_task(task)
+    return seen[0]
+
+
 def prompt_sizes() -> None:
     """Measured on what the model really receives on its first turn (the public path, no internals)."""
     task = Task(
@@ -193,21 +212,8 @@ def prompt_sizes() -> None:
     )
     print("prompt size of a 3-tool agent (estimated tokens, ~4 chars each):")
     for text_mode in (False, True):
-        first: list[tuple[list[dict[str, Any]], list[dict[str, Any]]]] = []
-
-        def answer(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
-            first.append((messages, tools))
-            return "Final Answer: done"
-
-        agent = Agent(
-            role="Researcher",
-            goal="Answer questions with sources",
-            backstory="A careful analyst.",
-            llm=FunctionModel(answer, function_calling=not text_mode),
-            tools=TOOLS,
-        )
-        agent.execute_task(task)
-        (system, user), tools = first[0][0][:2], first[0][1]
+        messages, tools = first_turn(task, text_mode)
+        system, user = messages[:2]
         label = "text mode" if text_mode else "native"
         row(f"{label}: system prompt (role, goal, backstory, 3 tools)", estimate_tokens(system["content"]), "tokens")
         row(f"{label}: user prompt (task)", estimate_tokens(user["content"]), "tokens")

@@ -2,6 +2,11 @@
 
 The public API is re-exported here and loaded on first access, so ``import crew``
 stays cheap and nothing heavy (litellm, networkx, structlog) loads until used.
+
+Three lists say the same thing for three readers, and ``tests/test_exports.py`` keeps them
+equal: the literal ``__all__`` (what ``from crew import *`` and type checkers export), the
+``TYPE_CHECKING`` imports (where a type checker or IDE finds each name and its annotations),
+and ``_EXPORTS`` (where ``__getattr__`` finds it at run time, on first access).
 """
 
 from __future__ import annotations
@@ -45,7 +50,34 @@ _EXPORTS: dict[str, str] = {
     "GraphError": "crew.errors",
 }
 
-__all__ = sorted(_EXPORTS) + ["__version__"]
+__all__ = [
+    "LLM",
+    "Agent",
+    "BaseTool",
+    "ConfigError",
+    "Crew",
+    "CrewError",
+    "CrewOutput",
+    "CrewRunError",
+    "Event",
+    "GraphError",
+    "LLMError",
+    "LLMResponse",
+    "MissingInputError",
+    "Process",
+    "RunContext",
+    "Task",
+    "TaskOutput",
+    "Tool",
+    "ToolCall",
+    "ToolException",
+    "ToolExecutor",
+    "ToolResult",
+    "Usage",
+    "__version__",
+    "bus",
+    "tool",
+]
 
 
 def __getattr__(name: str) -> Any:

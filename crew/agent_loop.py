@@ -323,7 +323,7 @@ class TaskRun:
 
     async def _execute(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
         results = await self.executor.aexecute_many(calls, tools=self.tools, context=self.run_context)
-        for call, result in zip(calls, results):
+        for call, result in zip(calls, results, strict=True):
             self.records.append(
                 ToolCallRecord(
                     name=result.name,

@@ -85,12 +85,11 @@ class Crew(BaseModel):
         if not self.tasks:
             raise ConfigError("a crew needs at least one task")
         # models are checked at kickoff, not here: a crew must load (``crew validate``) without one
-        if self.process == Process.hierarchical:
-            if not [a for a in self.all_agents() if a is not self.manager_agent]:
-                raise ConfigError(
-                    "the hierarchical process needs agents for the manager to delegate to: "
-                    "give the crew agents=[...] (the manager_agent does not count)"
-                )
+        if self.process == Process.hierarchical and not [a for a in self.all_agents() if a is not self.manager_agent]:
+            raise ConfigError(
+                "the hierarchical process needs agents for the manager to delegate to: "
+                "give the crew agents=[...] (the manager_agent does not count)"
+            )
         self.validate_graph()
         if self.max_rpm is not None:
             from crew.models.ratelimit import RateLimiter

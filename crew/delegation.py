@@ -79,7 +79,7 @@ def delegation_tools(
         raise ValueError("delegation needs at least one coworker")
     labels = [_label(agent, coworkers) for agent in coworkers]
     by_key: dict[str, Agent] = {}
-    for label, agent in zip(labels, coworkers):
+    for label, agent in zip(labels, coworkers, strict=True):
         for key in (label, agent.role, agent.name or agent.role):
             by_key.setdefault(_key(key), agent)
     labels = list(dict.fromkeys(labels))

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -149,10 +149,8 @@ class Progress:
         with self._lock:
             self._erase()
             written = stream.write(text)
-            try:
+            with suppress(OSError, ValueError):
                 stream.flush()
-            except (OSError, ValueError):
-                pass
             if text:
                 self._open_line = not text.endswith("\n")
         return written

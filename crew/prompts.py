@@ -134,7 +134,7 @@ def render(template: str, fields: Mapping[str, str]) -> str:
     if not slots:
         return template
     parts = [literals[0]]
-    for (key, marker), literal in zip(slots, literals[1:]):
+    for (key, marker), literal in zip(slots, literals[1:], strict=True):
         value = fields.get(key)
         parts.append(marker if value is None else value)
         parts.append(literal)

@@ -44,7 +44,7 @@ def fill_inputs(
         except MissingInputError as exc:
             errors.extend(exc.errors)
     tasks: dict[str, Task] = {}
-    for task, name in zip(crew.tasks, names):
+    for task, name in zip(crew.tasks, names, strict=True):
         try:
             tasks[name] = task.interpolate(inputs, name=name)
         except MissingInputError as exc:

@@ -9,6 +9,7 @@ error, printed as one clear message without a traceback (``--debug`` shows it).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -140,10 +141,8 @@ def _located(line: str) -> bool:
 
 
 def _say(text: str) -> None:
-    try:
+    with contextlib.suppress(OSError, ValueError):
         print(text, file=sys.stderr, flush=True)
-    except (OSError, ValueError):
-        pass
 
 
 def _silence_stdout() -> None:

@@ -106,7 +106,7 @@ def _progress(args: argparse.Namespace, crew: Any, run_id: str) -> Any:
     from crew.tasks.graph import task_names
 
     names = task_names(crew.tasks)
-    tasks = [(name, _agent_label(task)) for name, task in zip(names, crew.tasks)]
+    tasks = [(name, _agent_label(task)) for name, task in zip(names, crew.tasks, strict=True)]
     live = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
     title = f"{crew.name} ({crew.process.value if hasattr(crew.process, 'value') else crew.process})"
     return Progress(

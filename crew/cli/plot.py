@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 def picture_of(crew: Any) -> Picture:
     graph = crew.validate_graph()
     agents = {}
-    for name, task in zip(graph.names, crew.tasks):
+    for name, task in zip(graph.names, crew.tasks, strict=True):
         agent = task.agent
         agents[name] = "manager" if agent is None else str(getattr(agent, "name", None) or agent.role)
     edges = [(dep, name) for name in graph.names for dep in graph.deps[name]]
@@ -138,6 +138,10 @@ def page(picture: Picture) -> str:
             f'<text x="{x + box_w // 2}" y="{y + 40}" class="agent">{html.escape(agents[name])}</text></g>'
         )
     title = html.escape(picture.title)
+    summary = (
+        f"{count(len(picture.nodes), 'task')}, {count(len(picture.edges), 'dependency', 'dependencies')}; "
+        "arrows point from a task to the tasks that wait for it."
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
@@ -149,7 +153,7 @@ body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #1d2733; }}
 .agent {{ font-size: 12px; fill: #5b6b7f; }}
 </style></head>
 <body><h1>{title}</h1>
-<p>{count(len(picture.nodes), "task")}, {count(len(picture.edges), "dependency", "dependencies")}; arrows point from a task to the tasks that wait for it.</p>
+<p>{summary}</p>
 <svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">
 <defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8" orient="auto">
 <path d="M0,0 L10,5 L0,10 z" fill="#7a8aa0"/></marker></defs>

@@ -380,7 +380,9 @@ def _field_adapter(section: Section, key: str) -> Any:
     from pydantic import ConfigDict, TypeAdapter
 
     info = model_class(section).model_fields[key]
-    return TypeAdapter(Annotated[info.annotation, info], config=ConfigDict(arbitrary_types_allowed=True))
+    # a type built at run time from the field (pydantic's documented way); no static type to check
+    field_type: Any = Annotated[info.annotation, info]  # pyright: ignore[reportInvalidTypeForm]
+    return TypeAdapter(field_type, config=ConfigDict(arbitrary_types_allowed=True))
 
 
 def _prose(value: Any) -> bool:

@@ -97,13 +97,27 @@ def as_tool(obj: Any, name: str, settings: dict[str, Any]) -> Any:
     """The object an import path points to, as a tool named ``name`` with ``settings`` applied.
 
     Accepts a ``BaseTool`` instance (``@tool`` objects included; copied, never changed
-    in place), a ``BaseTool`` subclass (instantiated), or a plain documented function
-    (wrapped like ``tool(name, func)``). The YAML key is the tool's name everywhere.
+    in place), a ``BaseTool`` subclass (instantiated), a LangChain or CrewAI tool object
+    or class (adapted), or a plain documented function (wrapped like ``tool(name, func)``).
+    The YAML key is the tool's name everywhere.
     """
+    from crew.errors import ToolDefinitionError
+    from crew.tools.adapters import adapt_tool, foreign_class
     from crew.tools.base import BaseTool
     from crew.tools.decorator import tool
 
     values = {"name": name, **settings}
+    if foreign_class(obj):
+        try:
+            obj = obj()
+        except Exception as exc:  # noqa: BLE001 - the user's class failed to build: say so, in user terms
+            raise ImportProblem(f"'{obj.__name__}()' failed: {type(exc).__name__}: {exc}") from None
+    try:
+        adapted = adapt_tool(obj)
+    except ToolDefinitionError as exc:
+        raise ImportProblem(str(exc)) from None
+    if adapted is not None:
+        obj = adapted
     if isinstance(obj, BaseTool):
         current = {key: getattr(obj, key) for key in type(obj).model_fields}
         return type(obj)(**{**current, **values})

@@ -7,6 +7,7 @@ Each key's schema follows from how ``crew.config.fields`` says it is written in 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -75,10 +76,8 @@ def _field(spec: FieldSpec, defs: dict[str, Any]) -> dict[str, Any]:
     else:
         schema = _value_schema(spec, defs)
     if spec.default is not None and spec.kind == "value":
-        try:
+        with contextlib.suppress(TypeError, ValueError):
             schema["default"] = json.loads(json.dumps(spec.default))
-        except (TypeError, ValueError):
-            pass
     return schema
 
 

@@ -129,7 +129,7 @@ def _cycles(builder: Builder, edges: dict[str, list[tuple[str, Entry, int]]]) ->
         stack.append(name)
         for dep, entry, line in edges.get(name, ()):
             if state.get(dep) == 1:
-                cycle = " -> ".join(reversed(stack[stack.index(dep) :] + [dep]))
+                cycle = " -> ".join(reversed([*stack[stack.index(dep) :], dep]))
                 builder.problems.add(
                     entry.file, line, key_path(entry.path, "context"), f"tasks depend on each other in a cycle: {cycle}"
                 )

@@ -83,11 +83,11 @@ class TaskGraph:
         sequential task reads every output it waited for.
         """
         names = task_names(tasks)
-        by_id = {id(task): name for task, name in zip(tasks, names)}
+        by_id = {id(task): name for task, name in zip(tasks, names, strict=True)}
         known = set(names)
         errors: list[str] = []
         explicit: dict[str, list[str] | None] = {}
-        for task, name in zip(tasks, names):
+        for task, name in zip(tasks, names, strict=True):
             if require_agents and task.agent is None:
                 errors.append(
                     f"task '{name}' has no agent: give it agent=... (only the hierarchical process assigns work)"
@@ -121,11 +121,12 @@ class TaskGraph:
             done_before: list[str] = []
             last_sync: list[str] = []
             pending_async: list[str] = []
-            for task, name in zip(tasks, names):
+            for task, name in zip(tasks, names, strict=True):
                 waits = last_sync if task.async_execution else last_sync + pending_async
                 deps[name] = list(dict.fromkeys(waits + (explicit[name] or [])))
-                if explicit[name] is not None:
-                    context[name] = explicit[name]
+                given = explicit[name]
+                if given is not None:
+                    context[name] = given
                 else:
                     context[name] = done_before if task.async_execution else done_before + pending_async
                 if task.async_execution:
@@ -200,7 +201,7 @@ class TaskGraph:
         cycle = walk[seen[node] :][::-1]  # waits-for reversed = feeds
         first = min(range(len(cycle)), key=lambda i: self.index[cycle[i]])
         cycle = cycle[first:] + cycle[:first]  # start at the task declared first
-        return cycle + [cycle[0]]
+        return [*cycle, cycle[0]]
 
     def descendants(self, name: str) -> set[str]:
         """Every task that waits for ``name``, directly or not."""

@@ -12,6 +12,7 @@ configure, nothing left running after ``stop()``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -159,10 +160,8 @@ class _Server(ThreadingHTTPServer):
         with self._conn_lock:
             conns = list(self._connections)
         for conn in conns:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
@@ -202,10 +201,8 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             server._sleep(reply.delay)
             if server._stopping.is_set():
                 return
-            try:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                 self._answer(request, reply)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout): nothing to answer
 
         def _answer(self, request: ChatRequest, reply: Reply) -> None:
             if reply.body is not None:

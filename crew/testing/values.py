@@ -14,13 +14,9 @@ from __future__ import annotations
 import math
 import random
 import re
+import re._parser as _sre  # the stdlib regex parser (private, stable for years; Python >= 3.11)
 import uuid
 from typing import Any
-
-try:  # the stdlib regex parser (private API, stable for years); patterns fall back to guesses without it
-    import re._parser as _sre  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python < 3.11
-    _sre = None
 
 _MAX_DEPTH = 6
 
@@ -269,12 +265,11 @@ def _from_pattern(pattern: str, rng: random.Random, min_len: int, max_len: int |
     """A string that ``re.search(pattern, s)`` accepts, generated from the parsed regex."""
     compiled = re.compile(pattern)
     candidates: list[str] = []
-    if _sre is not None:
-        try:
-            tree = _sre.parse(pattern)
-            candidates = [_emit(tree, random.Random(rng.random())) for _ in range(8)]
-        except (re.error, ValueError, KeyError, TypeError):
-            candidates = []
+    try:
+        tree = _sre.parse(pattern)
+        candidates = [_emit(tree, random.Random(rng.random())) for _ in range(8)]
+    except (re.error, ValueError, KeyError, TypeError):
+        candidates = []
     for text in [*candidates, *_GUESSES]:
         if compiled.search(text) and len(text) >= min_len and (max_len is None or len(text) <= max_len):
             return text

@@ -18,6 +18,7 @@ from typing import Any, overload
 from pydantic import BaseModel, create_model
 
 from crew.errors import ToolDefinitionError
+from crew.tools.adapters import adapt_tool
 from crew.tools.base import BaseTool
 from crew.tools.definition import is_async_callable, pick_description
 from crew.tools.docstrings import parse_google_docstring
@@ -71,7 +72,7 @@ def tool(
     arguments (``result_schema``, ``env_vars``, ``handle_tool_error``,
     ``handle_validation_error``, ``tags``, ``metadata``, ``extras``) are ``Tool`` fields.
     """
-    options = dict(
+    options: dict[str, Any] = dict(
         description=description,
         args_schema=args_schema,
         infer_schema=infer_schema,
@@ -105,14 +106,27 @@ def tool(
 
 
 def wrap_functions(items: Any) -> Any:
-    """Plain functions in a ``tools=`` list become tools (``@tool`` applied), so ``tools=[search]`` just works.
+    """The one place a ``tools=`` list is normalised: LangChain and CrewAI tool objects are
+    adapted (``adapt_tool``), plain functions become tools (``@tool`` applied), so
+    ``tools=[search, langchain_tool]`` just works.
 
-    The ``mode="before"`` validator of ``Agent.tools`` and ``Task.tools``; anything else
-    passes through for the field's own validation to judge.
+    The ``mode="before"`` validator of ``Agent.tools`` and ``Task.tools``, and what
+    ``ToolExecutor.register`` applies; anything else passes through for the field's own
+    validation to judge.
     """
     if not isinstance(items, (list, tuple)):
         return items
-    return [item if isinstance(item, BaseTool) or not callable(item) else tool(item) for item in items]
+    return [as_crew_tool(item) for item in items]
+
+
+def as_crew_tool(item: Any) -> Any:
+    """One ``tools=`` entry as a crew tool when it can be one, else unchanged."""
+    if isinstance(item, BaseTool):
+        return item
+    adapted = adapt_tool(item)
+    if adapted is not None:
+        return adapted
+    return tool(item) if callable(item) else item
 
 
 def _one_name(positional: str, keyword: str | None) -> str:

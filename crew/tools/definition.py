@@ -50,7 +50,7 @@ def pick_description(explicit: str | None, docstring: str | None, schema: Any) -
 
 def is_async_callable(fn: Any) -> bool:
     """An ``async def`` function, a partial of one, or an object whose ``__call__`` is one."""
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or (callable(fn) and inspect.iscoroutinefunction(fn.__call__))
 
 
 def declared_default(cls: type[BaseModel], field: str) -> Any:

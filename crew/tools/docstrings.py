@@ -74,7 +74,7 @@ def parse_google_docstring(doc: str | None) -> ParsedDocstring:
             entry_indent = indent
         match = _ENTRY.match(stripped) if indent <= entry_indent else None
         if match:
-            current = match["name"]
+            current = str(match["name"])
             args[current] = match["text"].strip()
         elif current is not None:
             args[current] = f"{args[current]} {stripped}".strip()

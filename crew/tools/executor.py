@@ -26,6 +26,7 @@ from typing import Any
 
 from crew.errors import ToolArgumentsError
 from crew.events import bus
+from crew.tools.adapters import adapt_tool
 from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
@@ -175,13 +176,15 @@ class ToolExecutor:
     def register(self, tools: Iterable[BaseTool]) -> None:
         """Make tools callable by name; registering a name again keeps the first tool.
 
+        LangChain and CrewAI tool objects are adapted (``crew.tools.adapters``).
+
         Agents may hold distinct instances of one tool: they share the name's
         statistics, usage count and cache entries, and a call made with ``tools=``
         runs the caller's own instance.
         """
         if isinstance(tools, BaseTool):
             raise TypeError(f"register a list of tools, got the single tool '{tools.name}': wrap it in a list")
-        tools = list(tools)
+        tools = [tool if isinstance(tool, BaseTool) else adapt_tool(tool) or tool for tool in tools]
         for tool in tools:
             if not isinstance(tool, BaseTool):
                 what = getattr(tool, "__name__", None) or type(tool).__name__
@@ -237,7 +240,7 @@ class ToolExecutor:
                 raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
                 if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
                     raw = run_coroutine_sync(raw)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -266,7 +269,7 @@ class ToolExecutor:
             started = perf_counter()
             try:
                 raw = await pending.tool._execute(pending.args, self._tool_context(pending))
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         finally:
@@ -408,7 +411,7 @@ class ToolExecutor:
     def _succeeded(self, pending: _Pending, raw: Any, seconds: float) -> ToolResult:
         try:
             content, artifact = pending.tool.format_result(raw)
-        except Exception as exc:  # e.g. a content_and_artifact tool that returned no pair
+        except Exception as exc:  # noqa: BLE001 - e.g. a content_and_artifact tool that returned no pair
             return self._failed(pending, exc, seconds)
         if pending.key is not None and self._worth_storing(pending, raw):
             value = {"content": content, "artifact": artifact, "raw": raw}

@@ -46,7 +46,7 @@ class Invocation(_Base):
             raw = self._execute_sync(validated, self._call_context(context, call_id))
             if inspect.isawaitable(raw):
                 raw = run_coroutine_sync(raw)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
             return self._deliver(call_id, started, self._failed(exc))
         return self._deliver(call_id, started, self._succeeded(raw))
 
@@ -63,7 +63,7 @@ class Invocation(_Base):
             return self._deliver(call_id, started, _Outcome("error", refusal, refused=True))
         try:
             raw = await self._execute(validated, self._call_context(context, call_id))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
             return self._deliver(call_id, started, self._failed(exc))
         return self._deliver(call_id, started, self._succeeded(raw))
 
@@ -116,7 +116,7 @@ class Invocation(_Base):
     def _succeeded(self, raw: Any) -> _Outcome:
         try:
             content, artifact = self.format_result(raw)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a result that cannot be formatted is the tool's error
             return self._failed(exc)
         return _Outcome("success", content, raw=raw, artifact=artifact)
 

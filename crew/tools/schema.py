@@ -33,7 +33,8 @@ ARGS_CONFIG = ConfigDict(extra="ignore", arbitrary_types_allowed=True, protected
 
 def args_config(title: str) -> ConfigDict:
     """An argument model's config; its JSON schema's title is the tool's name, as in LangChain."""
-    return ConfigDict(**ARGS_CONFIG, title=title)
+    config: ConfigDict = {**ARGS_CONFIG, "title": title}
+    return config
 
 
 @lru_cache(maxsize=4096)  # read on every executor call via ``tool.tool_name``
@@ -109,7 +110,7 @@ def _resolve(text: str, fn: Callable[..., Any], arg: str, tool_name: str) -> Any
     namespace = dict(getattr(inspect.unwrap(fn), "__globals__", {}))
     try:
         return eval(text, namespace)
-    except Exception:
+    except Exception:  # noqa: BLE001 - eval of a user's hint may raise anything; reported as a definition error
         raise ToolDefinitionError(
             f"Tool '{tool_name}': cannot resolve the type hint {text!r} of argument '{arg}'. "
             "Define that type at module level, or pass args_schema=..."

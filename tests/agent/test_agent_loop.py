@@ -327,7 +327,7 @@ async def test_test_model_runs_every_tool_once_then_answers():
 
 
 def test_llm_resolution_and_validation():
-    with pytest.raises(ValueError, match="llm\n.*must be a model string, an LLM or a ChatModel, not int"):
+    with pytest.raises(ValueError, match=r"llm\n.*must be a model string, an LLM or a ChatModel, not int"):
         Agent(role="R", goal="G", llm=42)
     agent = Agent(role="R", goal="G")
     assert agent.name == "R"

@@ -142,7 +142,7 @@ def test_the_view_follows_a_real_run_task_states_tools_cache_hits_time_and_token
     assert re.match(r" · final\s+Scout\s+waiting", during["final"])
 
     final = terminal_screen(live_screen.getvalue())
-    block = final[final.index(next(l for l in final if l.startswith("crew demo (graph)"))) :]
+    block = final[final.index(next(line for line in final if line.startswith("crew demo (graph)"))) :]
     assert re.search(r"\d+\.\d\ds  [\d,]+ tokens  \(2 done, 1 failed, 1 skipped\)$", block[0])
     rows = {line.split()[1]: line for line in block[1:]}
     assert re.match(r" ✓ scout\s+Scout\s+done\s+\d+\.\d\ds\s+[1-9][\d,]* tok\s+tools 2, 1 cached$", rows["scout"])

@@ -312,7 +312,7 @@ def test_validate_path_does_not_import_litellm() -> None:
 def test_missing_folder_and_empty_folder_are_clear_errors(tmp_path) -> None:
     with pytest.raises(ConfigError, match="no such file or folder"):
         load_project(tmp_path / "nope")
-    with pytest.raises(ConfigError, match="no crew in .*: expected crew.yaml"):
+    with pytest.raises(ConfigError, match=r"no crew in .*: expected crew\.yaml"):
         load_project(tmp_path)
 
 
@@ -459,7 +459,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
     import hooks
 
     writer = next(a for a in crew.agents if a.name == "scribe")
-    first, second, third = crew.tasks
+    _first, second, third = crew.tasks
     full = project.tools["full"]
     expected = {
         "crew": {

@@ -3,6 +3,7 @@
 import subprocess
 import sys
 import textwrap
+from itertools import pairwise
 
 import pytest
 from crew_testkit import Recorder, dag
@@ -90,7 +91,7 @@ def test_makespan_is_the_critical_path_or_the_concurrency_bound():
     independent = TaskGraph(names, {})
     assert independent.makespan() == 1
     assert independent.makespan(max_concurrency=8) == 4
-    chain = TaskGraph(names[:8], {n: [p] for p, n in zip(names, names[1:8])})
+    chain = TaskGraph(names[:8], {n: [p] for p, n in pairwise(names[:8])})
     assert chain.makespan(max_concurrency=8) == 8
     # one long chain next to short work: the chain must start first to keep the ideal
     graph = TaskGraph(["x1", "x2", "x3", "s1", "s2"], {"x2": ["x1"], "x3": ["x2"]})
@@ -163,7 +164,7 @@ def test_graph_algorithms_agree_with_networkx_on_random_dags(seed):
     longest = nx.dag_longest_path_length(weighted)
     path = graph.critical_path(weights)
     assert sum(weights[n] for n in path) == pytest.approx(longest)
-    assert all(nxg.has_edge(a, b) for a, b in zip(path, path[1:]))
+    assert all(nxg.has_edge(a, b) for a, b in pairwise(path))
 
 
 def test_cycle_detection_agrees_with_networkx():
@@ -175,5 +176,5 @@ def test_cycle_detection_agrees_with_networkx():
         TaskGraph(names, deps)
     cycle = str(info.value).rsplit(": ", 1)[-1].split(" -> ")
     edges = {(d, n) for n, ds in deps.items() for d in ds}
-    assert cycle[0] == cycle[-1] and all((x, y) in edges for x, y in zip(cycle, cycle[1:]))
+    assert cycle[0] == cycle[-1] and all((x, y) in edges for x, y in pairwise(cycle))
     assert not nx.is_directed_acyclic_graph(nx.DiGraph(list(edges)))

@@ -72,10 +72,10 @@ def test_kickoff_for_each_checks_every_input_before_any_kickoff_starts():
     assert info.value.index == 2 and rec.calls == []  # nothing ran, not even the good ones
     with pytest.raises(TypeError, match=r"a list of inputs mappings, one per kickoff; .* call kickoff\(inputs\)"):
         crew.kickoff_for_each({"topic": "one"})
-    with pytest.raises(TypeError, match="inputs must be a mapping .* got str") as info:
+    with pytest.raises(TypeError, match=r"inputs must be a mapping .* got str") as info:
         crew.kickoff_for_each([{"topic": "a"}, "topic=b"])
     assert info.value.index == 1
-    with pytest.raises(TypeError, match="inputs must be a mapping of placeholder names to values.*got list"):
+    with pytest.raises(TypeError, match=r"inputs must be a mapping of placeholder names to values.*got list"):
         crew.kickoff(["topic"])
     assert rec.calls == []
 

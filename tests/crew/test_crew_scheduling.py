@@ -236,7 +236,7 @@ def test_a_blocking_sync_tool_does_not_hold_back_a_timeout_or_a_stop():
 
     agent = Agent(role="w", goal="g", llm=FunctionModel(reply), tools=[stuck])
     try:
-        with pytest.raises(CrewRunError, match="timed out after 0.05 s"):
+        with pytest.raises(CrewRunError, match=r"timed out after 0\.05 s"):
             Crew(agents=[agent], tasks=[Task(name="hang", description="hang", agent=agent, timeout=0.05)]).kickoff()
         assert entered.is_set() and not left.is_set()  # returned while the tool was still blocked
         entered.clear()

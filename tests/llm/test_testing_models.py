@@ -63,7 +63,7 @@ def test_first_turn_calls_every_tool_once_with_valid_arguments():
 
     assert [c.name for c in response.tool_calls] == ["search", "convert"]
     assert response.content is None
-    for call, real in zip(response.tool_calls, [search, convert]):
+    for call, real in zip(response.tool_calls, [search, convert], strict=True):
         real.validate_args(call.args)  # the tool's own validation accepts what the model produced
     assert set(response.tool_calls[0].args) >= {"query", "filters"}
     assert len({c.id for c in response.tool_calls}) == 2
@@ -90,7 +90,7 @@ def test_answers_after_tool_results_and_mentions_the_task():
 
 
 def test_structured_answer_is_valid_json_for_the_schema():
-    history = TASK + [{"role": "tool", "tool_call_id": "c1", "content": "ok"}]
+    history = [*TASK, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
     for seed in range(10):
         response = TestModel(seed=seed).complete(history, TOOLS, output_schema=Report.model_json_schema())
         Report.model_validate_json(response.content)

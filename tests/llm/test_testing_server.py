@@ -130,7 +130,7 @@ def test_stop_is_prompt_with_a_slow_reply_in_flight_and_idle_connections():
     assert time.perf_counter() - started < 5  # the reply was due in 30 s
     assert not thread.is_alive() and failures  # the in-flight request was cut, not left hanging
     with pytest.raises(RuntimeError, match="not running"):
-        server.url
+        _ = server.url
 
 
 def test_unknown_route_and_non_json_body():

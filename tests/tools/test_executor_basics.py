@@ -94,7 +94,7 @@ def test_what_is_not_a_tool_or_a_cache_is_refused_when_the_executor_is_built():
         ToolExecutor([add, plain])
     with pytest.raises(TypeError, match="got the single tool 'add': wrap it in a list"):
         ToolExecutor(add)
-    with pytest.raises(TypeError, match="takes True .*, False, or a backend with get/set/clear .*got str"):
+    with pytest.raises(TypeError, match=r"takes True .*, False, or a backend with get/set/clear .*got str"):
         ToolExecutor([add], cache="memory")
 
 

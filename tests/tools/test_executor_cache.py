@@ -399,7 +399,7 @@ def test_a_failing_cache_backend_never_fails_the_call(tmp_path):
 
 def test_unusable_sqlite_cache_paths_are_named(tmp_path):
     (tmp_path / "file").write_text("x")
-    with pytest.raises(OSError, match="cannot open the SQLite tool cache at .*file"):
+    with pytest.raises(OSError, match=r"cannot open the SQLite tool cache at .*file"):
         SQLiteCache(tmp_path / "file" / "c.db")
     with pytest.raises(OSError, match=f"cannot open the SQLite tool cache at {tmp_path}"):
         SQLiteCache(tmp_path)  # a directory

@@ -118,7 +118,7 @@ def test_class_tool_definition_errors():
         def _run(self) -> str:
             return ""
 
-    with pytest.raises(ToolDefinitionError, match="^Nameless needs a non-empty name$"):
+    with pytest.raises(ToolDefinitionError, match=r"^Nameless needs a non-empty name$"):
         Nameless()
 
     class Undescribed(BaseTool):
@@ -127,11 +127,11 @@ def test_class_tool_definition_errors():
         def _run(self, x: int) -> int:
             return x
 
-    with pytest.raises(ToolDefinitionError, match="^Tool 'undescribed' has no description"):
+    with pytest.raises(ToolDefinitionError, match=r"^Tool 'undescribed' has no description"):
         Undescribed()
     assert Undescribed(description="given").description == "given"
     with pytest.raises(
-        ToolDefinitionError, match="^Invalid tool 'undescribed': cache_function: Input should be callable"
+        ToolDefinitionError, match=r"^Invalid tool 'undescribed': cache_function: Input should be callable"
     ):
         Undescribed(description="d", cache_function="nope")
 
@@ -253,8 +253,9 @@ def test_invalid_arguments_do_not_consume_a_slot():
     limited, runs = _counted_tool(1)
     with pytest.raises(ValueError):
         limited.run(n="x")
-    assert limited.current_usage_count == 0
+    assert limited.current_usage_count == 0 and runs == []
     assert limited.run(n=1) == 1
+    assert runs == [1]
 
 
 def test_usage_counted_without_a_limit():

@@ -28,7 +28,8 @@ def test_public_names():
     assert needs_key.env_vars == [EnvVar(name="API_KEY", required=False)]
 
 
-HEAVY = ("structlog", "litellm", "networkx", "yaml", "rich")
+# langchain_core, crewai and mcp: foreign tools are adapted by shape and MCP loads only when used
+HEAVY = ("structlog", "litellm", "networkx", "yaml", "rich", "langchain_core", "crewai", "mcp", "opentelemetry", "ray")
 
 
 def loaded_heavy_modules(code: str) -> str:
