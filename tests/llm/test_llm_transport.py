@@ -154,3 +154,25 @@ def test_no_module_imports_the_openai_sdk():
     package = Path(crew.__file__).parent
     importing = re.compile(r"^\s*(import openai|from openai[\s.])", re.M)
     assert [p.name for p in package.rglob("*.py") if importing.search(p.read_text(encoding="utf-8"))] == []
+
+
+def test_one_pooled_client_per_loop_closed_when_the_loop_ends(openai_server):
+    import asyncio
+
+    from crew.models import openai_http
+    from crew.testing import Reply
+
+    openai_server.handler = lambda request: Reply.text("ok")
+    llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, api_key="sk-test", transport="native")
+
+    async def two_calls():
+        first = await openai_http._async_client(openai_server.url)
+        await llm.acomplete([{"role": "user", "content": "a"}])
+        await llm.acomplete([{"role": "user", "content": "b"}])
+        assert await openai_http._async_client(openai_server.url) is first  # pooled: one per loop
+        return first
+
+    client = asyncio.run(two_calls())
+    assert client.is_closed  # asyncio.run shut the loop's generators down, and the client with them
+    other = asyncio.run(two_calls())
+    assert other is not client and other.is_closed
