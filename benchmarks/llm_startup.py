@@ -150,13 +150,14 @@ SCENARIOS = [
 ]
 
 
-def run(code: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+def run(code: str, *args: str, env: dict[str, str] | None = None, cwd: str | None = None) -> dict[str, Any]:
     out = subprocess.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
         check=True,
         timeout=180,
+        cwd=cwd,
         env=env or {"PATH": "/usr/bin:/bin", "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"},
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -209,8 +210,9 @@ def whole_process(repeat: int) -> None:
             }
             for label, args in commands.items():
                 command = [sys.executable, "-m", "crew.cli", "kickoff", *args, "--json"]
-                run(CLI_WRAPPER, *command, env=env)  # warm-up: bytecode caches, as an installed copy has them
-                samples = [run(CLI_WRAPPER, *command, env=env) for _ in range(repeat)]
+                # in the temporary folder: the crew writes its output file under the working directory
+                run(CLI_WRAPPER, *command, env=env, cwd=tmp)  # warm-up: bytecode caches, as an installed copy has
+                samples = [run(CLI_WRAPPER, *command, env=env, cwd=tmp) for _ in range(repeat)]
                 failed = [x["err"] for x in samples if x["rc"] != 0]
                 if failed:
                     print(f"  {label}: FAILED: {failed[0]}")
