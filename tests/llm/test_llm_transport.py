@@ -176,3 +176,16 @@ def test_one_pooled_client_per_loop_closed_when_the_loop_ends(openai_server):
     assert client.is_closed  # asyncio.run shut the loop's generators down, and the client with them
     other = asyncio.run(two_calls())
     assert other is not client and other.is_closed
+
+
+def test_a_wrong_transport_in_yaml_names_the_file_line_and_key(tmp_path):
+    (tmp_path / "crew.yaml").write_text(
+        "llm: {model: openai/gpt-4o, transport: fast}\n"
+        "agents:\n  a: {role: A, goal: G, backstory: B}\n"
+        "tasks:\n  t: {description: d, expected_output: x, agent: a}\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "crew", "validate", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "crew.yaml:1: llm.transport: Input should be 'litellm', 'native' or 'auto'" in done.stderr
