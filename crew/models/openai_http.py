@@ -313,15 +313,18 @@ class _Stream:
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
         self.usage: dict[str, Any] | None = None
-        self.role_seen = False
         self.carried = False
+        self.done = False
 
     def feed(self, line: str) -> str | None:
         """One line of the body; returns the text it adds, if any."""
         if not line.startswith("data:"):
             return None  # blank separators, comments, event: lines
         data = line[5:].strip()
-        if not data or data == "[DONE]":
+        if data == "[DONE]":
+            self.done = True
+            return None
+        if not data:
             return None
         try:
             chunk = json.loads(data)
@@ -362,6 +365,8 @@ class _Stream:
     def reply(self) -> dict[str, Any]:
         if not self.carried:
             raise MalformedResponse("the model's stream ended without a message (no content, tool call or usage)")
+        if not (self.done or self.finish_reason):  # a close-delimited body cut mid-way looks like an end
+            raise MalformedResponse("the model's stream broke off before the reply was complete")
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) if self.text else None}
         if self.calls:
             message["tool_calls"] = [

@@ -236,7 +236,10 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(key, value)
             self.end_headers()
             self.close_connection = True
-            for chunk in stream_chunks(request, reply, server.model):
+            for sent, chunk in enumerate(stream_chunks(request, reply, server.model)):
+                if reply.cut_after is not None and sent >= reply.cut_after:
+                    self.connection.shutdown(socket.SHUT_RDWR)  # the stream breaks here, no [DONE]
+                    return
                 self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")

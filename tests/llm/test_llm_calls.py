@@ -268,3 +268,23 @@ async def test_llm_call_events_name_the_transport(openai_server, transport):
 
 
 MESSAGES = [{"role": "user", "content": "hello"}]
+
+
+async def test_a_stream_broken_after_text_is_an_error_not_a_repeated_answer(openai_server, transport):
+    from crew.errors import LLMError
+
+    openai_server.enqueue(Reply.text("The first part of a long answer, then more.", cut_after=3))
+    openai_server.enqueue(Reply.text("never asked for"))
+    seen: list[object] = []
+    with pytest.raises(LLMError):
+        async for item in local_llm(openai_server, transport, num_retries=2).astream(MESSAGES):
+            seen.append(item)
+    assert seen and all(isinstance(d, ModelDelta) for d in seen)  # the text that came before the break
+    assert len(openai_server.requests) == 1  # not retried: the caller already has part of the answer
+
+
+async def test_a_stream_broken_before_any_text_is_retried(openai_server, transport):
+    openai_server.enqueue(Reply.text("lost", cut_after=0), Reply.text("second try"))
+    items = [item async for item in local_llm(openai_server, transport).astream(MESSAGES)]
+    assert isinstance(items[-1], LLMResponse) and items[-1].content == "second try"
+    assert len(openai_server.requests) == 2
