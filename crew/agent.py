@@ -106,8 +106,15 @@ class Agent(BaseModel):
         """Resolve a model field once (a string becomes one LLM, shared by every task).
 
         The cache remembers what it resolved, so a copy with another ``llm`` resolves anew.
+        Copies (``model_copy``, ``interpolate``) share the cache, so only strings are stored:
+        a model object needs no resolving, and storing a copy's (a throttled wrapper) would
+        evict the original's LLM and make the next kickoff build a new one.
         """
         value = getattr(self, field)
+        if not isinstance(value, str):
+            from crew.models import as_chat_model
+
+            return as_chat_model(value)
         cached = self._models.get(field)
         if cached is None or cached[0] is not value:
             from crew.models import as_chat_model

@@ -11,6 +11,8 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from crew.daemon_pool import DaemonPool
+
 T = TypeVar("T")
 
 
@@ -21,11 +23,11 @@ def run_blocking(make: Callable[[], Coroutine[Any, Any, T]], *, thread_name: str
     Sync tools run in worker threads, which cannot be interrupted: when a timeout or a
     cancellation abandons one, ``asyncio.run`` would still wait for the thread before
     returning (a 0.3 s timeout on a 2 s tool would return after 2 s). The loop's default
-    executor here does not wait at shutdown; an abandoned tool finishes on its own.
+    executor here is a ``DaemonPool``: it does not wait at shutdown, nor at interpreter exit.
     """
 
     async def main() -> T:
-        asyncio.get_running_loop().set_default_executor(_DetachedPool(thread_name_prefix="crew-tool"))
+        asyncio.get_running_loop().set_default_executor(DaemonPool(thread_name_prefix="crew-tool"))
         return await make()
 
     try:
@@ -34,10 +36,3 @@ def run_blocking(make: Callable[[], Coroutine[Any, Any, T]], *, thread_name: str
         return asyncio.run(main())
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name) as pool:
         return pool.submit(asyncio.run, main()).result()
-
-
-class _DetachedPool(ThreadPoolExecutor):
-    """A thread pool whose shutdown never waits for running work (see ``run_blocking``)."""
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        super().shutdown(wait=False, cancel_futures=cancel_futures)

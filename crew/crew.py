@@ -91,13 +91,24 @@ class Crew(BaseModel):
                 "give the crew agents=[...] (the manager_agent does not count)"
             )
         self.validate_graph()
-        if self.max_rpm is not None:
-            from crew.models.ratelimit import RateLimiter
-
-            self._limiter = RateLimiter(self.max_rpm, 60.0)
         if (info.context or {}).get("prewarm", True):
             self._prewarm()
         return self
+
+    @property
+    def limiter(self) -> Any:
+        """The crew's request budget (``max_rpm``), kept across kickoffs; rebuilt when ``max_rpm`` changes.
+
+        Built on first use rather than in the validator, so ``crew.max_rpm = 1`` set after
+        construction counts.
+        """
+        if self.max_rpm is None:
+            return None
+        if self._limiter is None or self._limiter.rate != self.max_rpm:
+            from crew.models.ratelimit import RateLimiter
+
+            self._limiter = RateLimiter(self.max_rpm, 60.0)
+        return self._limiter
 
     # -- inspection ----------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 Logging goes through structlog wrapped around the stdlib logger ``crew``, which has a
 ``NullHandler``: a library stays silent until the application configures logging
 (``logging.basicConfig(level=logging.INFO)`` is enough to see the records). Values
-whose key looks like a secret are redacted before anything leaves this module.
+whose key looks like a secret are redacted, and every known secret value is scrubbed
+(:mod:`crew.secrets`), before anything leaves this module.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from crew.secrets import scrub_data
 
 _crew_logger = logging.getLogger("crew")
 _crew_logger.addHandler(logging.NullHandler())
@@ -77,7 +80,7 @@ class EventBus:
         return bool(self._subscribers) or _logged(_level(type))
 
     def emit(self, type: str, run_id: str | None = None, **data: Any) -> Event:
-        event = Event(type=type, run_id=run_id, data=redact(data))
+        event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
         with self._lock:
             subscribers = list(self._subscribers)
         for fn in subscribers:

@@ -72,8 +72,10 @@ class CrewRun:
         precomputed: Mapping[str, TaskOutput] | None = None,
         on_task_done: Callable[[TaskOutput], Any] | None = None,
     ) -> CrewOutput:
+        from crew.secrets import register_environment
         from crew.tools.executor import ToolExecutor
 
+        register_environment()  # keys set since the last run are scrubbed from this one's texts
         crew = self.crew
         started = time.time()
         executor = ToolExecutor(cache=crew.cache, run_id=self.run_id)
@@ -191,7 +193,7 @@ class CrewRun:
 
     def _throttled(self, agent: Any) -> Any:
         """With a crew ``max_rpm``, the agent's model draws from the crew's request budget."""
-        limiter = self.crew._limiter
+        limiter = self.crew.limiter
         if limiter is None or (agent.llm is None and self.crew.llm is None):
             return agent
         return agent.model_copy(update={"llm": Throttled(agent.chat_model(self.crew.llm), limiter)})

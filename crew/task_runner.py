@@ -193,6 +193,7 @@ class TaskRunner:
             update={
                 **base,
                 "status": "done",
+                "raw": scrub(out.raw),  # an output leaves the process: no known secret in it
                 "error": None,
                 "usage": spent + out.usage,
                 "attempts": attempt,
@@ -202,7 +203,8 @@ class TaskRunner:
         )
         try:
             if task.output_file:
-                await asyncio.to_thread(write_output_file, task.output_file, out)
+                await asyncio.to_thread(write_output_file, task.output_file, out, task._output_root)
+                out = out.model_copy(update={"output_file": task.output_file})
             for callback in (task.callback, self.task_callback):
                 if callback is not None:
                     await _maybe_await(callback(out))
@@ -277,9 +279,13 @@ class TaskRunner:
 async def _bounded(coro: Any, timeout: float | None, name: str) -> TaskOutput:
     if timeout is None:
         return await coro
+    deadline = asyncio.timeout(timeout)
     try:
-        return await asyncio.wait_for(coro, timeout)
+        async with deadline:
+            return await coro
     except TimeoutError as exc:
+        if not deadline.expired():  # raised inside the task (a tool's or the agent's own limit)
+            raise
         raise TaskTimeoutError(f"task '{name}' timed out after {timeout:g} s") from exc
 
 
@@ -303,15 +309,33 @@ def replace_output(out: TaskOutput, value: Any) -> TaskOutput:
     return out.model_copy(update={"raw": value if isinstance(value, str) else str(value)})
 
 
-def write_output_file(path: str, out: TaskOutput) -> None:
-    """Write the output (JSON for structured outputs, else the raw text exactly); create the directories."""
-    target = Path(path).expanduser()
+def scrub(text: str) -> str:
+    from crew.secrets import scrub as scrub_text
+
+    return scrub_text(text)
+
+
+def write_output_file(path: str, out: TaskOutput, root: str | None = None) -> None:
+    """Write the output (JSON for structured outputs, else the raw text exactly); create the directories.
+
+    ``root`` is the output folder of a path built from inputs (see ``Task.interpolate``):
+    the write must land inside it after symlinks are followed. The text is scrubbed of
+    known secrets, like everything else that leaves the process.
+    """
+    from crew.secrets import scrub
+    from crew.tasks.interpolate import inside_folder
+
+    target = Path(path)
     if out.pydantic is not None or out.json_dict is not None:
         text = json.dumps(out.to_dict(), ensure_ascii=False, indent=2)
     else:
         text = out.raw
     try:
+        if root is not None and not inside_folder(path, root):
+            raise OSError(f"it leads out of its folder '{root}' through a symbolic link")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        if root is not None and not inside_folder(path, root):  # a link among the folders just made
+            raise OSError(f"it leads out of its folder '{root}' through a symbolic link")
+        target.write_text(scrub(text), encoding="utf-8")
     except OSError as exc:
         raise OSError(f"cannot write output_file '{path}' of task '{out.name}': {exc.strerror or exc}") from exc

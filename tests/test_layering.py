@@ -22,7 +22,18 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crew"
 # package); the longest matching name wins. ``crew.store``, ``crew.backends`` and ``crew.mcp``
 # do not exist yet: their place is decided here before they land.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("utilities", ("crew.errors", "crew.usage", "crew.keywords", "crew.events", "crew.blocking")),
+    (
+        "utilities",
+        (
+            "crew.errors",
+            "crew.usage",
+            "crew.keywords",
+            "crew.events",
+            "crew.blocking",
+            "crew.secrets",
+            "crew.daemon_pool",
+        ),
+    ),
     ("tools", ("crew.tools",)),
     ("tasks", ("crew.tasks",)),
     (

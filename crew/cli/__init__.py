@@ -3,7 +3,10 @@
 argparse, not click or typer: ``crew --help`` must answer in well under 0.3 s, and
 each subcommand imports what it needs only when it runs. Exit codes: 0 success, 1 the
 run failed (a task failed, or something unexpected broke), 2 a usage or configuration
-error, printed as one clear message without a traceback (``--debug`` shows it).
+error, printed as one clear message without a traceback (``--debug`` shows it), 130 an
+interrupt (Ctrl-C), 143 a termination (SIGTERM: ``docker stop``, a CI cancel), which is
+handled exactly like Ctrl-C. Everything the command prints is scrubbed of the secrets the
+process knows (:mod:`crew.secrets`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,37 @@ import contextlib
 import sys
 from collections.abc import Sequence
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+
+_signalled: dict[str, bool] = {"terminated": False}
+
+
+def interrupt_code() -> int:
+    """The exit code of an interrupted command: 143 after SIGTERM, else 130 (Ctrl-C)."""
+    return EXIT_TERMINATED if _signalled["terminated"] else EXIT_INTERRUPTED
+
+
+def interrupt_word() -> str:
+    return "terminated" if _signalled["terminated"] else "interrupted"
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM takes the Ctrl-C path (asyncio's runner cancels the run, we say what finished)."""
+    import signal
+
+    _signalled["terminated"] = True
+    signal.raise_signal(signal.SIGINT)
+
+
+def _handle_sigterm() -> object:
+    """Install the SIGTERM handler (main thread only); returns the previous one, to restore."""
+    import signal
+    import threading
+
+    _signalled["terminated"] = False
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 class UsageError(Exception):
@@ -37,7 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help, parents=[common])
 
-    path_help = "crew folder (crew.yaml, or agents.yaml + tasks.yaml); default: the current folder"
+    path_help = (
+        "crew folder (crew.yaml, or agents.yaml + tasks.yaml), or a CrewAI project (its root, package folder, "
+        "a flow's crew folder or config folder); default: the current folder"
+    )
     p = command("kickoff", "run a crew and show its progress")
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
     p.add_argument(
@@ -57,7 +93,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler="crew.cli.kickoff:run")
 
     p = command("validate", "check a crew without running it (no model or key needed)")
+    p.epilog = (
+        "validate imports the crew's own modules (tools.py and any import path in crew.yaml), which runs "
+        "their code, as kickoff, plot and tools do. For a folder you do not trust, use --no-import."
+    )
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
+    p.add_argument(
+        "--no-import",
+        action="store_true",
+        help="run none of the folder's code: check the YAML, names and import paths (syntax, modules) only",
+    )
     p.set_defaults(handler="crew.cli.inspect:validate")
 
     p = command("plot", "draw the task graph (Mermaid on stdout by default)")
@@ -79,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", metavar="NAME", help="name of the folder to create")
     p.set_defaults(handler="crew.cli.scaffold:run")
 
+    p = command("migrate", "write a CrewAI project as a native crew folder (crew.yaml + tools.py)")
+    p.add_argument(
+        "path", nargs="?", default=".", metavar="PATH", help="the CrewAI project; default: the current folder"
+    )
+    p.add_argument("-o", "--output", metavar="DIR", help="folder to write (default: crew_native/ in the project)")
+    p.set_defaults(handler="crew.cli.migrate:run")
+
     p = command("schema", "print the JSON Schema of crew.yaml (for editors)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     p.set_defaults(handler="crew.cli.inspect:schema")
@@ -92,19 +144,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     debug = getattr(args, "debug", False)
+    from crew.cli.streams import scrubbed_streams
+    from crew.secrets import register_environment
+
+    register_environment()
+    previous = _handle_sigterm()
+    try:
+        with scrubbed_streams():
+            return _dispatch(args, debug)
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+
+
+def _dispatch(args: argparse.Namespace, debug: bool) -> int:
     try:
         module, _, name = args.handler.partition(":")
         from importlib import import_module
 
         return int(getattr(import_module(module), name)(args))
     except KeyboardInterrupt:
-        _say("crew: interrupted")
-        return EXIT_INTERRUPTED
+        _say(f"crew: {interrupt_word()}")
+        return interrupt_code()
     except BrokenPipeError:  # `crew plot | head`: the reader left; that is not an error
         _silence_stdout()
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the one place errors become messages and exit codes
         return _report(exc, debug)
+
+
+def write_file(path: str, text: str, *, option: str = "-o") -> None:
+    """Write a file the user named on the command line: its folder is created; failures are usage errors.
+
+    Every command that writes a file goes through here, so a missing folder, a name too
+    long or a read-only place gives one clear message naming the option and the path.
+    """
+    from pathlib import Path
+
+    from crew.secrets import scrub
+
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(scrub(text), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_OK, count
+from crew.cli import EXIT_OK, count, write_file
 
 
 def validate(args: argparse.Namespace) -> int:
     """Everything kickoff checks, minus the model and the inputs that may come at kickoff."""
     from crew.config import load_project
 
-    project = load_project(args.path)
+    no_import = getattr(args, "no_import", False)
+    project = load_project(args.path, import_code=not no_import)
     for problem in project.warnings:
         print(problem, file=sys.stderr)
     crew = project.crew
@@ -30,6 +30,8 @@ def validate(args: argparse.Namespace) -> int:
         print(f"  models: {', '.join(models)}")
     if project.inputs:
         print(f"  inputs with defaults: {', '.join(sorted(project.inputs))}")
+    if no_import:
+        print("  --no-import: the folder's modules were not imported; their attributes were not checked")
     for note in project.missing_inputs(project.inputs, level="note") + project.problems.of("note"):
         print(f"  {note}")
     return EXIT_OK
@@ -116,7 +118,7 @@ def schema(args: argparse.Namespace) -> int:
 
     text = json.dumps(crew_json_schema(), indent=2, ensure_ascii=False) + "\n"
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_file(args.output, text)
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

@@ -3,6 +3,10 @@
 stdout carries the result only (the final answer, or one JSON document with
 ``--json``); progress, warnings and the summary go to stderr, so
 ``crew kickoff > plan.md`` and ``crew kickoff --json | jq`` both do the obvious thing.
+While the crew runs, whatever else writes to stdout (a tool's ``print``) goes to stderr.
+
+Work that was paid for is never lost: when a run fails or is interrupted, the text of
+every task that finished is still printed (or the file it was saved to is named).
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from crew.cli import EXIT_FAILED, EXIT_OK, UsageError, interrupt_code, interrupt_word
 
 
 def run(args: argparse.Namespace) -> int:
     from crew.config import load_project
     from crew.errors import ConfigError
 
+    if args.llm is not None and not args.llm.strip():
+        raise UsageError("--llm needs a model name (e.g. --llm test, --llm openai/gpt-4o-mini)")
     given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out}: not a folder")
@@ -53,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     elif not failed:
         sys.stdout.write(str(output).rstrip("\n") + "\n")
+    else:
+        _print_finished(output.tasks_output, _written_files(crew, output))
     sys.stdout.flush()
     _summary(args, crew, inputs, output, error, started, failed)
     return EXIT_FAILED if failed else EXIT_OK
@@ -67,13 +75,15 @@ def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, a
     """
     import asyncio
 
+    from crew.cli.streams import tool_output_to_stderr
     from crew.errors import CrewRunError
 
     runner = asyncio.Runner()
     try:
         progress.__enter__()
         try:
-            output = runner.run(crew.kickoff_async(inputs, run_id=run_id))
+            with tool_output_to_stderr():
+                output = runner.run(crew.kickoff_async(inputs, run_id=run_id))
             error = None
         except CrewRunError as exc:
             from crew.tasks.output import CrewOutput
@@ -83,21 +93,52 @@ def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, a
             progress.close()
     except KeyboardInterrupt:
         summary = progress.summary()
-        print(f"crew: interrupted; {summary}", file=sys.stderr, flush=True)
+        word = interrupt_word()
+        print(f"crew: {word}; {summary}", file=sys.stderr, flush=True)
+        finished = progress.finished_outputs()
         if as_json:
-            finished = progress.finished_outputs()
             document = {
                 "run_id": run_id,
-                "status": "interrupted",
-                "error": f"interrupted; {summary}",
+                "status": word,
+                "error": f"{word}; {summary}",
                 "tasks_output": [o.model_dump(mode="json") for o in finished],
             }
             json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
             sys.stdout.write("\n")
+        else:
+            _print_finished(finished, {})
         sys.stdout.flush()
-        os._exit(EXIT_INTERRUPTED)
+        sys.stderr.flush()
+        os._exit(interrupt_code())
     runner.close()
     return output, error
+
+
+def _print_finished(outputs: list[Any], files: dict[str, str]) -> None:
+    """The text of each task that finished, under its name (on stdout: it is the result there is).
+
+    A task whose output was written to a file is named with its path instead of repeated.
+    """
+    done = [o for o in outputs if getattr(o, "status", "done") == "done"]
+    for out in done:
+        if out.name in files:
+            print(f"task '{out.name}' finished; its output is in {files[out.name]}", file=sys.stderr)
+            continue
+        sys.stdout.write(f"## {out.name}\n\n{str(out.raw).rstrip(chr(10))}\n\n")
+    if done:
+        print(f"crew: printed what finished: {', '.join(o.name for o in done)}", file=sys.stderr)
+
+
+def _written_files(crew: Any, output: Any) -> dict[str, str]:
+    """Task name -> the output file this run wrote for it (paths that cannot be checked are left out)."""
+    out: dict[str, str] = {}
+    for name, path in ((t.name, t.output_file) for t in output.tasks_output if t.output_file):
+        try:
+            if Path(path).is_file():
+                out[name] = path
+        except (OSError, ValueError):  # a name too long for the file system: nothing was written
+            continue
+    return out
 
 
 def _progress(args: argparse.Namespace, crew: Any, run_id: str) -> Any:
@@ -165,8 +206,6 @@ def _summary(
         if error:
             print(f"crew: {error}", file=sys.stderr)
         return
-    from crew.tasks.interpolate import fill
-
     counts: dict[str, int] = {}
     for task in output.tasks_output:
         counts[task.status] = counts.get(task.status, 0) + 1
@@ -178,49 +217,53 @@ def _summary(
     for task in output.tasks_output:
         if task.status == "failed":
             print(f"  task '{task.name}' failed: {task.error}", file=sys.stderr)
-    for task in crew.tasks:
-        if task.output_file:
-            path = fill(task.output_file, inputs, where="output_file", errors=[])
-            if Path(path).is_file():
-                print(f"wrote {path}", file=sys.stderr)
+    done = {t.name for t in output.tasks_output if t.status == "done"}
+    for name, path in _written_files(crew, output).items():
+        if name in done:
+            print(f"wrote {path}", file=sys.stderr)
 
 
 def _pairs(items: list[str]) -> dict[str, Any]:
     """``-i key=value`` pairs; a value that parses as JSON (3, true, [1,2]) keeps its type."""
+    from crew.config.loader import TooLarge, check_size
+
     out: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"-i expects KEY=VALUE, got {item!r}")
         try:
-            out[key.strip()] = json.loads(value)
+            parsed = json.loads(value)
         except ValueError:
-            out[key.strip()] = value
+            parsed = value
+        except RecursionError:
+            raise UsageError(f"-i {key.strip()}: the value is nested too deeply") from None
+        try:
+            check_size(parsed)
+        except TooLarge as exc:
+            raise UsageError(f"-i {key.strip()}: the value is {exc.problem}") from None
+        out[key.strip()] = parsed
     return out
 
 
 def _inputs_file(name: str | None) -> dict[str, Any]:
+    """The inputs of ``--inputs-file``, read with the crew files' limits (depth, alias expansion)."""
     if name is None:
         return {}
+    from crew.config.build import plain
+    from crew.config.loader import YamlSyntaxError, load_data
+
     path = Path(name)
     if not path.is_file():
         raise UsageError(f"--inputs-file {name}: no such file")
-    suffix = path.suffix.lower()
-    if suffix not in (".json", ".yaml", ".yml"):
+    if path.suffix.lower() not in (".json", ".yaml", ".yml"):
         raise UsageError(f"--inputs-file {name}: expected a .json, .yaml or .yml file")
     try:
-        text = path.read_text(encoding="utf-8")
-        if suffix == ".json":
-            data = json.loads(text)
-        else:
-            import yaml
-
-            try:
-                data = yaml.safe_load(text)
-            except yaml.YAMLError as exc:
-                raise ValueError(str(exc)) from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--inputs-file {name}: cannot parse it: {exc}") from None
+        data = load_data(path)
+    except YamlSyntaxError as exc:
+        raise UsageError(f"{name}:{exc.line}: cannot read the inputs: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--inputs-file {name}: cannot read it: {exc}") from None
     if not isinstance(data, dict):
         raise UsageError(f"--inputs-file {name}: expected a mapping of input names to values")
-    return {str(k): v for k, v in data.items()}
+    return {str(k): plain(v) for k, v in data.items()}

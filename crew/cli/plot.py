@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_OK, UsageError, count
+from crew.cli import EXIT_OK, UsageError, count, write_file
 
 FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "markdown", ".dot": "dot", ".gv": "dot", ".html": "html"}
 
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     picture = picture_of(load_project(args.path).crew)
     text = {"mermaid": mermaid, "markdown": markdown, "dot": dot, "html": page}[fmt](picture)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_file(args.output, text)
         print(
             f"wrote {args.output} ({count(len(picture.nodes), 'task')}, {count(len(picture.edges), 'edge')})",
             file=sys.stderr,

@@ -89,6 +89,7 @@ crew plot {path} -o graph.html       # draw the task graph
 """
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_MAX_NAME = 100  # a folder name, also the crew's name in every message: file systems stop at 255 bytes
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,13 +97,18 @@ def run(args: argparse.Namespace) -> int:
     name = target.name
     if not _NAME.match(name):
         raise UsageError(f"create {args.name!r}: use letters, digits, '_', '-' or '.' for the name")
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise UsageError(f"create {args.name}: {target} already exists and is not empty")
-    target.mkdir(parents=True, exist_ok=True)
-    values = {"name": name, "path": args.name}
-    (target / "crew.yaml").write_text(CREW_YAML.format(**values), encoding="utf-8")
-    (target / "tools.py").write_text(TOOLS_PY.format(**values), encoding="utf-8")
-    (target / "README.md").write_text(README.format(**values), encoding="utf-8")
+    if len(name) > _MAX_NAME:
+        raise UsageError(f"create: the name has {len(name)} characters; use at most {_MAX_NAME}")
+    try:
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise UsageError(f"create {args.name}: {target} already exists and is not empty")
+        target.mkdir(parents=True, exist_ok=True)
+        values = {"name": name, "path": args.name}
+        (target / "crew.yaml").write_text(CREW_YAML.format(**values), encoding="utf-8")
+        (target / "tools.py").write_text(TOOLS_PY.format(**values), encoding="utf-8")
+        (target / "README.md").write_text(README.format(**values), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"create {args.name}: cannot make the folder: {exc.strerror or exc}") from None
     print(f"created {args.name}/ (crew.yaml, tools.py, README.md)", file=sys.stderr)
     print(f"next: crew kickoff {args.name}", file=sys.stderr)
     return EXIT_OK

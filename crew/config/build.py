@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from crew.config.fields import FieldSpec, Section, fields_of, model_class
-from crew.config.imports import ImportProblem, as_tool, import_object
+from crew.config.imports import ImportProblem, as_tool, check_import_path, import_object, risky
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
 from crew.keywords import CREWAI_KEYS, did_you_mean
@@ -42,6 +42,17 @@ class Entry:
     def line_of(self, key: str) -> int:
         return self.data.line_of(key) if isinstance(self.data, YamlMap) and key in self.data else self.line
 
+    def file_of(self, key: Any) -> str:
+        return self.data.file_of(key, self.file) if isinstance(self.data, YamlMap) else self.file
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A value already turned into its object (by the reader of a CrewAI crew.py), taken as it is."""
+
+    obj: Any
+    origin: str = ""  # the name it was written as, for `crew migrate`
+
 
 @dataclass(frozen=True)
 class Placeholder:
@@ -60,6 +71,16 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+def _not_imported(name: str) -> Any:
+    """A stand-in for a tool that ``--no-import`` did not import (it must not be run)."""
+
+    def not_imported() -> str:
+        raise RuntimeError(f"tool '{name}' was not imported (crew validate --no-import)")
+
+    not_imported.__doc__ = f"Stand-in for tool '{name}', not imported."
+    return not_imported
 
 
 def key_path(*parts: Any) -> str:
@@ -83,8 +104,10 @@ class Builder:
         llm: str | None,
         out_dir: Path | None,
         require_model: bool,
+        import_code: bool = True,
     ) -> None:
         self.folder = folder
+        self.import_code = import_code  # False: `validate --no-import` runs none of the folder's code
         self.problems = problems
         self.llm_override = llm
         self.out_dir = out_dir
@@ -99,7 +122,7 @@ class Builder:
 
     def error(self, entry: Entry, key: Any, message: str, *, line: int | None = None) -> None:
         path = key_path(entry.path, key)
-        self.problems.add(entry.file, line or entry.line_of(key), path, message)
+        self.problems.add(entry.file_of(key), line or entry.line_of(key), path, message)
 
     def check_keys(self, entry: Entry, section: Section) -> dict[str, FieldSpec] | None:
         """Report unknown keys (with a suggestion) and CrewAI-only keys (a warning).
@@ -122,7 +145,7 @@ class Builder:
                 accepted[key] = fields[key]
             elif isinstance(key, str) and key in CREWAI_KEYS[section]:
                 self.problems.add(
-                    entry.file,
+                    entry.file_of(key),
                     entry.line_of(key),
                     key_path(entry.path, key),
                     f"CrewAI key '{key}' is not supported here and is ignored",
@@ -134,10 +157,15 @@ class Builder:
 
     def value_of(self, entry: Entry, key: str, spec: FieldSpec, value: Any) -> tuple[bool, Any]:
         """Resolve a ``value``, ``model`` or ``import`` key; (False, None) after an error."""
+        if isinstance(value, Resolved):
+            return True, value.obj
         if spec.kind == "import":
             if value is None:
                 return True, None
             try:
+                if not self.import_code:
+                    check_import_path(value, self.folder)
+                    return True, None  # left unset: checking it would mean running it
                 return True, import_object(value, self.folder)
             except ImportProblem as exc:
                 self.error(entry, key, str(exc))
@@ -174,7 +202,7 @@ class Builder:
             try:
                 return True, LLM(**plain(value))
             except ValidationError as exc:  # one line per wrong setting, at its own line
-                settings = Entry(key, value, entry.file, entry.line_of(key), key_path(entry.path, key))
+                settings = Entry(key, value, entry.file_of(key), entry.line_of(key), key_path(entry.path, key))
                 for err in exc.errors():
                     self.validation_error(settings, err)
             except Exception as exc:  # noqa: BLE001 - any settings error is the user's to fix
@@ -216,6 +244,7 @@ class Builder:
 
     def validation_error(self, entry: Entry, err: Any) -> None:
         loc = list(err.get("loc", ()))
+        file = entry.file_of(loc[0]) if loc else entry.file
         node, line = entry.data, entry.line
         for part in loc:
             if (isinstance(node, YamlMap) and part in node) or (
@@ -232,7 +261,7 @@ class Builder:
             secret = any(_SECRET.search(str(part)) for part in loc)
             if isinstance(value, (int, float, str)) and not secret and len(repr(value)) <= 60:
                 message += f" (got {value!r})"
-        self.problems.add(entry.file, line, key_path(entry.path, *loc), message)
+        self.problems.add(file, line, key_path(entry.path, *loc), message)
 
     def collect_placeholders(self, entry: Entry, section: Section) -> None:
         from crew.tasks.interpolate import placeholders
@@ -242,13 +271,13 @@ class Builder:
             if isinstance(text, str):
                 for name in placeholders(text):
                     self.placeholders.append(
-                        Placeholder(name, entry.file, entry.line_of(key), key_path(entry.path, key))
+                        Placeholder(name, entry.file_of(key), entry.line_of(key), key_path(entry.path, key))
                     )
 
     # -- sections ----------------------------------------------------------------------
 
     def build_tools(self, entries: list[Entry]) -> None:
-        self.tool_names = {e.name for e in entries}
+        self.tool_names |= {e.name for e in entries}
         for entry in entries:
             settings: dict[str, Any] = {}
             spec_value: Any = entry.data
@@ -266,8 +295,21 @@ class Builder:
                     ok = ok and good
                 if not ok:
                     continue
+            if risky(spec_value):
+                self.problems.add(
+                    entry.file,
+                    entry.line_of("import") if isinstance(entry.data, YamlMap) else entry.line,
+                    entry.path,
+                    f"tool '{entry.name}' is '{spec_value}', from the standard library's process, file or network "
+                    "modules: the model will call it with arguments of its own choosing",
+                    "warning",
+                )
             try:
-                obj = import_object(spec_value, self.folder)
+                if self.import_code:
+                    obj = import_object(spec_value, self.folder)
+                else:
+                    check_import_path(spec_value, self.folder)
+                    obj = _not_imported(entry.name)
                 built = self._as_tool(entry, obj, settings)
             except ImportProblem as exc:
                 self.error(entry, "import" if settings or isinstance(entry.data, YamlMap) else "", str(exc))
@@ -309,7 +351,10 @@ class Builder:
                     else f" (declare it under `tools:` in crew.yaml, as `{name}: module:attr`)"
                 )
                 self.problems.add(
-                    entry.file, line or entry.line_of(key), key_path(entry.path, key, i), f"unknown tool '{name}'{hint}"
+                    entry.file_of(key),
+                    line or entry.line_of(key),
+                    key_path(entry.path, key, i),
+                    f"unknown tool '{name}'{hint}",
                 )
                 ok = False
             elif name in self.tools:
@@ -352,7 +397,7 @@ class Builder:
             if spec.kind == "import" and key in CREWAI_KEYS[section] and _prose(value):
                 # CrewAI also takes text here (e.g. a guardrail the model checks); we take code only.
                 self.problems.add(
-                    entry.file,
+                    entry.file_of(key),
                     entry.line_of(key),
                     key_path(entry.path, key),
                     f"CrewAI's text form of '{key}' is not supported here and is ignored "

@@ -22,13 +22,60 @@ class ImportProblem(Exception):
     """The import path is wrong; the message says how (already in user terms)."""
 
 
-def import_object(spec: Any, folder: Path) -> Any:
-    """Resolve ``"module:attr"`` (``attr`` may be dotted) relative to ``folder``."""
+_RISKY_MODULES = frozenset(
+    {
+        "os", "posix", "nt", "subprocess", "shutil", "pty", "signal", "multiprocessing", "ctypes", "sys",
+        "builtins", "importlib", "runpy", "code", "pathlib", "tempfile", "glob", "io", "socket", "ssl",
+        "http", "urllib", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc", "socketserver",
+        "webbrowser", "asyncio",
+    }
+)  # fmt: skip
+"""Standard-library modules that start processes, touch files or reach the network."""
+
+
+def split_spec(spec: Any) -> tuple[str, str]:
+    """``"module:attr"`` as (module, attr); ``ImportProblem`` when it is not one."""
     if not isinstance(spec, str) or spec.count(":") != 1:
         raise ImportProblem(f"expected an import path 'module:attr' (e.g. 'tools:search'), got {spec!r}")
     module_name, attr_path = (part.strip() for part in spec.split(":"))
     if not module_name or not attr_path:
         raise ImportProblem(f"expected an import path 'module:attr' (e.g. 'tools:search'), got {spec!r}")
+    return module_name, attr_path
+
+
+def risky(spec: Any) -> bool:
+    """Whether an import path points into the standard library's process, file-system or network modules."""
+    try:
+        module_name, _ = split_spec(spec)
+    except ImportProblem:
+        return False
+    return module_name.split(".")[0] in _RISKY_MODULES
+
+
+def check_import_path(spec: Any, folder: Path) -> None:
+    """Check ``"module:attr"`` as far as possible without running any code (``validate --no-import``).
+
+    The syntax, and that the top-level module exists: in ``folder`` or findable on the path
+    (``find_spec`` of a top-level name runs nothing). Whether ``attr`` exists needs the import.
+    """
+    import importlib.util
+
+    module_name, _ = split_spec(spec)
+    top = module_name.split(".")[0]
+    folder = folder.resolve()
+    if (folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file():
+        return
+    try:
+        found = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        found = None
+    if found is None:
+        raise ImportProblem(f"no module '{top}' (looked in {folder} and on the Python path)")
+
+
+def import_object(spec: Any, folder: Path) -> Any:
+    """Resolve ``"module:attr"`` (``attr`` may be dotted) relative to ``folder``."""
+    module_name, attr_path = split_spec(spec)
     module = _import_module(module_name, folder)
     obj: Any = module
     for attr in attr_path.split("."):
@@ -62,7 +109,21 @@ def _import_module(name: str, folder: Path) -> Any:
         where = f"{Path(exc.filename or name).name}:{exc.lineno}" if exc.lineno else name
         raise ImportProblem(f"importing '{name}' failed: {where}: {exc.msg}") from None
     except Exception as exc:  # noqa: BLE001 - any error inside user code is reported, not raised
-        raise ImportProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
+        where = _where(name, folder)
+        raise ImportProblem(f"importing '{name}' failed{where}: {type(exc).__name__}: {exc}") from None
+    except SystemExit as exc:  # sys.exit() at import time: the module's error, not the command's exit
+        raise ImportProblem(
+            f"importing '{name}' failed{_where(name, folder)}: it called sys.exit({exc.code!r})"
+        ) from None
+
+
+def _where(name: str, folder: Path) -> str:
+    """`` (tools.py)``: the file behind a module of the crew folder, for the message."""
+    parts = name.split(".")
+    for candidate in (folder.joinpath(*parts).with_suffix(".py"), folder.joinpath(*parts, "__init__.py")):
+        if candidate.is_file():
+            return f" ({candidate})"
+    return ""
 
 
 # Crew folders whose modules were imported, so their modules can be told apart later.

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from crew.secrets import looks_secret, register
+
 _Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ENV = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")
 
@@ -29,9 +31,15 @@ class YamlMap(dict):
     line: int = 0
     key_lines: dict[Any, int]
     duplicates: list[tuple[Any, int, int]]  # (key, line of the repeat, line of the first)
+    key_files: dict[Any, str]  # set only on maps merging several files (a CrewAI crew.py over its YAML)
 
     def line_of(self, key: Any) -> int:
         return self.key_lines.get(key, self.line)
+
+    def file_of(self, key: Any, default: str) -> str:
+        """The file a key was written in: ``default`` unless the map merges several files (a CrewAI crew.py)."""
+        files: dict[Any, str] | None = self.__dict__.get("key_files")
+        return files.get(key, default) if files else default
 
 
 class YamlList(list):
@@ -53,8 +61,45 @@ class YamlSyntaxError(Exception):
         self.path = path or []
 
 
+MAX_DEPTH = 64
+"""Containers nested deeper than this are an error: no crew needs them, and deep trees
+overflow the recursion of every later walk (validation, JSON, placeholders)."""
+
+MAX_SIZE = 200_000
+"""The most a file may expand to, in nodes (a string counts one per started kilobyte).
+Aliases let a few hundred bytes stand for billions of nodes (``&a [x, x]``, ``&b [*a, *a]``
+...); past this the file is refused rather than expanded."""
+
+
 class _LineLoader(_Base):  # type: ignore[misc, valid-type]
     env_problems: list[tuple[int, str]]
+    depth: int = 0
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """Construct as usual, but bound the nesting and locate every value error.
+
+        A tag that cannot build its value (``!!int "x"``) raises a plain ValueError in
+        PyYAML, with no position; here it becomes a located ``ConstructorError``.
+        """
+        collection = isinstance(node, yaml.CollectionNode)
+        if collection:
+            if self.depth >= MAX_DEPTH:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"nested more than {MAX_DEPTH} levels deep", node.start_mark
+                )
+            self.depth += 1
+        try:
+            return super().construct_object(node, deep=deep)
+        except yaml.MarkedYAMLError:
+            raise
+        except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
+            tag = node.tag.rsplit(":", 1)[-1]
+            raise yaml.constructor.ConstructorError(
+                None, None, f"cannot read this value as {tag}: {exc}", node.start_mark
+            ) from None
+        finally:
+            if collection:
+                self.depth -= 1
 
 
 def _mapping(loader: _LineLoader, node: yaml.MappingNode) -> YamlMap:
@@ -109,7 +154,10 @@ def _string(loader: _LineLoader, node: yaml.ScalarNode) -> str:
                 )
             )
             return ""
-        return value if value is not None else default
+        chosen = value if value is not None else default
+        if looks_secret(name):
+            register(chosen)  # scrubbed from every text that leaves the process from now on
+        return chosen
 
     return _ENV.sub(substitute, text)
 
@@ -129,6 +177,7 @@ def load_yaml(path: Path) -> tuple[Any, list[tuple[int, str]]]:
     loader.env_problems = []
     try:
         data = loader.get_single_data()
+        check_size(data)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         message = exc.problem or "invalid YAML"
@@ -139,9 +188,76 @@ def load_yaml(path: Path) -> tuple[Any, list[tuple[int, str]]]:
         raise YamlSyntaxError(message, (mark.line + 1) if mark else 1, _open_keys(text)) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(str(exc).splitlines()[0], 1) from None
+    except RecursionError:
+        raise YamlSyntaxError(f"nested more than {MAX_DEPTH} levels deep", 1) from None
     finally:
         loader.dispose()
     return data, loader.env_problems
+
+
+class TooLarge(yaml.MarkedYAMLError):
+    """A tree that expands past ``MAX_SIZE`` nodes (through aliases, usually)."""
+
+
+def check_size(data: Any, limit: int = MAX_SIZE) -> None:
+    """Raise ``TooLarge`` (at the line of the node that crosses ``limit``) when ``data`` expands past it.
+
+    Shared nodes (aliases) are measured once and their size reused, so this costs the
+    number of distinct nodes, not the expansion.
+    """
+    sizes: dict[int, int] = {}
+
+    def refuse(node: Any, problem: str) -> TooLarge:
+        line = getattr(node, "line", 0)
+        return TooLarge(problem=problem, problem_mark=yaml.Mark("", 0, max(line - 1, 0), 0, None, 0))
+
+    def size(node: Any, depth: int) -> int:
+        if isinstance(node, str):
+            return 1 + len(node) // 1024
+        if not isinstance(node, (dict, list)):
+            return 1
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        if depth >= MAX_DEPTH:
+            raise refuse(node, f"nested more than {MAX_DEPTH} levels deep")
+        children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        total = 1
+        for child in children:
+            total += size(child, depth + 1)
+            if total > limit:
+                raise refuse(
+                    node, f"expands to more than {limit:,} values (aliases repeating aliases?); refusing to expand it"
+                )
+        sizes[id(node)] = total
+        return total
+
+    size(data, 0)
+
+
+def load_data(path: Path) -> Any:
+    """A data file (``.json``, ``.yaml``, ``.yml``) read with the same limits as a crew file.
+
+    Raises ``YamlSyntaxError`` (a line, and the problem) for text that is not valid,
+    too deep or too large once expanded.
+    """
+    if path.suffix.lower() != ".json":
+        data, _ = load_yaml(path)
+        return data
+    import json
+
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise YamlSyntaxError(f"nested more than {MAX_DEPTH} levels deep", 1) from None
+    except json.JSONDecodeError as exc:
+        raise YamlSyntaxError(exc.msg, exc.lineno) from None
+    try:
+        check_size(data)
+    except TooLarge as exc:
+        raise YamlSyntaxError(exc.problem or "too large", 1) from None
+    return data
 
 
 def _open_keys(text: str) -> list[Any]:
@@ -170,7 +286,7 @@ def _open_keys(text: str) -> list[Any]:
                 if isinstance(event, yaml.CollectionStartEvent):
                     frames.append(["map" if isinstance(event, yaml.MappingStartEvent) else "seq", None, False])
                 continue
-            if top is not None and top[0] == "seq":
+            if top is not None and top[0] == "seq" and isinstance(top[1], int):
                 top[1] += 1
             if isinstance(event, yaml.MappingStartEvent):
                 frames.append(["map", None, False])
@@ -178,6 +294,6 @@ def _open_keys(text: str) -> list[Any]:
                 frames.append(["seq", -1])
             else:
                 value_done()
-    except yaml.YAMLError:
+    except (yaml.YAMLError, TypeError, ValueError):
         pass
     return [f[1] for f in frames if (f[0] == "map" and f[2]) or (f[0] == "seq" and f[1] >= 0)]

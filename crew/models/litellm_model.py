@@ -24,10 +24,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
-from crew.models.failures import after_failure
+from crew.models.failures import after_failure, give_up
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
 from crew.models.transport import Door, Transport, choose
+from crew.secrets import register as register_secret
+from crew.secrets import register_headers
 from crew.usage import Usage
 
 __all__ = ["LLM", "litellm_loaded", "load_litellm", "prewarm_litellm"]
@@ -51,7 +53,8 @@ def load_litellm() -> Any:
             import litellm
 
             litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
-            litellm.telemetry = False  # pyright: ignore[reportAttributeAccessIssue]
+            # Nothing else calls out: the cost map is local (above); litellm sends no telemetry
+            # unless a callback is configured, and we configure none.
             _litellm = litellm
     return _litellm
 
@@ -120,7 +123,7 @@ class LLM(BaseModel):
     rate_limiter: RateLimiter | None = Field(default=None, exclude=True)
     transport: Transport = "auto"
 
-    _supports_fc: bool | None = PrivateAttr(default=None)
+    _supports_fc: tuple[str, bool] | None = PrivateAttr(default=None)
 
     def __init__(self, model: str | None = None, /, **data: Any) -> None:
         if model is not None:
@@ -151,16 +154,19 @@ class LLM(BaseModel):
         """
         if self.function_calling is not None:
             return self.function_calling
-        if self._supports_fc is None and self.door == "native":
-            from crew.models.pricing import supports_function_calling
+        known = self._supports_fc
+        if known is None or known[0] != self.model:  # keyed by model: `llm.model = ...` later counts
+            if self.door == "native":  # the same table, read as data: no litellm import
+                from crew.models.pricing import supports_function_calling
 
-            self._supports_fc = supports_function_calling(self.model)
-        if self._supports_fc is None:
-            try:
-                self._supports_fc = bool(load_litellm().supports_function_calling(model=self.model))
-            except Exception:  # noqa: BLE001 - unknown models raise; text mode is the safe answer
-                self._supports_fc = False
-        return self._supports_fc
+                answer = supports_function_calling(self.model)
+            else:
+                try:
+                    answer = bool(load_litellm().supports_function_calling(model=self.model))
+                except Exception:  # noqa: BLE001 - unknown models raise; text mode is the safe answer
+                    answer = False
+            known = self._supports_fc = (self.model, answer)
+        return known[1]
 
     @property
     def limiter(self) -> RateLimiter | None:
@@ -219,6 +225,7 @@ class LLM(BaseModel):
                 raw = await litellm.acompletion(**kwargs)
                 if self.stream:
                     raw = _assembled(litellm, [chunk async for chunk in raw], messages)
+                _readable(raw)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
@@ -265,13 +272,15 @@ class LLM(BaseModel):
                     if text:
                         yield ModelDelta(text=text)
                 raw = _assembled(litellm, chunks, messages)
+                _readable(raw)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
                 yield self._finish(litellm, raw, time.perf_counter() - started, attempts, stream=True)
                 return
             if any(_delta_text(chunk) for chunk in chunks):
-                self._after_failure(failure, attempts, RetryPolicy(0))  # delivered text: no retry
+                key = self.api_key.get_secret_value() if self.api_key is not None else None
+                give_up(self.model, failure, attempts, "the stream broke after text was delivered", secrets=[key])
             await asyncio.sleep(self._after_failure(failure, attempts, policy))
 
     def complete(
@@ -299,6 +308,7 @@ class LLM(BaseModel):
                 raw = litellm.completion(**kwargs)
                 if self.stream:
                     raw = _assembled(litellm, list(raw), messages)
+                _readable(raw)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
@@ -310,6 +320,11 @@ class LLM(BaseModel):
         """Seconds to wait before the next attempt; raises LLMError when there is none."""
         key = self.api_key.get_secret_value() if self.api_key is not None else None
         return after_failure(self.model, exc, attempts, policy, secrets=[key])
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Register the key and secret-looking headers: they are scrubbed from every text we emit."""
+        register_secret(self.api_key)
+        register_headers((self.model_extra or {}).get("extra_headers"))
 
     def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int, *, stream: bool = False) -> LLMResponse:
         choice = raw.choices[0]
@@ -366,6 +381,15 @@ def _delta_text(chunk: Any) -> str:
         if delta is not None and delta.content:
             return delta.content
     return ""
+
+
+def _readable(raw: Any) -> None:
+    """Raise ``MalformedResponse`` (retried like a 5xx) for a reply with no choice or no message."""
+    choices = getattr(raw, "choices", None)
+    if not choices:
+        raise MalformedResponse("the model's reply holds no choices")
+    if getattr(choices[0], "message", None) is None:
+        raise MalformedResponse("the model's reply holds a choice without a message")
 
 
 def _carries(chunk: Any) -> bool:

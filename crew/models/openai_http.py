@@ -18,13 +18,12 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import httpx
 
-from crew.errors import LLMError
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
-from crew.models.failures import after_failure, describe, scrub, shorten
+from crew.models.failures import after_failure, give_up, shorten
 from crew.models.pricing import cost
 from crew.models.retry import MalformedResponse
 from crew.models.transport import Endpoint, endpoint
@@ -247,12 +246,8 @@ class _Call:
             self._give_up(exc, attempts, "refused before sending: a configuration problem")
         return after_failure(self.llm.model, exc, attempts, self.llm.retry_policy, secrets=self.secrets())
 
-    def _give_up(self, exc: Exception, attempts: int, why: str) -> None:
-        cause = scrub(describe(exc), self.secrets())
-        raise LLMError(
-            f"LLM call to {self.llm.model!r} failed after {attempts} attempt(s) ({why}): {shorten(cause)}",
-            model=self.llm.model,
-        )
+    def _give_up(self, exc: Exception, attempts: int, why: str) -> NoReturn:
+        give_up(self.llm.model, exc, attempts, why, secrets=self.secrets())
 
     def broken_mid_stream(self, exc: Exception, attempts: int) -> None:
         """A stream that broke after text reached the caller cannot be retried without repeating it."""
@@ -268,9 +263,11 @@ class _Call:
 def _response(model: str, reply: dict[str, Any], latency: float, attempts: int, stream: bool) -> LLMResponse:
     choices = reply.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise MalformedResponse("the reply holds no choices")
+        raise MalformedResponse("the model's reply holds no choices")
     choice = choices[0]
-    message = choice.get("message") or {}
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise MalformedResponse("the model's reply holds a choice without a message")
     tool_calls, invalid = split_tool_calls(message.get("tool_calls") or [])
     usage = reply.get("usage") or {}
     prompt = int(usage.get("prompt_tokens") or 0)
@@ -410,11 +407,11 @@ async def acomplete(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[s
         started = time.perf_counter()
         try:
             call.check_key()
-            reply = await _apost(call)
+            response = call.finish(await _apost(call), time.perf_counter() - started, attempts)
         except Exception as exc:  # noqa: BLE001 - classified by the retry policy
             failure = exc
         else:
-            return call.finish(reply, time.perf_counter() - started, attempts)
+            return response
         await asyncio.sleep(call.wait_or_raise(failure, attempts))
 
 
@@ -460,7 +457,8 @@ async def astream(
             ) as response:
                 if response.status_code != 200:
                     raise call.fail_status(response, await response.aread())
-                if not _is_sse(response):  # a server that ignored stream=true: one JSON reply
+                sse = _is_sse(response)
+                if not sse:  # a server that ignored stream=true: one JSON reply
                     reply = _json_reply(await response.aread())
                 else:
                     stream = _Stream()
@@ -470,13 +468,13 @@ async def astream(
                             delivered = True
                             yield ModelDelta(text=text)
                     reply = stream.reply()
+            final = call.finish(reply, time.perf_counter() - started, attempts)
         except httpx.TransportError as exc:
             failure: Exception = _transport_error(exc, call.point)
         except Exception as exc:  # noqa: BLE001 - classified by the retry policy
             failure = exc
         else:
-            final = call.finish(reply, time.perf_counter() - started, attempts)
-            if not _is_sse(response) and final.content:
+            if not sse and final.content:
                 yield ModelDelta(text=final.content)
             yield final
             return
@@ -500,11 +498,11 @@ def complete(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any
         started = time.perf_counter()
         try:
             call.check_key()
-            reply = _post(call)
+            response = call.finish(_post(call), time.perf_counter() - started, attempts)
         except Exception as exc:  # noqa: BLE001 - classified by the retry policy
             failure = exc
         else:
-            return call.finish(reply, time.perf_counter() - started, attempts)
+            return response
         time.sleep(call.wait_or_raise(failure, attempts))
 
 

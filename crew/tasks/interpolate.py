@@ -8,13 +8,19 @@ Rules (the same everywhere a text is templated):
 - ``{{`` and ``}}`` are literal ``{`` and ``}`` (``str.format``'s escape).
 - Any other brace is left alone, so JSON examples in a description need no escaping
   unless they contain ``}}``.
-- In a path (``output_file``) an input may not hold a ``..`` component: inputs often come
-  from outside (a web form), and ``out/{topic}.md`` must not write ``out/../../x.md``.
+- In a path (``output_file``) inputs often come from outside (a web form): a path built
+  from inputs stays inside its *output folder*, the literal folder written before the first
+  placeholder (``out`` for ``out/{a}{b}/x.md``, the current folder for ``{p}.md``), after
+  every expansion and normalisation. So no input may make it absolute, climb out with
+  ``..`` (alone or assembled from several inputs: ``{a}{b}`` with ``.`` and ``.``), or
+  reach ``$HOME``: ``~`` is expanded only when the YAML itself starts the path with it.
+  A path with no placeholder keeps its literal meaning.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -51,11 +57,42 @@ def fill(text: str, inputs: Mapping[str, Any], *, where: str, errors: list[str])
     return _TOKEN.sub(replace, text)
 
 
-def climbing_inputs(template: str, inputs: Mapping[str, Any]) -> list[str]:
-    """The placeholders of path ``template`` whose input value has a ``..`` path component."""
-    return [
-        key for key in placeholders(template) if key in inputs and ".." in re.split(r"[/\\]", _as_text(inputs[key]))
-    ]
+def fill_path(template: str, inputs: Mapping[str, Any], *, owner: str, errors: list[str]) -> tuple[str, str | None]:
+    """Fill the output path of ``owner`` (``task 'x'``); return it and its output folder (None: a literal path).
+
+    A problem (a missing input, or inputs that would move the path out of its folder)
+    appends a message to ``errors``. An input holding a ``..`` component (``/`` or ``\\``
+    separated) is refused even where it would stay inside: such a path means to climb.
+    """
+    where = f"{owner} output_file"
+    filled = fill(template, inputs, where=where, errors=errors)
+    starts = [m.start() for m in _TOKEN.finditer(template) if m.group(1)]
+    if not starts:  # nothing came from inputs: the path means what it says
+        return os.path.expanduser(filled), None
+    head = fill(template[: starts[0]], {}, where=where, errors=[])
+    root = os.path.dirname(head) or "."
+    if head.startswith("~/"):  # the YAML itself starts the path at home
+        root, filled = os.path.expanduser(root), os.path.expanduser(filled)
+    base, target = os.path.abspath(root), os.path.abspath(filled)
+    keys = [k for k in placeholders(template) if k in inputs]
+    climbing = [k for k in keys if ".." in re.split(r"[/\\]", _as_text(inputs[k]))]
+    home = filled.startswith("~") and not head.startswith("~")  # would read as $HOME to a shell or a later expanduser
+    if climbing or home or target == base or os.path.commonpath([base, target]) != base:
+        shown = ", ".join(f"'{k}' ({_as_text(inputs[k])!r})" for k in (climbing or keys))
+        errors.append(
+            f"input {shown} would move the output_file of {owner} out of its folder '{root}' (to '{filled}'): "
+            "a path built from inputs must stay inside the folder written before its first placeholder"
+        )
+    return filled, root
+
+
+def inside_folder(path: str, root: str) -> bool:
+    """Whether ``path`` stays inside ``root`` once symlinks are followed (for the write itself)."""
+    from pathlib import Path
+
+    real_root = Path(root).resolve()
+    real = Path(path).resolve()
+    return real != real_root and real.is_relative_to(real_root)
 
 
 def _as_text(value: Any) -> str:

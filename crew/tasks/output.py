@@ -73,6 +73,8 @@ class TaskOutput(_Answer, BaseModel):
     started_at: float | None = None
     finished_at: float | None = None
     attempts: int = 1
+    output_file: str | None = None
+    """The file this output was written to (``Task.output_file`` filled in), once written."""
 
     @property
     def duration(self) -> float:

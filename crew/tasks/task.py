@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from crew.keywords import known_keys
-from crew.tasks.interpolate import climbing_inputs, fill
+from crew.tasks.interpolate import fill, fill_path
 from crew.tools.base import BaseTool
 from crew.tools.decorator import wrap_functions
 
@@ -57,6 +57,9 @@ class Task(BaseModel):
     max_retries: int = Field(default=0, ge=0)
     timeout: float | None = Field(default=None, gt=0)
 
+    _output_root: str | None = PrivateAttr(default=None)
+    """The folder a path built from inputs must stay in, set by ``interpolate`` (None: a literal path)."""
+
     @model_validator(mode="before")
     @classmethod
     def _known_keys(cls, data: Any) -> Any:
@@ -95,26 +98,25 @@ class Task(BaseModel):
         errors: list[str] = []
         filled = {
             field: fill(getattr(self, field), inputs, where=f"{where} {field}", errors=errors)
-            for field in ("description", "expected_output", "output_file")
-            if getattr(self, field) is not None
+            for field in ("description", "expected_output")
         }
         if errors:
             from crew.errors import MissingInputError
 
             raise MissingInputError("; ".join(errors), errors=errors)
-        climbing = climbing_inputs(self.output_file, inputs) if self.output_file else []
-        if climbing:
-            from crew.errors import ConfigError
+        root = None
+        if self.output_file is not None:
+            filled["output_file"], root = fill_path(self.output_file, inputs, owner=where, errors=errors)
+        if errors:
+            from crew.errors import ConfigError, MissingInputError
 
-            problems = [
-                f"input '{key}' ({inputs[key]!r}) would move the output_file of {where} out of its "
-                f"directory: '..' is not allowed in an input filled into a path"
-                for key in climbing
-            ]
-            raise ConfigError("; ".join(problems), errors=problems)
+            kind = MissingInputError if errors[0].startswith("missing input") else ConfigError
+            raise kind("; ".join(errors), errors=errors)
         if name is not None:
             filled["name"] = name
-        return self.model_copy(update=filled)
+        copy = self.model_copy(update=filled)
+        copy._output_root = root
+        return copy
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 
 from crew.errors import ToolArgumentsError
 from crew.events import bus
+from crew.secrets import scrub
 from crew.tools.adapters import adapt_tool
 from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
@@ -46,6 +47,7 @@ def _running_loop() -> Any:
 
 
 _NOT_SHARED = object()  # what a leader hands its waiters when it stored nothing: they run themselves
+_LEADER_GONE = object()  # what a cancelled leader hands its waiters: one of them takes the lead
 
 
 @dataclass
@@ -69,7 +71,19 @@ class ToolStats:
 class _Pending:
     """One resolved, validated call on its way through the pipeline."""
 
-    __slots__ = ("args", "call_id", "context", "key", "leading", "name", "shared", "start", "tool", "waiters")
+    __slots__ = (
+        "args",
+        "call_id",
+        "context",
+        "counted",
+        "key",
+        "leading",
+        "name",
+        "shared",
+        "start",
+        "tool",
+        "waiters",
+    )
 
     def __init__(
         self, tool: BaseTool, name: str, call_id: str, args: dict[str, Any], context: RunContext | None, start: float
@@ -84,6 +98,20 @@ class _Pending:
         self.leading = False  # True while identical calls may wait for this one
         self.waiters: Future[Any] | None = None  # created by the first identical call that waits
         self.shared: Any = _NOT_SHARED  # the stored cache value, once there is one
+        self.counted = False  # whether ToolStats counted this call already
+
+
+def _exit_error(pending: _Pending, exc: BaseException) -> Exception:
+    """A tool's ``SystemExit``/``KeyboardInterrupt`` as an ordinary error of that tool."""
+    from crew.errors import ToolException
+
+    if isinstance(exc, SystemExit):
+        what = f"called sys.exit({exc.code!r})" if exc.code is not None else "called sys.exit()"
+    else:
+        what = "raised KeyboardInterrupt"
+    error = ToolException(f"tool '{pending.name}' {what}; the run goes on without its result")
+    error.__cause__ = exc
+    return error
 
 
 _new = object.__new__
@@ -223,14 +251,18 @@ class ToolExecutor:
         pending = self._prepare(call, tools, context)
         if isinstance(pending, ToolResult):
             return pending
-        if pending.key is not None:
+        while pending.key is not None:
             waiting = self._join(pending)
             # Blocking on a leader that may be a task of the loop running in this very
             # thread would deadlock; such a caller runs the tool itself instead.
-            if waiting is not None and (waiting.done() or _running_loop() is None):
-                shared = waiting.result()
-                if shared is not _NOT_SHARED:
-                    return self._hit(pending, shared)
+            if waiting is None or not (waiting.done() or _running_loop() is None):
+                break
+            shared = waiting.result()
+            if shared is _LEADER_GONE:
+                continue  # the leader was cancelled: lead (or follow the waiter who does)
+            if shared is not _NOT_SHARED:
+                return self._hit(pending, shared)
+            break
         try:
             refusal = self._claim(pending)
             if refusal is not None:
@@ -242,7 +274,19 @@ class ToolExecutor:
                     raw = run_coroutine_sync(raw)
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
+            except SystemExit as exc:  # the tool's own sys.exit(): its error, not the process's end
+                return self._failed(pending, _exit_error(pending, exc), perf_counter() - started)
+            except KeyboardInterrupt as exc:
+                if threading.current_thread() is threading.main_thread():
+                    raise  # in the main thread it may be the user's Ctrl-C
+                return self._failed(pending, _exit_error(pending, exc), perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
+        except BaseException:
+            if not pending.counted:
+                self._abandoned(pending)
+                if pending.leading:
+                    pending.shared = _LEADER_GONE
+            raise
         finally:
             if pending.leading:
                 self._release(pending)
@@ -254,14 +298,22 @@ class ToolExecutor:
         pending = self._prepare(call, tools, context)
         if isinstance(pending, ToolResult):
             return pending
-        if pending.key is not None:
+        while pending.key is not None:
             waiting = self._join(pending)
-            if waiting is not None:
-                import asyncio
+            if waiting is None:
+                break
+            import asyncio
 
+            try:
                 shared = await asyncio.wrap_future(waiting)
-                if shared is not _NOT_SHARED:
-                    return self._hit(pending, shared)
+            except BaseException:  # cancelled while waiting: still a call that named the tool
+                self._abandoned(pending)
+                raise
+            if shared is _LEADER_GONE:
+                continue  # the leader was cancelled: lead (or follow the waiter who does)
+            if shared is not _NOT_SHARED:
+                return self._hit(pending, shared)
+            break
         try:
             refusal = self._claim(pending)
             if refusal is not None:
@@ -271,7 +323,15 @@ class ToolExecutor:
                 raw = await pending.tool._execute(pending.args, self._tool_context(pending))
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
+            except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
+                return self._failed(pending, _exit_error(pending, exc), perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
+        except BaseException:  # cancelled (its task timed out): hand the lead to a waiter
+            if not pending.counted:
+                self._abandoned(pending)
+                if pending.leading:
+                    pending.shared = _LEADER_GONE
+            raise
         finally:
             if pending.leading:
                 self._release(pending)
@@ -398,6 +458,15 @@ class ToolExecutor:
         if waiters is not None:
             waiters.set_result(pending.shared)
 
+    def _abandoned(self, pending: _Pending) -> None:
+        """Count a call that ended without a result (cancelled): ``calls`` counts every call."""
+        pending.counted = True
+        with self._lock:
+            stats = self._stats.get(pending.name)
+            if stats is None:
+                stats = self._stats[pending.name] = ToolStats()
+            stats.calls += 1
+
     def _claim(self, pending: _Pending) -> ToolResult | None:
         """Take a usage slot atomically, or return the refusal when none is left."""
         limit = pending.tool.max_usage_count
@@ -506,6 +575,8 @@ class ToolExecutor:
         seconds: float | None = None,
     ) -> ToolResult:
         """Count the outcome, announce it and build the result the model reads."""
+        pending.counted = True
+        content = scrub(content)  # an observation goes to a model: no secret in it
         with self._lock:
             stats = self._stats.get(pending.name)
             if stats is None:

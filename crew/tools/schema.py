@@ -156,10 +156,11 @@ def build_args_model(
             info = copy.copy(default)
             if text and not info.description:
                 info.description = text
-        elif default is param.empty:
-            info = Field(description=text)
         else:
-            info = Field(default=default, description=text)
+            # description only when we have one: an explicit None would override the one of
+            # ``Annotated[T, Field(description=...)]`` when pydantic merges the two
+            extra: dict[str, Any] = {"description": text} if text else {}
+            info = Field(**extra) if default is param.empty else Field(default=default, **extra)
         fields[param.name] = (annotation, info)
     try:
         with warnings.catch_warnings():

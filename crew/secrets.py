@@ -1,0 +1,149 @@
+"""The secrets a process knows, and the one function that removes them from text.
+
+Every text that leaves the process (errors, observations sent to a model, outputs,
+events, logs, files, the CLI's stdout and stderr) passes through :func:`scrub`. It
+replaces every registered secret value, and anything shaped like a well-known API key
+(``sk-...``, ``ghp_...``, ``AKIA...``), with ``***``: a key pasted into the wrong YAML
+field is not a registered secret, but it must not be echoed either.
+
+What is registered: the values of environment variables whose names look secret
+(``OPENAI_API_KEY``, ``AWS_SECRET_ACCESS_KEY``; read when this module loads and again by
+:func:`register_environment`, which every kickoff and every CLI command call, so a key set
+later counts too, while :func:`scrub` itself stays cheap enough for every tool call),
+``api_key`` values and ``extra_headers`` values of models, and values substituted for
+``${VAR}`` whose names look secret. Values shorter than 8 characters are never
+registered: replacing ``"1"`` everywhere would ruin texts and hide nothing.
+
+This module is at the bottom layer (imports nothing of crew), so any layer may use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "looks_secret",
+    "register",
+    "register_environment",
+    "register_headers",
+    "registered",
+    "scrub",
+    "scrub_data",
+]
+
+MASK = "***"
+MIN_LENGTH = 8
+
+_SECRET_NAME = re.compile(
+    r"(?:^|[_\-.])(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)(?:$|[_\-.])", re.IGNORECASE
+)
+_SECRET_HEADER = re.compile(r"key|token|secret|auth|password|cookie|signature", re.I)
+# Shapes of well-known credentials: found even when nobody registered them.
+_KEY_SHAPES = re.compile(
+    r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|github_pat_[A-Za-z0-9_]{20,}"
+    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"
+    r"|AKIA[0-9A-Z]{16}"
+    r"|AIza[0-9A-Za-z_\-]{30,}"
+    r"|hf_[A-Za-z0-9]{20,})"
+)
+
+_SHAPE_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AKIA", "AIza", "hf_")
+"""Every key shape starts with one of these: a substring test (C speed) skips the regex for most texts."""
+
+_lock = threading.Lock()
+_values: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+_env_seen: dict[str, str] = {}
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a variable or setting name looks like it holds a credential (``OPENAI_API_KEY``, ``db_password``)."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def register(value: Any) -> None:
+    """Remember a secret value (a str or pydantic ``SecretStr``); short or empty values are ignored."""
+    getter = getattr(value, "get_secret_value", None)
+    if callable(getter):
+        value = getter()
+    if not isinstance(value, str) or len(value.strip()) < MIN_LENGTH:
+        return
+    global _pattern
+    with _lock:
+        if value not in _values:
+            _values.add(value)
+            _pattern = None
+
+
+def register_headers(headers: Any) -> None:
+    """Register the values of request headers whose names look secret (``X-Api-Key``, ``Authorization``).
+
+    ``Authorization: Bearer <token>`` registers the token too, since errors quote it alone.
+    """
+    if not isinstance(headers, Mapping):
+        return
+    for name, value in headers.items():
+        if isinstance(name, str) and _SECRET_HEADER.search(name) and isinstance(value, str):
+            register(value)
+            scheme, _, token = value.partition(" ")
+            if token and scheme.lower() in ("bearer", "basic", "token"):
+                register(token)
+
+
+def registered() -> frozenset[str]:
+    """Every secret value known now."""
+    with _lock:
+        return frozenset(_values)
+
+
+def scrub(text: str) -> str:
+    """``text`` with every known secret and every key-shaped token replaced by ``***``."""
+    if not isinstance(text, str) or not text:
+        return text
+    pattern = _pattern if _pattern is not None or not _values else _current_pattern()
+    if pattern is not None:
+        text = pattern.sub(MASK, text)
+    for prefix in _SHAPE_PREFIXES:
+        if prefix in text:
+            return _KEY_SHAPES.sub(MASK, text)
+    return text
+
+
+def scrub_data(value: Any, _depth: int = 0) -> Any:
+    """``scrub`` applied to every string inside dicts, lists and tuples (other values kept)."""
+    if isinstance(value, str):
+        return scrub(value)
+    if _depth > 50:
+        return value
+    if isinstance(value, dict):
+        return {k: scrub_data(v, _depth + 1) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return type(value)(scrub_data(v, _depth + 1) for v in value)
+    return value
+
+
+def register_environment() -> None:
+    """Register the environment variables whose names look secret (new or changed ones count)."""
+    for name, value in list(os.environ.items()):
+        if _env_seen.get(name) != value:
+            _env_seen[name] = value
+            if _SECRET_NAME.search(name):
+                register(value)
+
+
+def _current_pattern() -> re.Pattern[str] | None:
+    global _pattern
+    with _lock:
+        if _pattern is None and _values:
+            alternatives = sorted(_values, key=len, reverse=True)  # longest first: no partial masks
+            _pattern = re.compile("|".join(map(re.escape, alternatives)))
+        return _pattern
+
+
+register_environment()
