@@ -25,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "crew.tools.calls",
     "RunContext": "crew.tools.calls",
     "ToolExecutor": "crew.tools.executor",
+    "adapt_tool": "crew.tools.adapters",
+    "MCPServer": "crew.mcp.server",  # crew.mcp itself never imports the mcp SDK until a server opens
     # tasks and outputs
     "Task": "crew.tasks.task",
     "TaskOutput": "crew.tasks.output",
@@ -63,6 +65,7 @@ __all__ = [
     "GraphError",
     "LLMError",
     "LLMResponse",
+    "MCPServer",
     "MissingInputError",
     "Process",
     "RunContext",
@@ -75,6 +78,7 @@ __all__ = [
     "ToolResult",
     "Usage",
     "__version__",
+    "adapt_tool",
     "bus",
     "tool",
 ]
@@ -106,9 +110,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolException,
     )
     from crew.events import Event, bus
+    from crew.mcp.server import MCPServer
     from crew.models import LLM, LLMResponse
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
+    from crew.tools.adapters import adapt_tool
     from crew.tools.base import BaseTool
     from crew.tools.calls import RunContext, ToolCall, ToolResult
     from crew.tools.decorator import tool

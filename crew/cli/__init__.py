@@ -103,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run none of the folder's code: check the YAML, names and import paths (syntax, modules) only",
     )
+    p.add_argument(
+        "--check-servers", action="store_true", help="also start each MCP server and report start-up failures"
+    )
     p.set_defaults(handler="crew.cli.inspect:validate")
 
     p = command("plot", "draw the task graph (Mermaid on stdout by default)")

@@ -256,7 +256,15 @@ class BaseTool(Invocation, BaseModel, ABC):
     @property
     def args(self) -> dict[str, Any]:
         """The JSON-schema properties of the arguments (LangChain's ``tool.args``)."""
-        return parameters_schema(self.args_schema)["properties"]
+        return self.parameters().get("properties", {})
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments the model sees: rendered from ``args_schema``.
+
+        A tool whose schema comes from elsewhere (an MCP server's ``inputSchema``) returns
+        that one, so the model sees exactly what the other side declared.
+        """
+        return parameters_schema(self.args_schema)
 
     @property
     def usage_limit_message(self) -> str:
@@ -372,7 +380,7 @@ class BaseTool(Invocation, BaseModel, ABC):
         """The text block injected into prompts: name, arguments' JSON schema, description."""
         lines = [
             f"Tool Name: {self.tool_name}",
-            f"Tool Arguments: {json.dumps(parameters_schema(self.args_schema), ensure_ascii=False)}",
+            f"Tool Arguments: {json.dumps(self.parameters(), ensure_ascii=False)}",
             f"Tool Description: {self.description}",
         ]
         result = self.describe_result()
@@ -388,7 +396,7 @@ class BaseTool(Invocation, BaseModel, ABC):
 
     def to_openai_tool(self, strict: bool = False) -> dict[str, Any]:
         """The OpenAI function-tool dict (litellm translates it for other providers)."""
-        parameters = parameters_schema(self.args_schema)
+        parameters = self.parameters()
         function: dict[str, Any] = {"name": self.tool_name, "description": self.description}
         if strict:
             function["parameters"] = strict_schema(parameters)
