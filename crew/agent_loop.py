@@ -120,10 +120,11 @@ class TaskRun:
             role=agent.role,
             goal=agent.goal,
             backstory=agent.backstory,
-            tool_descriptions=[t.describe() for t in self.tools],
+            tool_descriptions=[t.describe() for t in self.tools] if self.text_mode else [],
             tool_names=[t.tool_name for t in self.tools],
             text_mode=self.text_mode,
             template=agent.system_template,
+            tool_results=[] if self.text_mode else [(t.tool_name, r) for t in self.tools if (r := t.describe_result())],
         )
 
     def _task_prompt(self, context: Sequence[TaskOutput], feedback: str | None, previous_answer: str | None) -> str:
@@ -359,7 +360,7 @@ class TaskRun:
         tool = self._find_tool(action.tool)
         if tool is None:
             return None
-        params = [name for name in tool.args_schema.model_fields if name not in tool.injected_params]
+        params = [name for name in tool.args if name not in tool.injected_params]
         if len(params) != 1:
             return None
         return {params[0]: action.raw_input.strip().strip("'\"")}

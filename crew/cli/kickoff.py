@@ -32,9 +32,14 @@ def run(args: argparse.Namespace) -> int:
     given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
     if args.out and Path(args.out).exists() and not Path(args.out).is_dir():
         raise UsageError(f"--out {args.out}: not a folder")
+    _batch_flags_need_for_each(args)
     project = load_project(args.path, llm=args.llm, out_dir=args.out, require_model=True)
     for warning in project.warnings:
         print(warning, file=sys.stderr)
+    if args.for_each:
+        from crew.cli import for_each
+
+        return for_each.run(args, project, given)
     inputs = {**project.inputs, **given}
     missing = project.missing_inputs(inputs)
     if missing:
@@ -64,6 +69,23 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     _summary(args, crew, inputs, output, error, started, failed)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _batch_flags_need_for_each(args: argparse.Namespace) -> None:
+    if args.for_each:
+        if args.json:
+            raise UsageError("--json is for one kickoff; --for-each writes JSON Lines already")
+        return
+    for flag, value in (
+        ("-o", args.output),
+        ("--ordered", args.ordered),
+        ("--backend", args.backend),
+        ("--address", args.address),
+        ("--max-tokens", args.max_tokens),
+        ("--max-cost", args.max_cost),
+    ):
+        if value:
+            raise UsageError(f"{flag} is for many kickoffs: add --for-each FILE.jsonl")
 
 
 def _execute(crew: Any, inputs: dict[str, Any], run_id: str, progress: Any, *, as_json: bool) -> tuple[Any, str | None]:

@@ -129,11 +129,16 @@ def split_tool_calls(raw_calls: Sequence[Any]) -> tuple[list[ToolCall], list[Inv
     return valid, invalid
 
 
-def emit_call(response: LLMResponse, *, attempts: int = 1, stream: bool = False) -> None:
-    """Announce a finished model call (every ChatModel reports through here)."""
+def emit_call(response: LLMResponse, *, attempts: int = 1, stream: bool = False, transport: str = "local") -> None:
+    """Announce a finished model call (every ChatModel reports through here).
+
+    ``transport`` names the door the call took: ``native`` (OpenAI protocol over httpx),
+    ``litellm``, or ``local`` for models that answer in-process (the doubles).
+    """
     bus.emit(
         "llm.call",
         model=response.model,
+        transport=transport,
         prompt_tokens=response.usage.prompt_tokens,
         completion_tokens=response.usage.completion_tokens,
         total_tokens=response.usage.total_tokens,
