@@ -638,3 +638,23 @@ def test_a_refused_script_is_the_only_error_its_yaml_is_not_checked_as_a_crew(tm
     )
     [error] = errors_of(tmp_path)
     assert error.startswith(f"{tmp_path / 'screenplay.py'}:8: `screen.execute()` runs a task from Python code")
+
+
+def test_only_folders_beside_crew_py_that_the_source_root_lacks_import_as_the_packages_own(tmp_path: Path) -> None:
+    from crew.config.crewai.objects import Project
+    from crew.config.crewai.plan import Import
+
+    package = tmp_path / "src" / "desk"
+    (package / "tools").mkdir(parents=True)
+    (package / "types.py").write_text("", encoding="utf-8")
+    (tmp_path / "src" / "shared").mkdir()
+    (package / "shared").mkdir()
+    project = Project(tmp_path / "src", "desk")
+
+    def absolute(module: str) -> str:
+        return project.absolute(Import(module, "X", 0, 1))
+
+    assert absolute("tools.calculator_tool") == "desk.tools.calculator_tool"  # beside crew.py only
+    assert absolute("types") == "types"  # the standard library's, as the authors' own run had it
+    assert absolute("shared.x") == "shared.x"  # the source root's comes first, as on sys.path
+    assert absolute("desk.tools.x") == "desk.tools.x"

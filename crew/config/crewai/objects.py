@@ -90,7 +90,7 @@ class Project:
             return None
         top = module.split(".")[0]
         folder = self.root.joinpath(*self.package.split("."))
-        if _module_in(self.root, top) or not _module_in(folder, top):
+        if top in sys.stdlib_module_names or _module_in(self.root, top) or not _module_in(folder, top):
             return None
         return f"{self.package}.{module}"
 
