@@ -53,6 +53,9 @@ _EXPORTS: dict[str, str] = {
     "ToolCallStarted": "crew.stream.events",
     "ToolCallFinished": "crew.stream.events",
     "ApprovalRequested": "crew.stream.events",
+    # execution backends
+    "KickoffResult": "crew.backends.base",
+    "RayBackend": "crew.backends.ray",
     # observability and persistence
     "bus": "crew.events",
     "Event": "crew.events",
@@ -85,11 +88,13 @@ __all__ = [
     "CrewRunError",
     "Event",
     "GraphError",
+    "KickoffResult",
     "LLMError",
     "LLMResponse",
     "MCPServer",
     "MissingInputError",
     "Process",
+    "RayBackend",
     "RunContext",
     "RunStarted",
     "RunStore",
@@ -132,6 +137,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from crew.agent import Agent
+    from crew.backends.base import KickoffResult
+    from crew.backends.ray import RayBackend
     from crew.crew import Crew, Process
     from crew.errors import (
         BudgetExceededError,

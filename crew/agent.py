@@ -310,7 +310,7 @@ async def _settle_function_calling(model: Any) -> None:
     if llm.litellm_loaded():  # loaded, not merely in sys.modules (which an import in flight is)
         return
     inner = innermost(model)  # through wrappers such as the crew's request budget
-    if isinstance(inner, llm.LLM) and inner.function_calling is None:
+    if isinstance(inner, llm.LLM) and inner.function_calling is None and inner.door == "litellm":
         import asyncio
 
         await asyncio.to_thread(lambda: model.supports_function_calling)

@@ -132,9 +132,14 @@ class CrewRun:
             executor.register(worker.tools)
 
         runner = TaskRunner(tasks, scope, worker=worker, delegation=self.delegation)
+        run_task: Any = runner
+        if crew.backend != "local":
+            from crew.backends.ray_graph import task_runner_for
+
+            run_task = task_runner_for(crew.backend, runner, crew)
         scheduler = Scheduler(
             graph,
-            runner,
+            run_task,
             max_concurrency=crew.max_concurrency,
             on_error=crew.on_error,
             precomputed=precomputed,

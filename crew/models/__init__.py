@@ -1,16 +1,18 @@
-"""The model layer: the ChatModel contract, the litellm model, wrappers, retries, rate limits.
+"""The model layer: the ChatModel contract, ``LLM`` and its two transports, wrappers, retries, rate limits.
 
 - ``base``: the contract (``ChatModel``: ``acomplete`` required, ``astream`` optional)
   and what crosses it (``LLMResponse``, ``ModelDelta``, ``InvalidToolCall``).
 - ``calling``: ``stream_reply`` (``astream`` or a one-item fallback) and ``complete_sync``.
 - ``info``: ``ModelCallInfo``, what a call is for (agent, task, turn, tools).
 - ``wrapped``: ``WrappedModel``, the base of models that decorate another (``.wrapped``).
-- ``litellm_model``: ``LLM``, the one place that talks to litellm; ``resolve``:
-  ``as_chat_model``, which turns ``llm=...`` into a model and picks its transport.
+- ``litellm_model``: ``LLM``, the user's configuration object; its calls take one of two
+  doors (``transport``): the native OpenAI-protocol transport over httpx (``openai_http``)
+  or litellm. ``resolve``: ``as_chat_model``, which turns ``llm=...`` into a model.
+- ``pricing``: litellm's bundled price table read as data; ``failures``: errors both doors share.
 - ``retry``, ``ratelimit``: backoff policy; request budgets and ``Throttled``.
 
-An agent talks to a model only through the contract. Importing this package never
-imports litellm: that happens on the first real call, or in the background when
+An agent talks to a model only through the contract. Importing this package imports
+neither httpx nor litellm: litellm comes on the first call that needs it, or in the background when
 :func:`prewarm_litellm` is asked to.
 """
 

@@ -1,10 +1,9 @@
 """The one place that talks to litellm: :class:`LLM`, and what turns ``llm=...`` into a model.
 
-Agents see a :class:`ChatModel` (the contract in :mod:`crew.models.base`):
-OpenAI-format messages and tools in, an :class:`LLMResponse` out, or a stream of
-:class:`ModelDelta` pieces ending in one. :class:`LLM` implements it for any litellm
-model, streaming included; :func:`crew.models.resolve.as_chat_model` picks it for
-model strings, and is where another transport would be chosen instead.
+Agents see a :class:`ChatModel` (defined in :mod:`crew.models.base`, re-exported here):
+OpenAI-format messages and tools in, an :class:`LLMResponse` out. :class:`LLM`
+implements it for any litellm model; the doubles in :mod:`crew.testing` implement
+it offline.
 
 litellm is imported on first use, never at ``import crew``: the import costs
 seconds, so :func:`prewarm_litellm` starts it in a background thread as soon as
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -25,14 +23,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
-from crew.errors import LLMError
-from crew.events import bus
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
-from crew.models.calling import final_response
+from crew.models.failures import after_failure, give_up
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
+from crew.models.transport import Door, Transport, choose
 from crew.secrets import register as register_secret
-from crew.secrets import register_environment, register_headers, scrub
+from crew.secrets import register_headers
 from crew.usage import Usage
 
 __all__ = ["LLM", "litellm_loaded", "load_litellm", "prewarm_litellm"]
@@ -90,19 +87,21 @@ async def _aload_litellm() -> Any:
     return await asyncio.to_thread(load_litellm)  # a cold import must not freeze the event loop
 
 
-_NO_RETRY = RetryPolicy(0, 0.0, 0.0)
-"""For a stream that already handed text on: a retry would repeat it."""
-
-
 class LLM(BaseModel):
-    """A litellm model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
+    """A model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
+
+    ``transport`` picks the door its calls take: ``native`` (OpenAI chat completions over
+    httpx, :mod:`crew.models.openai_http`), ``litellm``, or ``auto`` (the default: native
+    for ``openai/...``, bare OpenAI names and OpenAI-compatible ``api_base`` endpoints,
+    litellm for the rest; see :func:`crew.models.transport.choose`).
 
     ``num_retries`` counts retries after the first attempt, on rate limits,
     timeouts and server errors (see :mod:`crew.models.retry`); ``timeout`` bounds each
     attempt. ``max_rpm`` shares one process-wide budget with every LLM naming the
     same model, endpoint and limit; pass ``rate_limiter`` to share one budget
     more widely (e.g. across models of one account). Unknown keyword arguments go
-    to ``litellm.completion`` as they are (``top_p``, ``seed``, ``extra_headers``...).
+    to the provider as they are (``top_p``, ``seed``, ``response_format``, ``tool_choice``,
+    ``parallel_tool_calls``, ``extra_headers``...).
     ``output_schema`` is accepted for the ChatModel interface and not sent: the
     agent validates structured output itself, which works with every provider.
     """
@@ -122,6 +121,7 @@ class LLM(BaseModel):
     retry_base_delay: float = Field(default=1.0, ge=0)
     retry_max_delay: float = Field(default=60.0, ge=0)
     rate_limiter: RateLimiter | None = Field(default=None, exclude=True)
+    transport: Transport = "auto"
 
     _supports_fc: tuple[str, bool] | None = PrivateAttr(default=None)
 
@@ -142,16 +142,29 @@ class LLM(BaseModel):
         return self
 
     @property
+    def door(self) -> Door:
+        """The transport this LLM's calls take (``auto`` resolved): ``native`` or ``litellm``."""
+        return choose(self.model, self.api_base, self.transport)
+
+    @property
     def supports_function_calling(self) -> bool:
-        """The ``function_calling`` flag when set, else what litellm knows of the model (unknown: False)."""
+        """The ``function_calling`` flag when set, else what litellm's model table says (unknown: False).
+
+        The native door reads the same table as data, so it never imports litellm.
+        """
         if self.function_calling is not None:
             return self.function_calling
         known = self._supports_fc
         if known is None or known[0] != self.model:  # keyed by model: `llm.model = ...` later counts
-            try:
-                answer = bool(load_litellm().supports_function_calling(model=self.model))
-            except Exception:  # noqa: BLE001 - unknown models raise; text mode is the safe answer
-                answer = False
+            if self.door == "native":  # the same table, read as data: no litellm import
+                from crew.models.pricing import supports_function_calling
+
+                answer = supports_function_calling(self.model)
+            else:
+                try:
+                    answer = bool(load_litellm().supports_function_calling(model=self.model))
+                except Exception:  # noqa: BLE001 - unknown models raise; text mode is the safe answer
+                    answer = False
             known = self._supports_fc = (self.model, answer)
         return known[1]
 
@@ -168,7 +181,7 @@ class LLM(BaseModel):
         return RetryPolicy(self.num_retries, self.retry_base_delay, self.retry_max_delay)
 
     def _request(
-        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, stream: bool
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, stream: bool = False
     ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"drop_params": True, **(self.model_extra or {})}
         kwargs.update(
@@ -182,7 +195,7 @@ class LLM(BaseModel):
                 kwargs[name] = value
         if self.api_key is not None:
             kwargs["api_key"] = self.api_key.get_secret_value()
-        if stream:
+        if stream or self.stream:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
         return kwargs
@@ -195,13 +208,12 @@ class LLM(BaseModel):
         *,
         output_schema: dict[str, Any] | None = None,
     ) -> LLMResponse:
-        """One reply. With ``stream=True`` it is read as a stream (:meth:`astream`) and returned whole."""
-        if self.stream:
-            return await final_response(self.astream(messages, tools, output_schema=output_schema))
-        import asyncio  # imported where a loop runs: loading a crew needs none
+        if self.door == "native":
+            from crew.models import openai_http
 
+            return await openai_http.acomplete(self, messages, tools)
         litellm = await _aload_litellm()
-        kwargs = self._request(messages, tools, stream=False)
+        kwargs = self._request(messages, tools)
         policy, limiter = self.retry_policy, self.limiter
         attempts = 0
         while True:
@@ -211,12 +223,16 @@ class LLM(BaseModel):
             started = time.perf_counter()
             try:
                 raw = await litellm.acompletion(**kwargs)
+                if self.stream:
+                    raw = _assembled(litellm, [chunk async for chunk in raw], messages)
                 _readable(raw)
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
-                return self._finish(litellm, raw, time.perf_counter() - started, attempts, stream=False)
+                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
             # outside the except block, so an LLMError raised here has no implicit __context__
+            import asyncio
+
             await asyncio.sleep(self._after_failure(failure, attempts, policy))
 
     async def astream(
@@ -226,13 +242,17 @@ class LLM(BaseModel):
         *,
         output_schema: dict[str, Any] | None = None,
     ) -> AsyncIterator[ModelDelta | LLMResponse]:
-        """The provider's stream: a ModelDelta per piece of text as it arrives, then the whole reply.
+        """Text deltas as the provider sends them, then the whole :class:`LLMResponse`, exactly once.
 
-        The reply is assembled from the chunks by litellm (content and tool-call deltas
-        joined, usage from the final chunk, which ``include_usage`` asks for). A failure
-        before any text went out is retried like any call; once text has been handed on,
-        a retry would repeat it, so the failure is final.
+        A failure before the first delta is retried like any call; after it, the error is
+        final, since retrying would repeat text the caller already has.
         """
+        if self.door == "native":
+            from crew.models import openai_http
+
+            async for item in openai_http.astream(self, messages, tools):
+                yield item
+            return
         import asyncio
 
         litellm = await _aload_litellm()
@@ -245,13 +265,11 @@ class LLM(BaseModel):
             attempts += 1
             started = time.perf_counter()
             chunks: list[Any] = []
-            sent = False
             try:
                 async for chunk in await litellm.acompletion(**kwargs):
                     chunks.append(chunk)
                     text = _delta_text(chunk)
                     if text:
-                        sent = True
                         yield ModelDelta(text=text)
                 raw = _assembled(litellm, chunks, messages)
                 _readable(raw)
@@ -260,43 +278,55 @@ class LLM(BaseModel):
             else:
                 yield self._finish(litellm, raw, time.perf_counter() - started, attempts, stream=True)
                 return
-            await asyncio.sleep(self._after_failure(failure, attempts, _NO_RETRY if sent else policy))
+            if any(_delta_text(chunk) for chunk in chunks):
+                key = self.api_key.get_secret_value() if self.api_key is not None else None
+                give_up(self.model, failure, attempts, "the stream broke after text was delivered", secrets=[key])
+            await asyncio.sleep(self._after_failure(failure, attempts, policy))
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        output_schema: dict[str, Any] | None = None,
+    ) -> LLMResponse:
+        """Blocking twin of :meth:`acomplete` (a sync client; safe inside a running loop's threads)."""
+        if self.door == "native":
+            from crew.models import openai_http
+
+            return openai_http.complete(self, messages, tools)
+        litellm = load_litellm()
+        kwargs = self._request(messages, tools)
+        policy, limiter = self.retry_policy, self.limiter
+        attempts = 0
+        while True:
+            if limiter is not None:
+                limiter.acquire_sync()
+            attempts += 1
+            started = time.perf_counter()
+            try:
+                raw = litellm.completion(**kwargs)
+                if self.stream:
+                    raw = _assembled(litellm, list(raw), messages)
+                _readable(raw)
+            except Exception as exc:  # noqa: BLE001 - classified by the retry policy
+                failure = exc
+            else:
+                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
+            # outside the except block, so an LLMError raised here has no implicit __context__
+            time.sleep(self._after_failure(failure, attempts, policy))
 
     def _after_failure(self, exc: Exception, attempts: int, policy: RetryPolicy) -> float:
         """Seconds to wait before the next attempt; raises LLMError when there is none."""
-        delay, why = policy.next_delay(attempts, exc)
-        described = _describe(exc)
-        cause = self._scrub(described)
-        if delay is None:
-            bus.emit("llm.error", model=self.model, attempts=attempts, error=cause, reason=why)
-            error = LLMError(
-                f"LLM call to {self.model!r} failed after {attempts} attempt(s) ({why}): {_shorten(cause)}",
-                model=self.model,
-            )
-            # chain the original for callers that inspect it, unless its text holds a secret
-            error.__cause__ = exc if cause == described else None
-            raise error
-        bus.emit(
-            "llm.retry",
-            model=self.model,
-            attempt=attempts,
-            delay=round(delay, 3),
-            reason=why,
-            error=_shorten(cause, 200),
-        )
-        return delay
+        key = self.api_key.get_secret_value() if self.api_key is not None else None
+        return after_failure(self.model, exc, attempts, policy, secrets=[key])
 
     def model_post_init(self, context: Any, /) -> None:
         """Register the key and secret-looking headers: they are scrubbed from every text we emit."""
         register_secret(self.api_key)
         register_headers((self.model_extra or {}).get("extra_headers"))
 
-    def _scrub(self, text: str) -> str:
-        """A provider's error text without any credential we know of (see :mod:`crew.secrets`)."""
-        register_environment()
-        return scrub(text)
-
-    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int, *, stream: bool) -> LLMResponse:
+    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int, *, stream: bool = False) -> LLMResponse:
         choice = raw.choices[0]
         message = choice.message
         tool_calls, invalid = split_tool_calls(getattr(message, "tool_calls", None) or [])
@@ -318,7 +348,7 @@ class LLM(BaseModel):
             latency=latency,
             finish_reason=choice.finish_reason,
         )
-        emit_call(response, attempts=attempts, stream=stream)
+        emit_call(response, attempts=attempts, stream=stream or self.stream, transport="litellm")
         return response
 
 
@@ -346,12 +376,10 @@ def _assembled(litellm: Any, chunks: list[Any], messages: list[dict[str, Any]]) 
 
 
 def _delta_text(chunk: Any) -> str:
-    """The text a stream chunk adds to the reply ("" for tool-call, role or usage chunks)."""
     for choice in getattr(chunk, "choices", None) or []:
         delta = getattr(choice, "delta", None)
-        content = getattr(delta, "content", None) if delta is not None else None
-        if content:
-            return content
+        if delta is not None and delta.content:
+            return delta.content
     return ""
 
 
@@ -375,18 +403,3 @@ def _carries(chunk: Any) -> bool:
         ):
             return True
     return False
-
-
-def _describe(exc: BaseException) -> str:
-    """``Kind (HTTP n): message`` without litellm's repeated ``litellm.Kind: Kind:`` prefixes
-    and without the traceback text litellm sometimes pastes into its messages."""
-    text = re.sub(r"^litellm\.(\w+):\s*(?:\1:\s*)?", "", str(exc))
-    text = text.split("Traceback (most recent call last)", 1)[0].rstrip(" \n:")
-    status = getattr(exc, "status_code", None)
-    kind = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
-    return f"{kind}: {text}" if text else kind
-
-
-def _shorten(text: str, limit: int = 500) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

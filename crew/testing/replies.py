@@ -24,8 +24,8 @@ class Reply(BaseModel):
     ``status`` other than 200 turns the reply into an OpenAI-style error body;
     ``body`` (raw text) replaces the whole response, which is how malformed
     JSON is served; ``delay`` seconds pass before anything is sent (``chunk_delay`` between
-    the chunks of a stream). Build them with the class methods, which read like the test
-    they serve.
+    the chunks of a stream); ``cut_after`` chunks into a stream, the connection drops.
+    Build them with the class methods, which read like the test they serve.
     """
 
     content: str | None = None
@@ -39,6 +39,8 @@ class Reply(BaseModel):
     chunk_delay: float = 0.0
     """Seconds between the chunks of a streamed reply (a provider that types slowly)."""
     finish_reason: str | None = None
+    cut_after: int | None = None
+    """Streamed replies only: send this many chunks, then drop the connection (a stream broken mid-way)."""
 
     @classmethod
     def text(cls, content: str, **kw: Any) -> Reply:

@@ -45,7 +45,9 @@ from crew.tools.definition import (
     known_keys,
     pick_description,
 )
+from crew.tools.fields import validate_fields
 from crew.tools.json_schema import model_from_json_schema
+from crew.tools.recipe import ShippedSchema, generated, recipe_of
 from crew.tools.schema import (
     args_hint,
     build_args_model,
@@ -57,6 +59,9 @@ from crew.tools.schema import (
 )
 
 ErrorHandler = bool | str | Callable[[Exception], str]
+
+_PLAIN = frozenset({str, int, float, bool, type(None), dict, list, tuple, bytes})
+"""Result types that are never awaitable: ``inspect.isawaitable`` is skipped for them (a third of a cheap call)."""
 
 
 class _UsageLock:
@@ -88,6 +93,12 @@ class _Runtime:
         self.injected = injected
         self.usage = _UsageLock()
         self.described: tuple[tuple[Any, ...], str] | None = None  # describe()'s text, by what it says
+
+
+def signature_model(source: Callable[..., Any] | None, name: str) -> type[BaseModel]:
+    """The argument model of a tool whose schema comes from ``source``'s signature (none: no arguments)."""
+    params, _ = signature_params(source, name) if source is not None else ([], frozenset())
+    return build_args_model(model_name_for(name), params, tool_name=name)
 
 
 class BaseTool(BaseModel, ABC):
@@ -150,10 +161,9 @@ class BaseTool(BaseModel, ABC):
         schema = data.get("args_schema", declared_default(cls, "args_schema"))
         inferred = schema is None
         if inferred:
-            params, _ = signature_params(source, name) if source is not None else ([], frozenset())
-            schema = build_args_model(model_name_for(name), params, tool_name=name)
+            schema = generated(signature_model, source, name)
         elif isinstance(schema, dict):
-            schema = model_from_json_schema(schema, model_name_for(name), tool_name=name)
+            schema = generated(model_from_json_schema, schema, model_name_for(name), tool_name=name)
         elif not (isinstance(schema, type) and issubclass(schema, BaseModel)):
             raise ToolDefinitionError(
                 f"Tool '{name}': args_schema must be a pydantic model class or a JSON-schema dict, got {schema!r}"
@@ -208,6 +218,23 @@ class BaseTool(BaseModel, ABC):
         if isinstance(value, list):
             return [EnvVar(name=item) if isinstance(item, str) else item for item in value]
         return value
+
+    # -- pickling (a tool sent to a Ray worker) -------------------------------------
+
+    def __getstate__(self) -> dict[Any, Any]:
+        """A generated argument model travels as its recipe (see ``crew.tools.recipe``)."""
+        state = super().__getstate__()
+        recipe = recipe_of(self.args_schema)
+        if recipe is not None:
+            shipped = ShippedSchema(recipe, self.args_schema.__doc__)
+            state = {**state, "__dict__": {**state["__dict__"], "args_schema": shipped}}
+        return state
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        shipped = state["__dict__"].get("args_schema")
+        if isinstance(shipped, ShippedSchema):
+            state = {**state, "__dict__": {**state["__dict__"], "args_schema": shipped.build()}}
+        super().__setstate__(state)
 
     def model_post_init(self, context: Any, /) -> None:
         source = type(self)._signature_source(vars(self))
@@ -282,14 +309,12 @@ class BaseTool(BaseModel, ABC):
         ``Address``). Raises ``ToolArgumentsError`` naming each bad argument.
         """
         try:
-            validated = self.args_schema.__pydantic_validator__.validate_python(args)
+            return validate_fields(self.args_schema, args)
         except ValidationError as exc:
             known = known_keys(self.args_schema) if isinstance(args, dict) else None
             if known is not None and not known.issuperset(args):  # a schema with extra="forbid"
                 return self.validate_args({key: value for key, value in args.items() if key in known})
             raise self._arguments_error(exc) from None
-        extra = validated.__pydantic_extra__
-        return {**validated.__dict__, **extra} if extra else dict(validated.__dict__)
 
     def dropped_args(self, args: dict[str, Any]) -> list[str]:
         """The argument names ``validate_args`` ignores (invented by the model)."""
@@ -351,12 +376,15 @@ class BaseTool(BaseModel, ABC):
         usage limit the limit message is returned and the tool does not run; errors
         raised by the tool propagate.
         """
-        validated, context = self._bind(args, kwargs)
+        if args or self.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript]
+            validated, context = self._bind(args, kwargs)
+        else:  # keyword arguments only: the common case, one validation and nothing else
+            validated, context = self.validate_args(kwargs), None
         refusal = self._claim_usage()
         if refusal is not None:
             return refusal
         result = self._execute_sync(validated, context)
-        if inspect.isawaitable(result):
+        if type(result) not in _PLAIN and inspect.isawaitable(result):
             result = run_blocking(result)
         return result
 
@@ -415,9 +443,16 @@ class BaseTool(BaseModel, ABC):
             f"Tool Arguments: {json.dumps(self.parameters(), ensure_ascii=False)}",
             f"Tool Description: {self.description}",
         ]
-        if self.result_schema is not None:
-            lines.append(f"Tool Result: {json.dumps(parameters_schema(self.result_schema), ensure_ascii=False)}")
+        result = self.describe_result()
+        if result is not None:
+            lines.append(f"Tool Result: {result}")
         return "\n".join(lines)
+
+    def describe_result(self) -> str | None:
+        """The result's JSON schema as prompt text, if the tool declares one (an OpenAI tool dict cannot carry it)."""
+        if self.result_schema is None:
+            return None
+        return json.dumps(parameters_schema(self.result_schema), ensure_ascii=False)
 
     def to_openai_tool(self, strict: bool = False) -> dict[str, Any]:
         """The OpenAI function-tool dict (litellm translates it for other providers)."""

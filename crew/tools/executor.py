@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from inspect import isawaitable
 from time import perf_counter
-from typing import Any
+from typing import Any, Protocol
 
 from crew.blocking import run_blocking
 from crew.errors import ToolArgumentsError
@@ -30,13 +30,13 @@ from crew.events import bus
 from crew.secrets import scrub
 from crew.tools.adapters import adapt_tool
 from crew.tools.approval import Approval, ApprovalRequest, Approver, needs_approval
-from crew.tools.base import BaseTool
+from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
-from crew.tools.definition import never_cache
+from crew.tools.definition import known_keys, never_cache
 from crew.tools.stats import ToolStats
 
-__all__ = ["ToolExecutor", "ToolStats"]
+__all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 
 Call = ToolCall | Mapping[str, Any]
 
@@ -50,6 +50,14 @@ def _running_loop() -> Any:
 
 _NOT_SHARED = object()  # what a leader hands its waiters when it stored nothing: they run themselves
 _LEADER_GONE = object()  # what a cancelled leader hands its waiters: one of them takes the lead
+
+
+class UsageLimits(Protocol):
+    """Somewhere else that counts usage slots (a Ray actor holding one run's counts)."""
+
+    def claim(self, tool_name: str, limit: int) -> bool:
+        """Take one of the tool's ``limit`` slots; False when none is left. Atomic."""
+        ...
 
 
 class _Pending:
@@ -98,17 +106,82 @@ def _exit_error(pending: _Pending, exc: BaseException) -> Exception:
     return error
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _result(
+    content: str,
+    call_id: str,
+    name: str,
+    status: str,
+    artifact: Any,
+    raw: Any,
+    as_answer: bool,
+    cached: bool,
+    refused: bool,
+    duration: float,
+) -> ToolResult:
+    """A ToolResult from values the executor made itself (content is text, status a literal).
+
+    Built without a validation pass: on a cache hit, validating them again was a third of
+    the executor's cost. ``model_fields_set`` holds what differs from the defaults, as
+    ``ToolResult(**those)`` would.
+    """
+    values = {
+        "content": content,
+        "tool_call_id": call_id,
+        "name": name,
+        "status": status,
+        "artifact": artifact,
+        "raw": raw,
+        "result_as_answer": as_answer,
+        "cached": cached,
+        "refused": refused,
+        "pending": False,  # a call waiting for approval is built elsewhere: it never ran
+        "duration": duration,
+    }
+    given = {"content", "tool_call_id", "name", "duration"}
+    if status != "success":
+        given.add("status")
+    if artifact is not None:
+        given.add("artifact")
+    if raw is not None:
+        given.add("raw")
+    if as_answer:
+        given.add("result_as_answer")
+    if cached:
+        given.add("cached")
+    if refused:
+        given.add("refused")
+    result = _new(ToolResult)
+    _set(result, "__dict__", values)
+    _set(result, "__pydantic_fields_set__", given)
+    _set(result, "__pydantic_extra__", None)
+    _set(result, "__pydantic_private__", None)
+    return result
+
+
 class ToolExecutor:
     """Validates, caches, limits and runs tool calls for every agent of one run.
 
     ``cache`` is True (in-memory, lives with this executor), False (every call runs),
     or any ``CacheBackend`` such as ``SQLiteCache`` to share results across runs.
+    ``limits`` is where usage slots of tools with a ``max_usage_count`` are claimed when
+    they must be counted beyond this executor (one run spread over Ray workers); by
+    default this executor counts them itself.
     """
 
     def __init__(
-        self, tools: Iterable[BaseTool] = (), *, cache: bool | CacheBackend = True, run_id: str | None = None
+        self,
+        tools: Iterable[BaseTool] = (),
+        *,
+        cache: bool | CacheBackend = True,
+        run_id: str | None = None,
+        limits: UsageLimits | None = None,
     ) -> None:
         self.run_id = run_id
+        self.limits = limits
         if cache is True:
             self.cache: CacheBackend | None = InMemoryCache()
         elif cache is False or cache is None:
@@ -170,6 +243,15 @@ class ToolExecutor:
         with self._lock:
             return {name: ToolStats(**vars(s)) for name, s in self._stats.items()}
 
+    def add_stats(self, stats: Mapping[str, ToolStats]) -> None:
+        """Count calls made by executors elsewhere (Ray workers of this run) in this one's statistics."""
+        with self._lock:
+            for name, other in stats.items():
+                mine = self._stats.setdefault(name, ToolStats())
+                for field, value in vars(other).items():
+                    setattr(mine, field, getattr(mine, field) + value)
+                self._usage[name] = self._usage.get(name, 0) + other.runs
+
     def usage(self, tool_name: str) -> int:
         """How many usage slots the tool has consumed in this executor (its runs, not its cache hits)."""
         found = self._lookup.get(tool_name) or self._lookup.get(tool_name.lower())
@@ -214,7 +296,7 @@ class ToolExecutor:
             started = perf_counter()
             try:
                 raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
-                if isawaitable(raw):  # an async tool: finish it on a loop of its own
+                if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
                     raw = run_blocking(raw)
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
@@ -409,7 +491,8 @@ class ToolExecutor:
             pending.args = tool.validate_args(args)
         except ToolArgumentsError as exc:
             return self._invalid(pending, exc)
-        dropped = tool.dropped_args(args) if isinstance(args, dict) else None
+        known = known_keys(tool.args_schema) if type(args) is dict else None
+        dropped = None if known is None or known.issuperset(args) else tool.dropped_args(args)
         if dropped and bus.enabled("tool.args_dropped"):
             bus.emit(
                 "tool.args_dropped",
@@ -419,10 +502,11 @@ class ToolExecutor:
                 task=context and context.task,
                 agent=context and context.agent,
             )
-        if self.cache is not None and tool.cache_function is not never_cache:
-            pending.key = cache_key(name, pending.args, tool.injected_params)
-            if pending.key is not None:
-                hit, value = self._cache_get(pending)
+        cache = self.cache
+        if cache is not None and tool.cache_function is not never_cache:
+            pending.key = key = cache_key(name, pending.args, tool.injected_params)
+            if key is not None:
+                hit, value = cache.get(key) if type(cache) is InMemoryCache else self._cache_get(pending)
                 if hit:
                     return self._hit(pending, value)
         return pending
@@ -491,6 +575,12 @@ class ToolExecutor:
     def _claim(self, pending: _Pending) -> ToolResult | None:
         """Take a usage slot atomically, or return the refusal when none is left."""
         limit = pending.tool.max_usage_count
+        if limit is not None and self.limits is not None:
+            if self.limits.claim(pending.name, limit):
+                with self._lock:
+                    self._usage[pending.name] = self._usage.get(pending.name, 0) + 1
+                return None
+            return self._finish(pending, pending.tool.usage_limit_message, "error", refused=True)
         with self._lock:
             used = self._usage.get(pending.name, 0)
             if limit is None or used < limit:
@@ -618,21 +708,18 @@ class ToolExecutor:
             self._emit(
                 pending.name, pending.args, status, cached, refused, duration, pending.context, pending.call_id, content
             )
-        # Only the fields that differ from their defaults: validation is much of a hit's cost.
-        fields = {"content": content, "tool_call_id": pending.call_id, "name": pending.name, "duration": duration}
-        if status != "success":
-            fields["status"] = status
-        elif pending.tool.result_as_answer:
-            fields["result_as_answer"] = True
-        if raw is not None:
-            fields["raw"] = raw
-        if artifact is not None:
-            fields["artifact"] = artifact
-        if cached:
-            fields["cached"] = True
-        if refused:
-            fields["refused"] = True
-        return ToolResult.model_validate(fields)
+        return _result(
+            content,
+            pending.call_id,
+            pending.name,
+            status,
+            artifact,
+            raw,
+            status == "success" and pending.tool.result_as_answer,
+            cached,
+            refused,
+            duration,
+        )
 
     def _emit(
         self,

@@ -10,16 +10,20 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable
+from inspect import isawaitable
 from typing import Any
 
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel, ValidationError, create_model
 
 from crew.blocking import in_thread, run_blocking
 from crew.errors import ToolDefinitionError
-from crew.tools.base import BaseTool
+from crew.tools.base import _PLAIN, BaseTool
+from crew.tools.calls import RunContext
 from crew.tools.definition import is_async_callable, pick_description
 from crew.tools.docstrings import parse_google_docstring
+from crew.tools.fields import validate_fields
 from crew.tools.json_schema import model_from_json_schema
+from crew.tools.recipe import generated
 from crew.tools.schema import (
     annotation_description,
     args_config,
@@ -62,6 +66,31 @@ class Tool(BaseTool):
 
     def _is_async_only(self) -> bool:
         return self.func is None
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """``BaseTool.run`` with the common case inlined (keyword arguments, a plain function, no
+        injected context): validate, claim a usage slot, call. Every other case takes the general path."""
+        func = self.func
+        if args or func is None or self.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript]
+            return super().run(*args, **kwargs)
+        try:
+            validated = validate_fields(self.args_schema, kwargs)
+        except ValidationError:
+            validated = self.validate_args(kwargs)  # extras under extra="forbid", or the readable error
+        refusal = self._claim_usage()
+        if refusal is not None:
+            return refusal
+        result = func(**validated)
+        if type(result) not in _PLAIN and isawaitable(result):
+            result = run_blocking(result)
+        return result
+
+    def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
+        """The function called directly (two calls fewer than through ``_run``) when nothing is injected."""
+        func = self.func
+        if func is None or self.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript]
+            return super()._execute_sync(validated, context)
+        return func(**validated)
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         if self.func is None:
@@ -123,10 +152,10 @@ def build_tool(
     summary = doc
     inferred = args_schema is None
     if isinstance(args_schema, dict):
-        args_schema = model_from_json_schema(args_schema, model_name_for(name), tool_name=name)
+        args_schema = generated(model_from_json_schema, args_schema, model_name_for(name), tool_name=name)
     if args_schema is None and not infer_schema:
         func, coroutine = _single_input(func), _single_input(coroutine)
-        args_schema = create_model(model_name_for(name), __config__=args_config(name), tool_input=(str, ...))
+        args_schema = generated(single_input_model, name)
     elif args_schema is None:
         params, injected = signature_params(source, name)
         parsed = parse_google_docstring(doc) if parse_docstring else None
@@ -134,9 +163,7 @@ def build_tool(
             summary = parsed.summary
             if error_on_invalid_docstring:
                 _check_docstring(name, doc, parsed.args, params, injected)
-        args_schema = build_args_model(
-            model_name_for(name), params, tool_name=name, descriptions=parsed.args if parsed else None
-        )
+        args_schema = generated(inferred_model, source, name, parse_docstring)
     elif parse_docstring and doc:
         summary = parse_google_docstring(doc).summary
     chosen = pick_description(description, summary, args_schema)
@@ -161,6 +188,20 @@ def build_tool(
         result_as_answer=flag,
         **fields,
     )
+
+
+def inferred_model(source: Callable[..., Any], name: str, parse_docstring: bool) -> type[BaseModel]:
+    """The argument model read from ``source``'s signature (and docstring): a recipe, see ``crew.tools.recipe``."""
+    params, _ = signature_params(source, name)
+    doc = getattr(source, "__doc__", None) if not isinstance(source, functools.partial) else source.func.__doc__
+    parsed = parse_google_docstring(doc) if parse_docstring else None
+    descriptions = parsed.args if parsed else None
+    return build_args_model(model_name_for(name), params, tool_name=name, descriptions=descriptions)
+
+
+def single_input_model(name: str) -> type[BaseModel]:
+    """``infer_schema=False``: one string argument, ``tool_input``."""
+    return create_model(model_name_for(name), __config__=args_config(name), tool_input=(str, ...))
 
 
 def _callable_name(fn: Any) -> str:

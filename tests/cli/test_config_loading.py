@@ -395,6 +395,7 @@ EVERY_KEY = """
     human_feedback: hooks:ask
     approver: hooks:ask
     verbose: true
+    backend: ray
     inputs: {topic: tea}
     mcp_servers:
       time: {command: mcp-server-time}
@@ -484,6 +485,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "human_feedback": hooks.ask,
             "approver": hooks.ask,
             "verbose": True,
+            "backend": "ray",
         },
         "agent": {
             "role": "Writer",
