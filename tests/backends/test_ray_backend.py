@@ -26,7 +26,7 @@ ray = pytest.importorskip("ray")
 
 import shipping_kit as kit  # noqa: E402
 
-from crew import Agent, Crew, Task  # noqa: E402
+from crew import Agent, Crew, Task, tool  # noqa: E402
 from crew.backends import for_each  # noqa: E402
 from crew.backends import ray as ray_backend  # noqa: E402
 from crew.backends.shipping import NotShippableError  # noqa: E402
@@ -156,6 +156,16 @@ def test_what_needs_one_process_is_refused_before_the_run():
     asking = Crew(agents=[worker], tasks=[Task(description="x", expected_output="x", agent=worker, human_input=True)])
     with pytest.raises(ConfigError, match="task 'task_1' has human_input, which backend='ray' cannot ask"):
         asking.model_copy(update={"backend": "ray"}).kickoff()
+
+    @tool(requires_approval=True)
+    def wire_money(amount: int) -> str:
+        """Send money."""
+        return "sent"
+
+    paying = Agent(role="payer", goal="g", backstory="b", llm=FunctionModel(kit.reply), tools=[wire_money])
+    approving = Crew(agents=[paying], tasks=[Task(description="x", expected_output="x", agent=paying)], backend="ray")
+    with pytest.raises(ConfigError, match="tool 'wire_money', which requires approval; backend='ray' cannot ask"):
+        approving.kickoff()
 
 
 def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):

@@ -84,6 +84,8 @@ def test_every_bad_line_is_named_by_its_number_and_nothing_runs(crew_dir, tmp_pa
     assert missing.returncode == 2 and "--for-each" in missing.stderr and "no such file" in missing.stderr
     stray = run_crew("kickoff", str(folder), "--ordered")
     assert stray.returncode == 2 and "--ordered is for many kickoffs: add --for-each FILE.jsonl" in stray.stderr
+    streamed = run_crew("kickoff", str(folder), "--for-each", str(inputs), "--stream")
+    assert streamed.returncode == 2 and "--stream is for one kickoff; --for-each writes JSON Lines" in streamed.stderr
 
 
 FAILING_TOOLS = '''

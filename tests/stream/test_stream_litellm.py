@@ -1,4 +1,5 @@
-"""Streaming through real litellm against the local OpenAI-compatible server (server-sent events).
+"""Streaming through both doors of ``LLM`` (real litellm, and the native OpenAI transport)
+against the local OpenAI-compatible server (server-sent events).
 
 The deltas a consumer sees are the provider's chunks, one event per chunk, as they arrive:
 the server sends its reply in 8-character chunks with a pause between them, and the test
@@ -8,6 +9,8 @@ checks both the pieces and that the first ones reached the consumer before the l
 from __future__ import annotations
 
 import time
+
+import pytest
 
 from crew import Agent, Crew, CrewOutput, Task, tool
 from crew.models import LLM
@@ -23,11 +26,12 @@ def hive_count(region: str) -> int:
     return 42
 
 
-def local_llm(server) -> LLM:
-    return LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test", num_retries=0)
+def local_llm(server, transport: str = "auto") -> LLM:
+    return LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test", num_retries=0, transport=transport)
 
 
-async def test_deltas_are_the_servers_chunks_as_they_arrive(openai_server):
+@pytest.mark.parametrize("transport", ["litellm", "native"])
+async def test_deltas_are_the_servers_chunks_as_they_arrive(openai_server, transport):
     sent: list[tuple[float, str]] = []
     openai_server.on_chunk = lambda chunk: sent.append(
         (time.perf_counter(), (chunk["choices"][0]["delta"].get("content") or "") if chunk["choices"] else "")
@@ -36,7 +40,7 @@ async def test_deltas_are_the_servers_chunks_as_they_arrive(openai_server):
         Reply.tools({"name": "hive_count", "args": {"region": "north"}}),
         Reply.text(ANSWER, chunk_delay=0.02),
     )
-    agent = Agent(role="Keeper", goal="explain bees", llm=local_llm(openai_server), tools=[hive_count])
+    agent = Agent(role="Keeper", goal="explain bees", llm=local_llm(openai_server, transport), tools=[hive_count])
     crew = Crew(
         agents=[agent], tasks=[Task(name="bees", description="Why do bees dance?", expected_output="x", agent=agent)]
     )
@@ -48,6 +52,7 @@ async def test_deltas_are_the_servers_chunks_as_they_arrive(openai_server):
         if isinstance(item, TextDelta):
             received.append((time.perf_counter(), item))
 
+    assert agent.llm.door == transport
     assert all(request.stream for request in openai_server.requests)
     pieces = [ANSWER[i : i + 8] for i in range(0, len(ANSWER), 8)]
     assert [d.text for _, d in received] == pieces  # one event per provider chunk, not the reply chopped up
