@@ -314,3 +314,23 @@ def test_a_store_that_cannot_write_says_so_in_an_event_and_the_run_goes_on(tmp_p
     assert [o.status for o in out.tasks_output] == ["done"] * 4 and out.raw == "d ok"
     assert errors and all(e.run_id == out.run_id and str(store.path) == e.data["path"] for e in errors)
     assert "closed database" in errors[0].data["error"]
+
+
+def test_a_run_still_running_is_not_resumed_from_under_its_process(tmp_path) -> None:
+    import os
+
+    crew = _crew(Script(fail={"b"}), tmp_path / "runs.db")
+    with pytest.raises(CrewRunError) as caught:
+        crew.kickoff({"topic": "bees"})
+    store = crew.run_store()
+    run_id = caught.value.output.run_id
+    store.execute("UPDATE runs SET status = 'running', pid = ? WHERE id = ?", (os.getpid(), run_id))
+    with pytest.raises(StoreError, match=rf"run {run_id[:12]} is still running \(process {os.getpid()}\)"):
+        crew.resume(run_id)
+    with pytest.raises(StoreError, match="no unfinished run"):
+        crew.resume()
+    store.execute("UPDATE runs SET pid = 999999999 WHERE id = ?", (run_id,))  # its process is gone
+    assert store.run(run_id).status == "interrupted"
+    for task in crew.tasks:
+        task.agent.llm = FunctionModel(Script())
+    assert crew.resume().continued_from == run_id
