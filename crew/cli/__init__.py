@@ -79,7 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     def command(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help, description=help, parents=[common])
 
-    path_help = "crew folder (crew.yaml, or agents.yaml + tasks.yaml); default: the current folder"
+    path_help = (
+        "crew folder (crew.yaml, or agents.yaml + tasks.yaml), or a CrewAI project (its root, package folder, "
+        "a flow's crew folder or config folder); default: the current folder"
+    )
     p = command("kickoff", "run a crew and show its progress")
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
     p.add_argument(
@@ -173,6 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("create", "make a new crew folder that runs at once (offline with the test model)")
     p.add_argument("name", metavar="NAME", help="name of the folder to create")
     p.set_defaults(handler="crew.cli.scaffold:run")
+
+    p = command("migrate", "write a CrewAI project as a native crew folder (crew.yaml + tools.py)")
+    p.add_argument(
+        "path", nargs="?", default=".", metavar="PATH", help="the CrewAI project; default: the current folder"
+    )
+    p.add_argument("-o", "--output", metavar="DIR", help="folder to write (default: crew_native/ in the project)")
+    p.set_defaults(handler="crew.cli.migrate:run")
 
     p = command("schema", "print the JSON Schema of crew.yaml (for editors)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")

@@ -42,6 +42,17 @@ class Entry:
     def line_of(self, key: str) -> int:
         return self.data.line_of(key) if isinstance(self.data, YamlMap) and key in self.data else self.line
 
+    def file_of(self, key: Any) -> str:
+        return self.data.file_of(key, self.file) if isinstance(self.data, YamlMap) else self.file
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A value already turned into its object (by the reader of a CrewAI crew.py), taken as it is."""
+
+    obj: Any
+    origin: str = ""  # the name it was written as, for `crew migrate`
+
 
 @dataclass(frozen=True)
 class Placeholder:
@@ -111,7 +122,7 @@ class Builder:
 
     def error(self, entry: Entry, key: Any, message: str, *, line: int | None = None) -> None:
         path = key_path(entry.path, key)
-        self.problems.add(entry.file, line or entry.line_of(key), path, message)
+        self.problems.add(entry.file_of(key), line or entry.line_of(key), path, message)
 
     def check_keys(self, entry: Entry, section: Section) -> dict[str, FieldSpec] | None:
         """Report unknown keys (with a suggestion) and CrewAI-only keys (a warning).
@@ -134,7 +145,7 @@ class Builder:
                 accepted[key] = fields[key]
             elif isinstance(key, str) and key in CREWAI_KEYS[section]:
                 self.problems.add(
-                    entry.file,
+                    entry.file_of(key),
                     entry.line_of(key),
                     key_path(entry.path, key),
                     f"CrewAI key '{key}' is not supported here and is ignored",
@@ -146,6 +157,8 @@ class Builder:
 
     def value_of(self, entry: Entry, key: str, spec: FieldSpec, value: Any) -> tuple[bool, Any]:
         """Resolve a ``value``, ``model`` or ``import`` key; (False, None) after an error."""
+        if isinstance(value, Resolved):
+            return True, value.obj
         if spec.kind == "import":
             if value is None:
                 return True, None
@@ -189,7 +202,7 @@ class Builder:
             try:
                 return True, LLM(**plain(value))
             except ValidationError as exc:  # one line per wrong setting, at its own line
-                settings = Entry(key, value, entry.file, entry.line_of(key), key_path(entry.path, key))
+                settings = Entry(key, value, entry.file_of(key), entry.line_of(key), key_path(entry.path, key))
                 for err in exc.errors():
                     self.validation_error(settings, err)
             except Exception as exc:  # noqa: BLE001 - any settings error is the user's to fix
@@ -231,6 +244,7 @@ class Builder:
 
     def validation_error(self, entry: Entry, err: Any) -> None:
         loc = list(err.get("loc", ()))
+        file = entry.file_of(loc[0]) if loc else entry.file
         node, line = entry.data, entry.line
         for part in loc:
             if (isinstance(node, YamlMap) and part in node) or (
@@ -247,7 +261,7 @@ class Builder:
             secret = any(_SECRET.search(str(part)) for part in loc)
             if isinstance(value, (int, float, str)) and not secret and len(repr(value)) <= 60:
                 message += f" (got {value!r})"
-        self.problems.add(entry.file, line, key_path(entry.path, *loc), message)
+        self.problems.add(file, line, key_path(entry.path, *loc), message)
 
     def collect_placeholders(self, entry: Entry, section: Section) -> None:
         from crew.tasks.interpolate import placeholders
@@ -257,13 +271,13 @@ class Builder:
             if isinstance(text, str):
                 for name in placeholders(text):
                     self.placeholders.append(
-                        Placeholder(name, entry.file, entry.line_of(key), key_path(entry.path, key))
+                        Placeholder(name, entry.file_of(key), entry.line_of(key), key_path(entry.path, key))
                     )
 
     # -- sections ----------------------------------------------------------------------
 
     def build_tools(self, entries: list[Entry]) -> None:
-        self.tool_names = {e.name for e in entries}
+        self.tool_names |= {e.name for e in entries}
         for entry in entries:
             settings: dict[str, Any] = {}
             spec_value: Any = entry.data
@@ -337,7 +351,10 @@ class Builder:
                     else f" (declare it under `tools:` in crew.yaml, as `{name}: module:attr`)"
                 )
                 self.problems.add(
-                    entry.file, line or entry.line_of(key), key_path(entry.path, key, i), f"unknown tool '{name}'{hint}"
+                    entry.file_of(key),
+                    line or entry.line_of(key),
+                    key_path(entry.path, key, i),
+                    f"unknown tool '{name}'{hint}",
                 )
                 ok = False
             elif name in self.tools:
@@ -380,7 +397,7 @@ class Builder:
             if spec.kind == "import" and key in CREWAI_KEYS[section] and _prose(value):
                 # CrewAI also takes text here (e.g. a guardrail the model checks); we take code only.
                 self.problems.add(
-                    entry.file,
+                    entry.file_of(key),
                     entry.line_of(key),
                     key_path(entry.path, key),
                     f"CrewAI's text form of '{key}' is not supported here and is ignored "

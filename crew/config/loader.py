@@ -31,9 +31,15 @@ class YamlMap(dict):
     line: int = 0
     key_lines: dict[Any, int]
     duplicates: list[tuple[Any, int, int]]  # (key, line of the repeat, line of the first)
+    key_files: dict[Any, str]  # set only on maps merging several files (a CrewAI crew.py over its YAML)
 
     def line_of(self, key: Any) -> int:
         return self.key_lines.get(key, self.line)
+
+    def file_of(self, key: Any, default: str) -> str:
+        """The file a key was written in: ``default`` unless the map merges several files (a CrewAI crew.py)."""
+        files: dict[Any, str] | None = self.__dict__.get("key_files")
+        return files.get(key, default) if files else default
 
 
 class YamlList(list):

@@ -37,6 +37,7 @@ class CrewProject:
     tools: dict[str, Any]
     placeholders: list[Placeholder]
     problems: Problems = field(default_factory=Problems)
+    crewai: Any = None  # the CrewAI side (a ``CrewAIProject``) when the folder has a crew.py
 
     @property
     def warnings(self) -> list[Problem]:
@@ -84,6 +85,18 @@ def find_files(path: Path) -> dict[str, Path]:
                 break
     if "crew" not in found and not ("agents" in found and "tasks" in found):
         where = display_path(folder)
+        from crew.config.crewai import flow_crews, script_refusals
+
+        crews = flow_crews(folder)
+        refused = script_refusals(folder)
+        if refused:
+            raise ConfigError("\n".join(refused), errors=refused)
+        if crews:
+            listed = ", ".join(display_path(c) for c in crews)
+            raise ConfigError(
+                f"{where} is a CrewAI flow project: its flow is Python code, which crew does not run; "
+                f"point at one of its crews instead: {listed}"
+            )
         raise ConfigError(
             f"no crew in {folder.resolve() if where == '.' else where}: expected crew.yaml, or agents.yaml "
             "and tasks.yaml (beside it, under config/ or under src/<project>/config/); "
@@ -115,6 +128,11 @@ def load_project(
         folder = folder.parent if folder.name == "config" else folder
     else:
         folder = files["crew"].parent
+    from crew.config.crewai import locate
+
+    crewai = locate(folder) if files.get("crew") is None or _crewbase_beside(folder) else None
+    if crewai is not None:
+        files.update(crewai.config_files())
     problems = Problems()
     trees: dict[str, Any] = {}
     unreadable: set[str] = set()
@@ -131,7 +149,10 @@ def load_project(
         require_model=require_model,
         import_code=import_code,
     )
-    project = _build(builder, files, trees, unreadable)
+    project = _build(builder, files, trees, unreadable, crewai)
+    project.crewai = crewai
+    if crewai is not None and crewai.crew_file is not None:
+        project.files.append(display_path(crewai.crew_file))
     problems.raise_errors()
     return project
 
@@ -207,11 +228,23 @@ def _path_at_line(node: Any, line: int, path: str) -> str:
 # -- building ----------------------------------------------------------------------------
 
 
-def _build(builder: Builder, files: dict[str, Path], trees: dict[str, Any], unreadable: set[str]) -> CrewProject:
-    """The crew of the parsed files; ``unreadable`` files were reported already (say nothing of them)."""
+def _build(
+    builder: Builder, files: dict[str, Path], trees: dict[str, Any], unreadable: set[str], crewai: Any = None
+) -> CrewProject:
+    """The crew of the parsed files; ``unreadable`` files were reported already (say nothing of them).
+
+    ``crewai`` (a ``CrewAIProject``) adds what a CrewAI ``crew.py`` declares: it then
+    decides which agents.yaml and tasks.yaml entries make the crew, and in which order.
+    """
     problems = builder.problems
     crew_tree = trees.get("crew")
     crew_file = display_path(files["crew"]) if "crew" in files else ""
+    composed = None
+    if crewai is not None:
+        documents = [(trees.get(r), display_path(files[r]) if r in files else "") for r in ("agents", "tasks")]
+        composed = crewai.compose(builder, documents[0], documents[1])
+        if composed is not None:
+            crew_tree = _overlay(crew_tree, composed.crew)
     settings = Entry("crew", crew_tree, crew_file, 1, "")
     fields = (builder.check_keys(settings, "crew") if crew_tree is not None else None) or {}
     if not isinstance(settings.data, YamlMap):
@@ -220,14 +253,18 @@ def _build(builder: Builder, files: dict[str, Path], trees: dict[str, Any], unre
     _, crew_llm = builder.model_value(settings, "llm", settings.data.get("llm"))
     builder.crew_llm = builder.crew_model(crew_llm)
     tool_entries = _named(builder, settings, "tools")
-    agent_entries = _named(builder, settings, "agents") + _document(builder, files, trees, "agents")
-    task_entries = _named(builder, settings, "tasks") + _document(builder, files, trees, "tasks")
+    if composed is not None:
+        agent_entries = _named(builder, settings, "agents") + composed.agents
+        task_entries = _named(builder, settings, "tasks") + composed.tasks
+    else:
+        agent_entries = _named(builder, settings, "agents") + _document(builder, files, trees, "agents")
+        task_entries = _named(builder, settings, "tasks") + _document(builder, files, trees, "tasks")
     if not task_entries and not unreadable and isinstance(settings.data.get("tasks"), (YamlMap, type(None))):
         where = (display_path(files["tasks"]), 1) if "tasks" in files else (crew_file, settings.line_of("tasks"))
         problems.add(*where, "tasks", "no tasks: a crew needs at least one (task name -> description, agent ...)")
     _unique(problems, agent_entries, "agent")
     _unique(problems, task_entries, "task")
-    inputs = _inputs(builder, settings)
+    inputs = {**(crewai.inputs if crewai is not None else {}), **_inputs(builder, settings)}
 
     builder.build_tools(tool_entries)
     agents = builder.build_agents(agent_entries)
@@ -304,6 +341,31 @@ def _construct_crew(
             target = where or entry
             builder.problems.add(target.file, target.line, target.path or "tasks", message)
     return None
+
+
+def _crewbase_beside(folder: Path) -> bool:
+    """A crew.yaml folder is native (its scripts are the user's business) unless a @CrewBase crew.py sits there too."""
+    from crew.config.crewai.reader import defines_crewbase
+
+    return any(defines_crewbase(p) for p in sorted(folder.glob("*.py")))
+
+
+def _overlay(tree: Any, extra: YamlMap) -> Any:
+    """crew.yaml's settings with crew.py's crew arguments added (crew.yaml wins where both say)."""
+    if not extra:
+        return tree
+    if tree is not None and not isinstance(tree, YamlMap):
+        return tree  # not a mapping: the builder reports it
+    out = _empty()
+    out.key_files = dict(extra.key_files)
+    for key, value in extra.items():
+        out[key], out.key_lines[key] = value, extra.line_of(key)
+    if tree is not None:
+        out.line, out.duplicates = tree.line, tree.duplicates
+        for key, value in tree.items():
+            out[key], out.key_lines[key] = value, tree.line_of(key)
+            out.key_files.pop(key, None)
+    return out
 
 
 def _empty() -> YamlMap:

@@ -85,14 +85,16 @@ def _context(
         line = context.line_of(i) if isinstance(context, YamlList) else entry.line_of("context")
         path = key_path(entry.path, "context", i)
         if not isinstance(ref, str) or ref not in names:
-            builder.problems.add(entry.file, line, path, f"unknown task {ref!r}{did_you_mean(ref, names)}")
+            builder.problems.add(
+                entry.file_of("context"), line, path, f"unknown task {ref!r}{did_you_mean(ref, names)}"
+            )
             ok = False
         elif ref == entry.name:
-            builder.problems.add(entry.file, line, path, "a task cannot use its own output as context")
+            builder.problems.add(entry.file_of("context"), line, path, "a task cannot use its own output as context")
             ok = False
         elif sequential and _waits_for(entries, names.index(ref), position):
             builder.problems.add(
-                entry.file,
+                entry.file_of("context"),
                 line,
                 path,
                 f"'{ref}' is declared after '{entry.name}' and waits for it in the sequential process "
@@ -131,7 +133,10 @@ def _cycles(builder: Builder, edges: dict[str, list[tuple[str, Entry, int]]]) ->
             if state.get(dep) == 1:
                 cycle = " -> ".join(reversed([*stack[stack.index(dep) :], dep]))
                 builder.problems.add(
-                    entry.file, line, key_path(entry.path, "context"), f"tasks depend on each other in a cycle: {cycle}"
+                    entry.file_of("context"),
+                    line,
+                    key_path(entry.path, "context"),
+                    f"tasks depend on each other in a cycle: {cycle}",
                 )
             elif dep not in state:
                 visit(dep)

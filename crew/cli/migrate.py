@@ -1,0 +1,21 @@
+"""``crew migrate``: a CrewAI project as a native crew folder, checked before it is written."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from crew.cli import EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    from crew.config.crewai.migrate import migrate
+    from crew.config.problems import display_path
+
+    migration = migrate(args.path, args.output)
+    for path in migration.written:
+        print(f"wrote {display_path(path)}", file=sys.stderr)
+    for dropped in migration.dropped:
+        print(f"  left out (not supported): {dropped}", file=sys.stderr)
+    print(f"next: crew validate {display_path(migration.folder)}", file=sys.stderr)
+    return EXIT_OK
