@@ -7,6 +7,16 @@ os.environ.setdefault("LITELLM_LOG", "ERROR")
 for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CREW_LLM"):
     os.environ.pop(_key, None)
 
+# Every `crew kickoff` a test runs records its run; crews in the repository (examples/,
+# test projects) must not get a .crew/ folder, so the CLI's default store is elsewhere.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+_stores = tempfile.mkdtemp(prefix="crew-test-stores-")
+atexit.register(shutil.rmtree, _stores, True)
+os.environ["CREW_STORE"] = os.path.join(_stores, "runs.db")
+
 
 import pytest  # noqa: E402
 
