@@ -25,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     "ToolResult": "crew.tools.calls",
     "RunContext": "crew.tools.calls",
     "ToolExecutor": "crew.tools.executor",
+    "adapt_tool": "crew.tools.adapters",
+    "MCPServer": "crew.mcp.server",  # crew.mcp itself never imports the mcp SDK until a server opens
     # tasks and outputs
     "Task": "crew.tasks.task",
     "TaskOutput": "crew.tasks.output",
@@ -37,6 +39,9 @@ _EXPORTS: dict[str, str] = {
     # crews
     "Crew": "crew.crew",
     "Process": "crew.crew",
+    # execution backends
+    "KickoffResult": "crew.backends.base",
+    "RayBackend": "crew.backends.ray",
     # observability and persistence
     "bus": "crew.events",
     "Event": "crew.events",
@@ -65,10 +70,13 @@ __all__ = [
     "CrewRunError",
     "Event",
     "GraphError",
+    "KickoffResult",
     "LLMError",
     "LLMResponse",
+    "MCPServer",
     "MissingInputError",
     "Process",
+    "RayBackend",
     "RunContext",
     "RunStore",
     "StoreError",
@@ -81,6 +89,7 @@ __all__ = [
     "ToolResult",
     "Usage",
     "__version__",
+    "adapt_tool",
     "bus",
     "tool",
 ]
@@ -101,6 +110,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from crew.agent import Agent
+    from crew.backends.base import KickoffResult
+    from crew.backends.ray import RayBackend
     from crew.crew import Crew, Process
     from crew.errors import (
         BudgetExceededError,
@@ -114,10 +125,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolException,
     )
     from crew.events import Event, bus
+    from crew.mcp.server import MCPServer
     from crew.models import LLM, LLMResponse
     from crew.store import RunStore
     from crew.tasks.output import CrewOutput, TaskOutput
     from crew.tasks.task import Task
+    from crew.tools.adapters import adapt_tool
     from crew.tools.base import BaseTool
     from crew.tools.calls import RunContext, ToolCall, ToolResult
     from crew.tools.decorator import tool

@@ -48,6 +48,8 @@ class Agent(BaseModel):
     name: str | None = None
     llm: Any = Field(default=None, description="model string, LLM or ChatModel; None = the crew's default")
     tools: list[BaseTool] = Field(default_factory=list, repr=False)
+    mcp: list[Any] = Field(default_factory=list, repr=False, exclude=True)
+    """MCP servers (``crew.mcp.MCPServer``) whose tools the agent gets; a server in ``tools`` moves here."""
     max_iter: int = Field(default=15, ge=1)
     max_execution_time: float | None = Field(default=None, gt=0)
     allow_delegation: bool = False
@@ -85,6 +87,26 @@ class Agent(BaseModel):
     @classmethod
     def _wrap_functions(cls, value: Any) -> Any:
         return wrap_functions(value)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _servers_from_tools(cls, data: Any) -> Any:
+        """``tools=[my_tool, server]``: MCP servers go to ``mcp``, whatever list they were given in."""
+        if not isinstance(data, dict) or not isinstance(data.get("tools"), list | tuple):
+            return data
+        servers = [t for t in data["tools"] if getattr(t, "__crew_mcp_server__", False)]
+        if not servers:
+            return data
+        rest = [t for t in data["tools"] if not getattr(t, "__crew_mcp_server__", False)]
+        return {**data, "tools": rest, "mcp": [*(data.get("mcp") or ()), *servers]}
+
+    @field_validator("mcp")
+    @classmethod
+    def _servers(cls, value: list[Any]) -> list[Any]:
+        for item in value:
+            if not getattr(item, "__crew_mcp_server__", False):
+                raise ValueError(f"mcp takes MCPServer objects (crew.mcp), got {type(item).__name__}")
+        return value
 
     @model_validator(mode="after")
     def _default_name(self) -> Agent:
@@ -149,6 +171,21 @@ class Agent(BaseModel):
         replies with nothing twice in a row (or at ``max_iter``), ``OutputValidationError``
         when a structured answer still does not fit after the re-asks.
         """
+        if tools is None and task.tools is None and self.mcp:  # its servers open for this task (once per run)
+            from crew.mcp.scope import agent_tools, open_servers
+
+            async with open_servers([self]):
+                return await self.aexecute_task(
+                    task,
+                    context=context,
+                    executor=executor,
+                    tools=[*self.tools, *agent_tools(self)],
+                    run_id=run_id,
+                    feedback=feedback,
+                    previous_answer=previous_answer,
+                    llm=llm,
+                    step_callback=step_callback,
+                )
         if tools is None:
             tools = task.tools if task.tools is not None else self.tools
         callbacks = [cb for cb in (self.step_callback, step_callback) if cb is not None]

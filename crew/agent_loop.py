@@ -363,7 +363,7 @@ class TaskRun:
         tool = self._find_tool(action.tool)
         if tool is None:
             return None
-        params = [name for name in tool.args_schema.model_fields if name not in tool.injected_params]
+        params = [name for name in tool.args if name not in tool.injected_params]
         if len(params) != 1:
             return None
         return {params[0]: action.raw_input.strip().strip("'\"")}

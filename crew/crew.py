@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from crew.agent import Agent
 from crew.errors import ConfigError
@@ -67,9 +67,19 @@ class Crew(BaseModel):
     store: Any = Field(default=None, description="a RunStore or the path of one: record every kickoff there")
     max_tokens: int | None = Field(default=None, gt=0, description="budget: total tokens a run may spend")
     max_cost: float | None = Field(default=None, gt=0, description="budget: USD a run may spend")
+    backend: Any = "local"
+    """Where the tasks of a kickoff run: "local" (this event loop) or "ray" (each task a Ray
+    task; a ``crew.backends.RayBackend(...)`` for an address or options). See docs/scaling.md."""
 
     _limiter: Any = PrivateAttr(default=None)
     _store: Any = PrivateAttr(default=None)
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, value: Any) -> Any:
+        if value in ("local", "ray") or getattr(value, "name", None) in ("local", "ray"):
+            return value
+        raise ValueError("backend must be 'local' or 'ray' (or a crew.RayBackend(...) with options)")
 
     @model_validator(mode="before")
     @classmethod
@@ -233,12 +243,36 @@ class Crew(BaseModel):
             raise ConfigError(f"{what} needs a run store: build the crew with store='path/to/runs.db'")
         return store
 
-    def kickoff_for_each(self, inputs: Sequence[Mapping[str, Any]], *, concurrency: int = 4) -> list[CrewOutput]:
-        """``kickoff`` once per inputs mapping, ``concurrency`` at a time; results in input order."""
-        return _run_sync(lambda: self.kickoff_for_each_async(inputs, concurrency=concurrency))
+    def kickoff_for_each(
+        self,
+        inputs: Sequence[Mapping[str, Any]],
+        *,
+        concurrency: int | None = None,
+        max_concurrency: int | None = None,
+        backend: Any = "local",
+        **backend_options: Any,
+    ) -> list[CrewOutput]:
+        """``kickoff`` once per inputs mapping, ``max_concurrency`` at a time (default 4;
+        ``concurrency`` is its old name); results in input order.
+
+        ``backend="ray"`` runs each kickoff as a Ray task (options: ``address``,
+        ``num_cpus``, ``max_retries``; see docs/scaling.md). For results as they finish, a
+        batch that goes on past failures, or a token budget, use ``crew.backends.for_each``.
+        """
+        return _run_sync(
+            lambda: self.kickoff_for_each_async(
+                inputs, concurrency=concurrency, max_concurrency=max_concurrency, backend=backend, **backend_options
+            )
+        )
 
     async def kickoff_for_each_async(
-        self, inputs: Sequence[Mapping[str, Any]], *, concurrency: int = 4
+        self,
+        inputs: Sequence[Mapping[str, Any]],
+        *,
+        concurrency: int | None = None,
+        max_concurrency: int | None = None,
+        backend: Any = "local",
+        **backend_options: Any,
     ) -> list[CrewOutput]:
         """The async twin of ``kickoff_for_each``.
 
@@ -246,49 +280,15 @@ class Crew(BaseModel):
         starts); then the first failing kickoff cancels the others. Either way the error
         is raised with ``index`` (the position of its inputs) set on it.
         """
-        import asyncio
+        from crew.backends.batch import outputs_for_each, resolve_backend
 
-        from crew.run import fill_inputs
-
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
-        if isinstance(inputs, (Mapping, str)):
-            raise TypeError(
-                "kickoff_for_each takes a list of inputs mappings, one per kickoff; "
-                "for a single set of inputs call kickoff(inputs)"
-            )
-        checked: list[dict[str, Any]] = []
-        for i, item in enumerate(inputs):
-            try:
-                checked.append(_inputs(item))
-                fill_inputs(self, checked[-1])
-            except Exception as exc:
-                exc.index = i  # type: ignore[attr-defined]
-                raise
-        inputs = checked
-        gate = asyncio.Semaphore(concurrency)
-
-        async def one(i: int, item: Mapping[str, Any]) -> CrewOutput:
-            async with gate:
-                try:
-                    return await self.kickoff_async(item)
-                except Exception as exc:
-                    exc.index = i  # type: ignore[attr-defined]
-                    raise
-
-        runs = [asyncio.ensure_future(one(i, item)) for i, item in enumerate(inputs)]
-        if not runs:
-            return []
-        try:
-            done, _ = await asyncio.wait(runs, return_when=asyncio.FIRST_EXCEPTION)
-        finally:
-            for run in runs:
-                run.cancel()
-            await asyncio.gather(*runs, return_exceptions=True)
-        for run in sorted(done, key=runs.index):
-            if not run.cancelled() and run.exception() is not None:
-                raise run.exception()  # type: ignore[misc]
-        return [run.result() for run in runs]
+        if concurrency is not None and max_concurrency is not None and concurrency != max_concurrency:
+            raise ValueError("give max_concurrency or its old name concurrency, not both")
+        limit = max_concurrency if max_concurrency is not None else concurrency if concurrency is not None else 4
+        if limit < 1:
+            raise ValueError(f"concurrency must be at least 1, got {limit}")
+        runner = resolve_backend(backend, **backend_options)
+        return await outputs_for_each(self, inputs, backend=runner, max_concurrency=limit)
 
     # -- internals -------------------------------------------------------------------------
 

@@ -75,6 +75,23 @@ class CrewRun:
         precomputed: Mapping[str, TaskOutput] | None = None,
         on_task_done: Callable[[TaskOutput], Any] | None = None,
     ) -> CrewOutput:
+        """Run the crew; the agents' MCP servers are open for exactly this run (see ``crew.mcp.scope``)."""
+        crew = self.crew
+        everyone = [*crew.all_agents(), *([crew.manager_agent] if crew.manager_agent is not None else [])]
+        if not any(getattr(agent, "mcp", None) for agent in everyone):
+            return await self._execute(precomputed=precomputed, on_task_done=on_task_done)
+        from crew.mcp.scope import open_servers
+
+        fill_inputs(crew, self.inputs)  # a missing input is reported before any server starts
+        async with open_servers(everyone):
+            return await self._execute(precomputed=precomputed, on_task_done=on_task_done)
+
+    async def _execute(
+        self,
+        *,
+        precomputed: Mapping[str, TaskOutput] | None = None,
+        on_task_done: Callable[[TaskOutput], Any] | None = None,
+    ) -> CrewOutput:
         from crew.secrets import register_environment
         from crew.tools.executor import ToolExecutor
 
@@ -103,9 +120,14 @@ class CrewRun:
             task_callback=crew.task_callback,
             human_feedback=crew.human_feedback or terminal_feedback,
         )
+        run_task: Any = runner
+        if crew.backend != "local":
+            from crew.backends.ray_graph import task_runner_for
+
+            run_task = task_runner_for(crew.backend, runner, crew)
         scheduler = Scheduler(
             graph,
-            runner,
+            run_task,
             max_concurrency=crew.max_concurrency,
             on_error=crew.on_error,
             precomputed=precomputed,

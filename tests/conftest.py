@@ -6,6 +6,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
 for _key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CREW_LLM"):
     os.environ.pop(_key, None)
+# The console scripts of the dev extra (mcp-server-time, a real stdio MCP server) are found by
+# name, as in an activated venv, also when the venv's python is run without activating it.
+_bin = os.path.dirname(os.path.abspath(__import__("sys").executable))
+if _bin not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = os.pathsep.join([_bin, os.environ.get("PATH", "")])
 
 # Every `crew kickoff` a test runs records its run; crews in the repository (examples/,
 # test projects) must not get a .crew/ folder, so the CLI's default store is elsewhere.

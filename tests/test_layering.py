@@ -19,8 +19,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "crew"
 
 # Low -> high. A name covers the module and everything under it (``crew.tools`` is the
-# package); the longest matching name wins. ``crew.store``, ``crew.backends`` and ``crew.mcp``
-# do not exist yet: their place is decided here before they land.
+# package); the longest matching name wins. ``crew.store`` and ``crew.backends`` do not exist
+# yet: their place is decided here before they land. ``crew.mcp`` sits with the tools: an MCP
+# server is a source of BaseTools and knows nothing of agents, runs or config (it reads an
+# agent's ``mcp`` list by duck typing), so an Agent can get its servers' tools, and open them
+# for a task run outside a crew, without reaching up into the run layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "utilities",
@@ -34,7 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.daemon_pool",
         ),
     ),
-    ("tools", ("crew.tools",)),
+    ("tools", ("crew.tools", "crew.mcp")),
     ("tasks", ("crew.tasks",)),
     (
         "models/agents",
@@ -59,7 +62,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.tracing",
             "crew.store",
             "crew.backends",
-            "crew.mcp",
         ),
     ),
     # the root package (``crew/__init__.py``: the public face, every name lazily) sits at the

@@ -99,6 +99,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
     p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: current folder)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    batch = p.add_argument_group("many kickoffs (--for-each)")
+    batch.add_argument(
+        "--for-each", metavar="FILE", help="one kickoff per line of FILE (JSON Lines, an object of inputs)"
+    )
+    batch.add_argument("-o", "--output", metavar="FILE", help="write the JSON Lines results to FILE (default: stdout)")
+    batch.add_argument("--ordered", action="store_true", help="write results in input order (default: as they finish)")
+    batch.add_argument(
+        "--on-error", choices=["continue", "stop"], default="continue", help="after a failed input (default: continue)"
+    )
+    batch.add_argument("--max-concurrency", type=int, default=4, metavar="N", help="kickoffs at once (default: 4)")
+    batch.add_argument("--backend", choices=["local", "ray"], help="where kickoffs run (default: local)")
+    batch.add_argument(
+        "--address", metavar="ADDR", help="Ray cluster to connect to (default: $RAY_ADDRESS, else start one here)"
+    )
+    batch.add_argument("--num-cpus", type=int, metavar="N", help="CPUs of a Ray instance started here")
     _run_options(p)
     p.set_defaults(handler="crew.cli.kickoff:run")
 
@@ -156,6 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run none of the folder's code: check the YAML, names and import paths (syntax, modules) only",
     )
+    p.add_argument(
+        "--check-servers", action="store_true", help="also start each MCP server and report start-up failures"
+    )
     p.set_defaults(handler="crew.cli.inspect:validate")
 
     p = command("plot", "draw the task graph (Mermaid on stdout by default)")
@@ -199,8 +217,18 @@ def _run_options(p: argparse.ArgumentParser) -> None:
 
 
 def _budget_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-tokens", type=int, metavar="N", help="stop before a model call once N tokens are spent")
-    p.add_argument("--max-cost", type=float, metavar="USD", help="stop before a model call once USD are spent")
+    p.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="budget: stop before a model call once the run spent N tokens (--for-each: the whole batch)",
+    )
+    p.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="budget: stop before a model call once the run cost USD (--for-each: the whole batch)",
+    )
 
 
 def _store_options(p: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from crew.cli import EXIT_OK, count, write_file
+from crew.cli import EXIT_FAILED, EXIT_OK, count, write_file
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -25,12 +25,23 @@ def validate(args: argparse.Namespace) -> int:
         f"  crew {crew.name}: process {process}, {count(len(crew.agents), 'agent')}, "
         f"{count(len(crew.tasks), 'task')}, {count(len(project.tools), 'tool')}"
     )
+    if project.servers:
+        print(f"  MCP servers: {', '.join(project.servers)} (configuration checked; nothing started)")
     if project.inputs:
         print(f"  inputs with defaults: {', '.join(sorted(project.inputs))}")
     if no_import:
         print("  --no-import: the folder's modules were not imported; their attributes were not checked")
     for note in project.missing_inputs(project.inputs, level="note") + project.problems.of("note"):
         print(f"  {note}")
+    if getattr(args, "check_servers", False) and project.servers:
+        from crew.mcp.check import check_servers
+
+        failures = check_servers(list(project.servers.values()))
+        for problem in failures.values():
+            print(f"crew: {problem}", file=sys.stderr)
+        if failures:
+            return EXIT_FAILED
+        print(f"  MCP servers started and answered: {', '.join(project.servers)}")
     return EXIT_OK
 
 
@@ -39,13 +50,19 @@ def tools(args: argparse.Namespace) -> int:
     from crew.config import load_project
 
     project = load_project(args.path)
+    listed = dict(project.tools)
+    if project.servers:  # their tools are only known once they run
+        from crew.mcp.check import server_tools
+
+        for server_name, server_tools_ in server_tools(list(project.servers.values())).items():
+            listed.update({f"{tool.tool_name} (MCP server {server_name})": tool for tool in server_tools_})
     if args.json:
-        json.dump([t.to_openai_tool() for t in project.tools.values()], sys.stdout, indent=2, ensure_ascii=False)
+        json.dump([t.to_openai_tool() for t in listed.values()], sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return EXIT_OK
-    if not project.tools:
-        print("no tools (declare them under `tools:` in crew.yaml)")
-    for name, tool in project.tools.items():
+    if not listed:
+        print("no tools (declare them under `tools:` or `mcp_servers:` in crew.yaml)")
+    for name, tool in listed.items():
         print(_describe(name, tool))
     return EXIT_OK
 

@@ -25,6 +25,11 @@ from crew.cli import EXIT_FAILED, EXIT_OK, UsageError, interrupt_code, interrupt
 
 def run(args: argparse.Namespace) -> int:
     given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
+    _batch_flags_need_for_each(args)
+    if args.for_each:
+        from crew.cli import for_each
+
+        return for_each.run(args, _project(args.path, llm=args.llm, out=args.out), given)
     project, inputs = load(args.path, given, llm=args.llm, out=args.out)
     crew = project.crew
     apply_budgets(crew, args)
@@ -44,8 +49,19 @@ def run(args: argparse.Namespace) -> int:
 
 def load(path: str | Path, given: dict[str, Any], *, llm: str | None, out: str | None) -> tuple[Any, dict[str, Any]]:
     """The crew folder's project and the run's inputs (its defaults under ``given``), checked."""
-    from crew.config import load_project
     from crew.errors import ConfigError
+
+    project = _project(path, llm=llm, out=out)
+    inputs = {**project.inputs, **given}
+    missing = project.missing_inputs(inputs)
+    if missing:
+        lines = [str(p) for p in missing]
+        raise ConfigError("\n".join(lines), errors=lines)
+    return project, inputs
+
+
+def _project(path: str | Path, *, llm: str | None, out: str | None) -> Any:
+    from crew.config import load_project
 
     if llm is not None and not llm.strip():
         raise UsageError("--llm needs a model name (e.g. --llm test, --llm openai/gpt-4o-mini)")
@@ -57,12 +73,7 @@ def load(path: str | Path, given: dict[str, Any], *, llm: str | None, out: str |
     from crew.store.scrub import scrubber_for
 
     scrubber_for(project.crew)  # the crew's keys are masked in everything from here on, stored or not
-    inputs = {**project.inputs, **given}
-    missing = project.missing_inputs(inputs)
-    if missing:
-        lines = [str(p) for p in missing]
-        raise ConfigError("\n".join(lines), errors=lines)
-    return project, inputs
+    return project
 
 
 def apply_budgets(crew: Any, args: argparse.Namespace) -> None:
@@ -118,6 +129,21 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
     sys.stdout.flush()
     _summary(args, crew, inputs, output, error, started, failed)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _batch_flags_need_for_each(args: argparse.Namespace) -> None:
+    if args.for_each:
+        if args.json:
+            raise UsageError("--json is for one kickoff; --for-each writes JSON Lines already")
+        return
+    for flag, value in (
+        ("-o", args.output),
+        ("--ordered", args.ordered),
+        ("--backend", args.backend),
+        ("--address", args.address),
+    ):
+        if value:
+            raise UsageError(f"{flag} is for many kickoffs: add --for-each FILE.jsonl")
 
 
 def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool) -> tuple[Any, str | None]:

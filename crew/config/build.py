@@ -19,6 +19,7 @@ from crew.config.fields import FieldSpec, Section, fields_of, model_class
 from crew.config.imports import ImportProblem, as_tool, check_import_path, import_object, risky
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
+from crew.config.servers import server_list
 from crew.keywords import CREWAI_KEYS, did_you_mean
 
 # Which texts take {placeholders}: the fields the models fill at kickoff.
@@ -115,6 +116,8 @@ class Builder:
         self.crew_llm: Any = None
         self.tools: dict[str, Any] = {}
         self.tool_names: set[str] = set()
+        self.servers: dict[str, Any] = {}
+        self.server_names: set[str] = set()
         self.placeholders: list[Placeholder] = []
         self.unmodelled: list[Entry] = []
 
@@ -407,6 +410,8 @@ class Builder:
                 continue
             if spec.kind == "tools":
                 good, resolved = self.tool_list(entry, key, value)
+            elif spec.kind == "servers":
+                good, resolved = server_list(self, entry, key, value, self.servers, self.server_names)
             elif spec.kind in ("agent", "tasks", "section"):
                 continue
             else:

@@ -7,7 +7,7 @@ docs/yaml.md all follow the models and cannot drift from them:
 - ``value``  written as is and validated by the model (strings, numbers, lists ...);
 - ``model``  a model name (``llm``, ``*_llm``): a string, or a mapping of ``LLM`` settings;
 - ``import`` a callable or a class (callbacks, guardrails, output models): ``"module:attr"``;
-- ``agent`` / ``tasks`` / ``tools``: names of things declared elsewhere in the crew.
+- ``agent`` / ``tasks`` / ``tools`` / ``servers``: names of things declared elsewhere in the crew.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from typing import Any, Literal
 
 from crew.keywords import Section
 
-Kind = Literal["value", "model", "import", "agent", "tasks", "tools", "section"]
+Kind = Literal["value", "model", "import", "agent", "tasks", "tools", "servers", "section"]
 
 # Keys whose YAML value names something declared in the same crew.
 _REFS: dict[str, dict[str, Kind]] = {
     "crew": {"manager_agent": "agent"},
-    "agent": {"tools": "tools"},
+    "agent": {"tools": "tools", "mcp": "servers"},
     "task": {"agent": "agent", "context": "tasks", "tools": "tools"},
     "tool": {},
 }
@@ -45,6 +45,7 @@ _YAML_ONLY: dict[str, dict[str, tuple[Kind, str]]] = {
         "tasks": ("section", "tasks by name, in the order they are declared"),
         "tools": ("section", "tool name -> 'module:attr' import path (or a mapping with `import:` and settings)"),
         "inputs": ("section", "default values for {placeholders}; kickoff -i/--inputs-file override them"),
+        "mcp_servers": ("section", "MCP servers by name: {command, args, env, cwd} or {url, headers, transport}"),
     },
     "agent": {},
     "task": {},

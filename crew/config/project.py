@@ -15,6 +15,7 @@ from typing import Any
 from crew.config.build import Builder, Entry, Placeholder, key_path, plain
 from crew.config.loader import YamlList, YamlMap, YamlSyntaxError, load_yaml
 from crew.config.problems import Problem, Problems, display_path
+from crew.config.servers import build_servers
 from crew.config.tasks import build_tasks
 from crew.errors import ConfigError
 from crew.keywords import did_you_mean
@@ -36,6 +37,8 @@ class CrewProject:
     inputs: dict[str, Any]
     tools: dict[str, Any]
     placeholders: list[Placeholder]
+    servers: dict[str, Any] = field(default_factory=dict)
+    """MCP servers by their ``mcp_servers:`` name (not started: ``crew tools`` and kickoff open them)."""
     problems: Problems = field(default_factory=Problems)
     crewai: Any = None  # the CrewAI side (a ``CrewAIProject``) when the folder has a crew.py
 
@@ -253,6 +256,7 @@ def _build(
     _, crew_llm = builder.model_value(settings, "llm", settings.data.get("llm"))
     builder.crew_llm = builder.crew_model(crew_llm)
     tool_entries = _named(builder, settings, "tools")
+    server_entries = _named(builder, settings, "mcp_servers")
     if composed is not None:
         agent_entries = _named(builder, settings, "agents") + composed.agents
         task_entries = _named(builder, settings, "tasks") + composed.tasks
@@ -267,6 +271,8 @@ def _build(
     inputs = {**(crewai.inputs if crewai is not None else {}), **_inputs(builder, settings)}
 
     builder.build_tools(tool_entries)
+    builder.server_names = {e.name for e in server_entries}
+    builder.servers = build_servers(builder, server_entries)
     agents = builder.build_agents(agent_entries)
     agent_names = {e.name for e in agent_entries}
 
@@ -302,6 +308,7 @@ def _build(
         crew=None,
         inputs=inputs,
         tools=builder.tools,
+        servers=builder.servers,
         placeholders=builder.placeholders,
         problems=problems,
     )

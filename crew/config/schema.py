@@ -27,6 +27,24 @@ _MODEL = {
     ]
 }
 _NAMES = {"type": "array", "items": {"type": "string"}}
+_STRINGS = {"type": "object", "additionalProperties": {"type": "string"}}
+_SERVER = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string"},
+        "args": _NAMES,
+        "env": _STRINGS,
+        "cwd": {"type": "string"},
+        "url": {"type": "string"},
+        "headers": _STRINGS,
+        "transport": {"enum": ["http", "sse"]},
+        "tool_filter": _NAMES,
+        "prefix": {"type": "string"},
+        "timeout": {"type": "number", "exclusiveMinimum": 0},
+    },
+    "additionalProperties": False,
+    "description": "a stdio server (command, args, env, cwd) or an HTTP one (url, headers, transport)",
+}
 
 
 def crew_json_schema() -> dict[str, Any]:
@@ -37,6 +55,7 @@ def crew_json_schema() -> dict[str, Any]:
         "tasks": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Task"}},
         "tools": {"type": "object", "additionalProperties": {"anyOf": [_IMPORT, {"$ref": "#/$defs/Tool"}]}},
         "inputs": {"type": "object", "description": "default values for {placeholders}"},
+        "mcp_servers": {"type": "object", "additionalProperties": _SERVER},
     }
     for title, section in (("Agent", "agent"), ("Task", "task"), ("Tool", "tool")):
         defs[title] = _object(section, defs, {})  # type: ignore[arg-type]
@@ -73,6 +92,8 @@ def _field(spec: FieldSpec, defs: dict[str, Any]) -> dict[str, Any]:
         schema = dict(_NAMES, description="names of tasks whose outputs this task reads")
     elif spec.kind == "tools":
         schema = dict(_NAMES, description="names of tools under `tools:`")
+    elif spec.kind == "servers":
+        schema = dict(_NAMES, description="names of MCP servers under `mcp_servers:`")
     else:
         schema = _value_schema(spec, defs)
     if spec.default is not None and spec.kind == "value":

@@ -39,6 +39,14 @@ class RateLimiter:
     def __deepcopy__(self, memo: dict[int, object]) -> RateLimiter:
         return self
 
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled (sent to a Ray worker), a limiter keeps its rate but not its lock or its
+        reservations: each process then has a budget of its own (see docs/scaling.md)."""
+        return {"rate": self.rate, "period": self.period}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(state["rate"], state["period"])  # type: ignore[misc]
+
     def reserve(self) -> float:
         """Claim the next free slot; returns when (``time.monotonic()``) the caller may go."""
         with self._lock:

@@ -49,7 +49,21 @@ def _first_user_text(messages: Messages) -> str:
     return ""
 
 
-class TestModel:
+class _Shippable:
+    """Pickling without the call-count lock: a copy sent to another process (a Ray worker)
+    counts its own calls behind a lock of its own."""
+
+    _lock: threading.Lock
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+
+class TestModel(_Shippable):
     """Calls each tool it is given once, then answers in the requested format.
 
     Turn one (no tool results in the history yet): one call per tool, arguments
@@ -144,7 +158,7 @@ FunctionReply = str | list[dict[str, Any] | ToolCall] | LLMResponse
 ModelFunction = Callable[[Messages, Tools], FunctionReply | Awaitable[FunctionReply]]
 
 
-class FunctionModel:
+class FunctionModel(_Shippable):
     """A model whose every turn is ``fn(messages, tools)``, sync or async.
 
     ``fn`` returns the reply text, a list of tool calls (``{"name": ..., "args": {...}}``

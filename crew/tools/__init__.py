@@ -1,6 +1,7 @@
 """Tool definition and execution. Nothing here knows about agents or tasks."""
 
 from crew.errors import ToolException
+from crew.tools.adapters import adapt_tool
 from crew.tools.base import BaseTool
 from crew.tools.calls import RunContext, ToolCall, ToolResult
 from crew.tools.decorator import tool
@@ -18,6 +19,7 @@ __all__ = [
     "ToolException",
     "ToolExecutor",
     "ToolResult",
+    "adapt_tool",
     "always_cache",
     "never_cache",
     "sanitize_tool_name",

@@ -45,6 +45,7 @@ from crew.tools.definition import (
 )
 from crew.tools.invocation import Invocation, run_coroutine_sync
 from crew.tools.json_schema import model_from_json_schema
+from crew.tools.recipe import ShippedSchema, generated, recipe_of
 from crew.tools.schema import (
     args_hint,
     build_args_model,
@@ -87,6 +88,12 @@ class _Runtime:
         self.async_only = async_only
         self.injected = injected
         self.usage = _UsageLock()
+
+
+def signature_model(source: Callable[..., Any] | None, name: str) -> type[BaseModel]:
+    """The argument model of a tool whose schema comes from ``source``'s signature (none: no arguments)."""
+    params, _ = signature_params(source, name) if source is not None else ([], frozenset())
+    return build_args_model(model_name_for(name), params, tool_name=name)
 
 
 class BaseTool(Invocation, BaseModel, ABC):
@@ -147,10 +154,9 @@ class BaseTool(Invocation, BaseModel, ABC):
         schema = data.get("args_schema", declared_default(cls, "args_schema"))
         inferred = schema is None
         if inferred:
-            params, _ = signature_params(source, name) if source is not None else ([], frozenset())
-            schema = build_args_model(model_name_for(name), params, tool_name=name)
+            schema = generated(signature_model, source, name)
         elif isinstance(schema, dict):
-            schema = model_from_json_schema(schema, model_name_for(name), tool_name=name)
+            schema = generated(model_from_json_schema, schema, model_name_for(name), tool_name=name)
         elif not (isinstance(schema, type) and issubclass(schema, BaseModel)):
             raise ToolDefinitionError(
                 f"Tool '{name}': args_schema must be a pydantic model class or a JSON-schema dict, got {schema!r}"
@@ -206,6 +212,23 @@ class BaseTool(Invocation, BaseModel, ABC):
             return [EnvVar(name=item) if isinstance(item, str) else item for item in value]
         return value
 
+    # -- pickling (a tool sent to a Ray worker) -------------------------------------
+
+    def __getstate__(self) -> dict[Any, Any]:
+        """A generated argument model travels as its recipe (see ``crew.tools.recipe``)."""
+        state = super().__getstate__()
+        recipe = recipe_of(self.args_schema)
+        if recipe is not None:
+            shipped = ShippedSchema(recipe, self.args_schema.__doc__)
+            state = {**state, "__dict__": {**state["__dict__"], "args_schema": shipped}}
+        return state
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        shipped = state["__dict__"].get("args_schema")
+        if isinstance(shipped, ShippedSchema):
+            state = {**state, "__dict__": {**state["__dict__"], "args_schema": shipped.build()}}
+        super().__setstate__(state)
+
     def model_post_init(self, context: Any, /) -> None:
         source = type(self)._signature_source(self.__dict__)
         injected = signature_params(source, self.name)[1] if source is not None else frozenset()
@@ -252,7 +275,15 @@ class BaseTool(Invocation, BaseModel, ABC):
     @property
     def args(self) -> dict[str, Any]:
         """The JSON-schema properties of the arguments (LangChain's ``tool.args``)."""
-        return parameters_schema(self.args_schema)["properties"]
+        return self.parameters().get("properties", {})
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments the model sees: rendered from ``args_schema``.
+
+        A tool whose schema comes from elsewhere (an MCP server's ``inputSchema``) returns
+        that one, so the model sees exactly what the other side declared.
+        """
+        return parameters_schema(self.args_schema)
 
     @property
     def usage_limit_message(self) -> str:
@@ -367,7 +398,7 @@ class BaseTool(Invocation, BaseModel, ABC):
         """The text block injected into prompts: name, arguments' JSON schema, description."""
         lines = [
             f"Tool Name: {self.tool_name}",
-            f"Tool Arguments: {json.dumps(parameters_schema(self.args_schema), ensure_ascii=False)}",
+            f"Tool Arguments: {json.dumps(self.parameters(), ensure_ascii=False)}",
             f"Tool Description: {self.description}",
         ]
         if self.result_schema is not None:
@@ -376,7 +407,7 @@ class BaseTool(Invocation, BaseModel, ABC):
 
     def to_openai_tool(self, strict: bool = False) -> dict[str, Any]:
         """The OpenAI function-tool dict (litellm translates it for other providers)."""
-        parameters = parameters_schema(self.args_schema)
+        parameters = self.parameters()
         function: dict[str, Any] = {"name": self.tool_name, "description": self.description}
         if strict:
             function["parameters"] = strict_schema(parameters)

@@ -24,6 +24,7 @@ from crew.tools.definition import is_async_callable, pick_description
 from crew.tools.docstrings import parse_google_docstring
 from crew.tools.function_tool import Tool
 from crew.tools.json_schema import model_from_json_schema
+from crew.tools.recipe import generated
 from crew.tools.schema import (
     annotation_description,
     args_config,
@@ -172,10 +173,10 @@ def build_tool(
     summary = doc
     inferred = args_schema is None
     if isinstance(args_schema, dict):
-        args_schema = model_from_json_schema(args_schema, model_name_for(name), tool_name=name)
+        args_schema = generated(model_from_json_schema, args_schema, model_name_for(name), tool_name=name)
     if args_schema is None and not infer_schema:
         func, coroutine = _single_input(func), _single_input(coroutine)
-        args_schema = create_model(model_name_for(name), __config__=args_config(name), tool_input=(str, ...))
+        args_schema = generated(single_input_model, name)
     elif args_schema is None:
         params, injected = signature_params(source, name)
         parsed = parse_google_docstring(doc) if parse_docstring else None
@@ -183,9 +184,7 @@ def build_tool(
             summary = parsed.summary
             if error_on_invalid_docstring:
                 _check_docstring(name, doc, parsed.args, params, injected)
-        args_schema = build_args_model(
-            model_name_for(name), params, tool_name=name, descriptions=parsed.args if parsed else None
-        )
+        args_schema = generated(inferred_model, source, name, parse_docstring)
     elif parse_docstring and doc:
         summary = parse_google_docstring(doc).summary
     chosen = pick_description(description, summary, args_schema)
@@ -210,6 +209,20 @@ def build_tool(
         result_as_answer=flag,
         **fields,
     )
+
+
+def inferred_model(source: Callable[..., Any], name: str, parse_docstring: bool) -> type[BaseModel]:
+    """The argument model read from ``source``'s signature (and docstring): a recipe, see ``crew.tools.recipe``."""
+    params, _ = signature_params(source, name)
+    doc = getattr(source, "__doc__", None) if not isinstance(source, functools.partial) else source.func.__doc__
+    parsed = parse_google_docstring(doc) if parse_docstring else None
+    descriptions = parsed.args if parsed else None
+    return build_args_model(model_name_for(name), params, tool_name=name, descriptions=descriptions)
+
+
+def single_input_model(name: str) -> type[BaseModel]:
+    """``infer_schema=False``: one string argument, ``tool_input``."""
+    return create_model(model_name_for(name), __config__=args_config(name), tool_input=(str, ...))
 
 
 def _callable_name(fn: Any) -> str:

@@ -22,7 +22,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from inspect import isawaitable
 from time import perf_counter
-from typing import Any
+from typing import Any, Protocol
 
 from crew.errors import ToolArgumentsError
 from crew.events import bus
@@ -34,7 +34,7 @@ from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
 from crew.tools.definition import never_cache
 from crew.tools.invocation import run_coroutine_sync
 
-__all__ = ["ToolExecutor", "ToolStats"]
+__all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 
 Call = ToolCall | Mapping[str, Any]
 
@@ -66,6 +66,14 @@ class ToolStats:
     errors: int = 0
     refused: int = 0
     run_seconds: float = 0.0
+
+
+class UsageLimits(Protocol):
+    """Somewhere else that counts usage slots (a Ray actor holding one run's counts)."""
+
+    def claim(self, tool_name: str, limit: int) -> bool:
+        """Take one of the tool's ``limit`` slots; False when none is left. Atomic."""
+        ...
 
 
 class _Pending:
@@ -119,12 +127,21 @@ class ToolExecutor:
 
     ``cache`` is True (in-memory, lives with this executor), False (every call runs),
     or any ``CacheBackend`` such as ``SQLiteCache`` to share results across runs.
+    ``limits`` is where usage slots of tools with a ``max_usage_count`` are claimed when
+    they must be counted beyond this executor (one run spread over Ray workers); by
+    default this executor counts them itself.
     """
 
     def __init__(
-        self, tools: Iterable[BaseTool] = (), *, cache: bool | CacheBackend = True, run_id: str | None = None
+        self,
+        tools: Iterable[BaseTool] = (),
+        *,
+        cache: bool | CacheBackend = True,
+        run_id: str | None = None,
+        limits: UsageLimits | None = None,
     ) -> None:
         self.run_id = run_id
+        self.limits = limits
         if cache is True:
             self.cache: CacheBackend | None = InMemoryCache()
         elif cache is False or cache is None:
@@ -181,6 +198,15 @@ class ToolExecutor:
         """A consistent snapshot of every tool's counters, keyed by tool name."""
         with self._lock:
             return {name: ToolStats(**vars(s)) for name, s in self._stats.items()}
+
+    def add_stats(self, stats: Mapping[str, ToolStats]) -> None:
+        """Count calls made by executors elsewhere (Ray workers of this run) in this one's statistics."""
+        with self._lock:
+            for name, other in stats.items():
+                mine = self._stats.setdefault(name, ToolStats())
+                for field, value in vars(other).items():
+                    setattr(mine, field, getattr(mine, field) + value)
+                self._usage[name] = self._usage.get(name, 0) + other.runs
 
     def usage(self, tool_name: str) -> int:
         """How many usage slots the tool has consumed in this executor (its runs, not its cache hits)."""
@@ -413,6 +439,12 @@ class ToolExecutor:
     def _claim(self, pending: _Pending) -> ToolResult | None:
         """Take a usage slot atomically, or return the refusal when none is left."""
         limit = pending.tool.max_usage_count
+        if limit is not None and self.limits is not None:
+            if self.limits.claim(pending.name, limit):
+                with self._lock:
+                    self._usage[pending.name] = self._usage.get(pending.name, 0) + 1
+                return None
+            return self._finish(pending, pending.tool.usage_limit_message, "error", refused=True)
         with self._lock:
             used = self._usage.get(pending.name, 0)
             if limit is None or used < limit:

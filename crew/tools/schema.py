@@ -257,6 +257,11 @@ def args_hint(model: type[BaseModel]) -> str:
         schema = parameters_schema(model)
     except ToolDefinitionError:
         return _python_hint(model)
+    return hint_for(schema)
+
+
+def hint_for(schema: dict[str, Any]) -> str:
+    """``args_hint`` for a JSON schema given as it is (an MCP server's ``inputSchema``)."""
     required = set(schema.get("required", ()))
     parts = []
     for name, prop in schema.get("properties", {}).items():

@@ -54,6 +54,14 @@ def _research_team(document: dict, out) -> None:
     assert (out / "out" / "briefing.md").is_file()
 
 
+def _world_clock(document: dict, out) -> None:
+    # the real mcp-server-time answered both tasks' calls (the test model's made-up time zones
+    # come back as the server's isError results: error observations, and the run goes on)
+    calls = [c for t in document["tasks_output"] for c in t["tool_calls"]]
+    assert {c["name"] for c in calls} == {"get_current_time", "convert_time"}
+    assert document["tool_stats"]["get_current_time"]["runs"] >= 1
+
+
 def _support_triage(document: dict, out) -> None:
     tasks = {t["name"]: t for t in document["tasks_output"]}
     assert set(tasks["triage"]["json_dict"] or tasks["triage"]["pydantic"]) >= {"category", "urgency", "summary"}
@@ -64,4 +72,9 @@ def _support_triage(document: dict, out) -> None:
     assert handoff["usage"]["requests"] == 1
 
 
-CHECKS = {"trip_planner": _trip_planner, "research_team": _research_team, "support_triage": _support_triage}
+CHECKS = {
+    "trip_planner": _trip_planner,
+    "research_team": _research_team,
+    "support_triage": _support_triage,
+    "world_clock": _world_clock,
+}

@@ -394,7 +394,10 @@ EVERY_KEY = """
     task_callback: hooks:on_task
     human_feedback: hooks:ask
     verbose: true
+    backend: ray
     inputs: {topic: tea}
+    mcp_servers:
+      time: {command: mcp-server-time}
     tools:
       search: tools:search
       full:
@@ -421,6 +424,7 @@ EVERY_KEY = """
         name: scribe
         llm: test
         tools: [search, full]
+        mcp: [time]
         max_iter: 4
         max_execution_time: 30
         allow_delegation: true
@@ -478,6 +482,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "task_callback": hooks.on_task,
             "human_feedback": hooks.ask,
             "verbose": True,
+            "backend": "ray",
         },
         "agent": {
             "role": "Writer",
@@ -534,12 +539,14 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
     assert crew.manager_agent.name == "lead" and crew.manager_agent not in crew.agents
     assert project.inputs == {"topic": "tea"}
     assert [t.name for t in writer.tools] == ["search", "full"]
+    assert writer.mcp == [project.servers["time"]] and project.servers["time"].command == "mcp-server-time"
     assert second.agent is writer and [t.name for t in second.tools] == ["search"]
     assert third.output_json is hooks.Hit
     assert [v.name for v in full.env_vars] == ["SEARCH_KEY"]
     checked = {
-        "crew": set(expected["crew"]) | {"manager_llm", "manager_agent", "agents", "tasks", "tools", "inputs"},
-        "agent": set(expected["agent"]) | {"tools"},
+        "crew": set(expected["crew"])
+        | {"manager_llm", "manager_agent", "agents", "tasks", "tools", "inputs", "mcp_servers"},
+        "agent": set(expected["agent"]) | {"tools", "mcp"},
         "task": set(expected["task"]) | {"agent", "tools", "output_json"},
         "tool": set(expected["tool"]) | {"env_vars", "import"},
     }

@@ -1,0 +1,226 @@
+"""The batch runner: one kickoff per inputs mapping, on any backend, results as they finish.
+
+It owns what is the same whatever runs the kickoffs: the inputs are all checked before
+anything starts, at most ``max_concurrency`` kickoffs run at once, each result is
+recorded exactly once by the driver (this process), ``on_error`` decides whether one
+failure stops the batch, and ``max_tokens`` / ``max_cost`` stop new kickoffs once the
+finished ones have spent that much.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncGenerator, Mapping, Sequence
+from typing import Any, Literal
+
+from crew.backends.base import Backend, BatchStatus, KickoffResult
+from crew.errors import CrewError
+from crew.tasks.output import CrewOutput
+from crew.usage import Usage
+
+OnError = Literal["continue", "stop"]
+
+
+def check_inputs(crew: Any, inputs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every inputs mapping as a dict, each checked against the crew's placeholders.
+
+    The first bad one raises, with ``index`` (its position) set on the error, before any
+    kickoff has started.
+    """
+    from crew.crew import _inputs
+    from crew.run import fill_inputs
+
+    if isinstance(inputs, (Mapping, str)):
+        raise TypeError(
+            "kickoff_for_each takes a list of inputs mappings, one per kickoff; "
+            "for a single set of inputs call kickoff(inputs)"
+        )
+    checked: list[dict[str, Any]] = []
+    for i, item in enumerate(inputs):
+        try:
+            checked.append(_inputs(item))
+            fill_inputs(crew, checked[-1])
+        except Exception as exc:
+            exc.index = i  # type: ignore[attr-defined]
+            raise
+    return checked
+
+
+def resolve_backend(backend: str | Backend | None, **options: Any) -> Backend:
+    """``"local"`` (default), ``"ray"`` (options: ``address``, ``num_cpus``, ...), or a Backend object."""
+    if backend is None or backend == "local":
+        from crew.backends.local import LocalBackend
+
+        return LocalBackend()
+    if backend == "ray":
+        from crew.backends.ray import RayBackend
+
+        return RayBackend(**options)
+    if isinstance(backend, Backend):
+        return backend
+    raise ValueError(f"unknown backend {backend!r}: use 'local' or 'ray' (or a Backend object)")
+
+
+async def for_each(
+    crew: Any,
+    inputs: Sequence[Mapping[str, Any]],
+    *,
+    backend: str | Backend | None = "local",
+    max_concurrency: int = 4,
+    on_error: OnError = "continue",
+    ordered: bool = False,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    status: BatchStatus | None = None,
+) -> AsyncGenerator[KickoffResult, None]:
+    """Kick ``crew`` off once per inputs mapping; yield each ``KickoffResult`` as it finishes.
+
+    Every input gets exactly one result: "done", "failed", "cancelled" (running when the
+    batch stopped) or "skipped" (not started: the batch stopped, or its budget was spent;
+    running kickoffs finish, so a budget can be passed by what they spend). ``ordered``
+    yields in input order (holding back results that finish early). ``status`` is kept
+    up to date for a progress view. Use it under ``contextlib.aclosing`` when you may
+    stop reading early: closing cancels what still runs.
+    """
+    if max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+    if on_error not in ("continue", "stop"):
+        raise ValueError(f"on_error must be 'continue' or 'stop', got {on_error!r}")
+    checked = check_inputs(crew, inputs)
+    state = status if status is not None else BatchStatus()
+    state.total = len(checked)
+    if not checked:
+        return
+    runner = resolve_backend(backend)
+    await runner.open(crew)
+    waiting = list(range(len(checked)))[::-1]  # a stack: pop() takes the lowest index
+    running: dict[asyncio.Task[KickoffResult], int] = {}
+    held: dict[int, KickoffResult] = {}
+    next_index = 0
+
+    def release(result: KickoffResult) -> list[KickoffResult]:
+        nonlocal next_index
+        if not ordered:
+            return [result]
+        held[result.index] = result
+        out = []
+        while next_index in held:
+            out.append(held.pop(next_index))
+            next_index += 1
+        return out
+
+    def count(result: KickoffResult) -> None:
+        setattr(state, result.status, getattr(state, result.status) + 1)
+        state.usage = state.usage + result.usage
+        if result.status == "failed" and on_error == "stop" and state.stopped is None:
+            state.stopped = f"input {result.index} failed: {result.error}"
+        if state.stopped is None:
+            state.stopped = _over_budget(state.usage, max_tokens, max_cost)
+
+    try:
+        while waiting or running:
+            while waiting and len(running) < max_concurrency and state.stopped is None:
+                index = waiting.pop()
+                task = asyncio.ensure_future(_one(runner, crew, index, checked[index]))
+                running[task] = index
+            state.running = len(running)
+            if not running:
+                break
+            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+            for task in sorted(finished, key=running.__getitem__):
+                del running[task]
+                state.running = len(running)
+                result = task.result()
+                count(result)
+                for ready in release(result):
+                    yield ready
+            if state.stopped is not None and on_error == "stop" and running and state.failed:
+                for task in running:
+                    task.cancel()
+                await asyncio.gather(*running, return_exceptions=True)
+                for index in sorted(running.values()):
+                    result = KickoffResult(
+                        index=index, status="cancelled", inputs=checked[index], error=f"stopped: {state.stopped}"
+                    )
+                    count(result)
+                    for ready in release(result):
+                        yield ready
+                running.clear()
+            state.running = len(running)
+        for index in sorted(waiting):
+            result = KickoffResult(
+                index=index, status="skipped", inputs=checked[index], error=f"not started: {state.stopped}"
+            )
+            count(result)
+            for ready in release(result):
+                yield ready
+        waiting.clear()
+    finally:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+        state.running = 0
+        await runner.close()
+
+
+async def _one(runner: Backend, crew: Any, index: int, inputs: dict[str, Any]) -> KickoffResult:
+    """One kickoff as a result; only cancellation propagates."""
+    run_id = uuid.uuid4().hex
+    started = time.perf_counter()
+    try:
+        out = await runner.kickoff(crew, inputs, run_id=run_id)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of one input is that input's result
+        exc.index = index  # type: ignore[attr-defined]
+        partial = getattr(exc, "output", None)
+        partial = partial if isinstance(partial, CrewOutput) else None
+        message = str(exc) if isinstance(exc, CrewError) else f"{type(exc).__name__}: {exc}"
+        result = KickoffResult(
+            index=index,
+            status="failed",
+            inputs=inputs,
+            run_id=run_id,
+            error=message,
+            usage=partial.usage if partial is not None else Usage(),
+            duration=time.perf_counter() - started,
+            output=partial,
+        )
+        result._exception = exc
+        return result
+    return KickoffResult(
+        index=index,
+        status="done",
+        inputs=inputs,
+        run_id=out.run_id or run_id,
+        raw=out.raw,
+        usage=out.usage,
+        duration=time.perf_counter() - started,
+        output=out,
+    )
+
+
+def _over_budget(spent: Usage, max_tokens: int | None, max_cost: float | None) -> str | None:
+    if max_tokens is not None and spent.total_tokens >= max_tokens:
+        return f"the batch budget of {max_tokens:,} tokens is spent ({spent.total_tokens:,} used)"
+    if max_cost is not None and spent.cost >= max_cost:
+        return f"the batch budget of ${max_cost:.4f} is spent (${spent.cost:.4f} used)"
+    return None
+
+
+async def outputs_for_each(crew: Any, inputs: Sequence[Mapping[str, Any]], **options: Any) -> list[CrewOutput]:
+    """``Crew.kickoff_for_each``: every output in input order, or the first failure raised
+    (with ``index`` set) once the others are cancelled."""
+    from contextlib import aclosing
+
+    outputs: dict[int, CrewOutput] = {}
+    async with aclosing(for_each(crew, inputs, on_error="stop", **options)) as results:
+        async for result in results:
+            if result.status == "failed":
+                raise result.exception or CrewError(result.error or "kickoff failed")
+            if result.output is not None:
+                outputs[result.index] = result.output
+    return [outputs[i] for i in range(len(outputs))]

@@ -1,0 +1,199 @@
+"""``Crew(backend="ray")``: every task of one graph runs as a Ray task.
+
+The scheduler stays on the driver (it decides what is ready, records each output once
+and calls ``on_task_done``); only the work of a task (condition, attempts, the agent,
+guardrail) moves to a worker. What must hold for the whole run lives in one Ray actor
+per run, the *ledger*: the usage counts of tools with a ``max_usage_count`` (a claim is
+one actor call, so limits stay exact across workers) and the tool cache. Each such
+call is a round trip to the actor (about a millisecond on one machine; see
+benchmarks/ray_scaling.py); tools without a limit, and runs with ``cache=False``,
+make none. ``output_file`` and callbacks run on the driver, where the user sees them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from crew.backends.ray import RayBackend, await_ref, connect, load_cloudpickle, load_ray, remote
+from crew.errors import ConfigError
+from crew.events import bus
+from crew.scheduler import TaskFailed
+from crew.tasks.output import TaskOutput
+from crew.tools.executor import ToolStats
+
+
+class RunLedger:
+    """The Ray actor holding one run's usage counts and cache. Its methods run one at a
+    time (a sync actor), which is what makes a claim atomic across workers."""
+
+    def __init__(self, cache: Any) -> None:
+        from crew.tools.cache import InMemoryCache
+
+        self.cache = InMemoryCache() if cache is True else cache or None
+        self.used: dict[str, int] = {}
+
+    def claim(self, tool_name: str, limit: int) -> bool:
+        used = self.used.get(tool_name, 0)
+        if used >= limit:
+            return False
+        self.used[tool_name] = used + 1
+        return True
+
+    def usage(self) -> dict[str, int]:
+        return dict(self.used)
+
+    def get(self, key: str) -> tuple[bool, Any]:
+        return self.cache.get(key) if self.cache is not None else (False, None)
+
+    def set(self, key: str, value: Any) -> None:
+        if self.cache is not None:
+            self.cache.set(key, value)
+
+    def clear(self) -> None:
+        if self.cache is not None:
+            self.cache.clear()
+
+
+class LedgerLimits:
+    """A worker's ``UsageLimits``: claims go to the run's ledger actor."""
+
+    def __init__(self, ledger: Any) -> None:
+        self.ledger = ledger
+
+    def claim(self, tool_name: str, limit: int) -> bool:
+        return bool(load_ray().get(self.ledger.claim.remote(tool_name, limit)))
+
+
+class LedgerCache:
+    """A worker's ``CacheBackend``: the run's cache, in the ledger actor."""
+
+    def __init__(self, ledger: Any) -> None:
+        self.ledger = ledger
+
+    def get(self, key: str) -> tuple[bool, Any]:
+        return load_ray().get(self.ledger.get.remote(key))
+
+    def set(self, key: str, value: Any) -> None:
+        load_ray().get(self.ledger.set.remote(key, value))
+
+    def clear(self) -> None:
+        load_ray().get(self.ledger.clear.remote())
+
+
+class TaskOutcome(BaseModel):
+    """A task's output as the worker finished it (failed or not), and its tool statistics."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    output: TaskOutput
+    failed: bool = False
+    stats: dict[str, ToolStats] = Field(default_factory=dict)
+
+
+async def _accept(output: TaskOutput) -> str:
+    return ""
+
+
+def run_task_on_worker(
+    task: Any, name: str, context: list[TaskOutput], run_id: str, llm: Any, ledger: Any, cached: bool
+) -> TaskOutcome:
+    """The body of one graph task's Ray task: a TaskRunner of one task, on the run's ledger."""
+    from crew.task_runner import TaskRunner
+    from crew.tools.executor import ToolExecutor
+
+    executor = ToolExecutor(cache=LedgerCache(ledger) if cached else False, run_id=run_id, limits=LedgerLimits(ledger))
+    if task.agent is not None:
+        executor.register(task.agent.tools)
+    executor.register(task.tools or ())
+    runner = TaskRunner({name: task}, executor=executor, run_id=run_id, llm=llm, human_feedback=_accept)
+    try:
+        output = asyncio.run(runner(name, context))
+    except TaskFailed as exc:
+        return TaskOutcome(output=exc.output, failed=True, stats=executor.stats)
+    return TaskOutcome(output=output, stats=executor.stats)
+
+
+class RayTaskRunner:
+    """Stands in for the run's ``TaskRunner`` in the scheduler: each call is a Ray task."""
+
+    def __init__(self, inner: Any, crew: Any, backend: RayBackend) -> None:
+        if inner.worker is not None or inner.delegation:
+            raise ConfigError(
+                "backend='ray' runs each task as a Ray task, but the hierarchical process and "
+                "allow_delegation need every agent in one process: use backend='local' for this crew"
+            )
+        asking = [name for name, task in inner.tasks.items() if task.human_input]
+        if asking:
+            raise ConfigError(
+                f"task '{asking[0]}' has human_input, which backend='ray' cannot ask: use backend='local'"
+            )
+        self.inner = inner
+        self.crew = crew
+        self.backend = backend
+        self.label = inner.label
+        self.ledger: Any = None
+        self._ready = asyncio.Lock()
+
+    async def _start(self) -> None:
+        async with self._ready:
+            if self.ledger is not None:
+                return
+            ray = load_ray()
+            self.backend.started = connect(self.backend.address, self.backend.num_cpus) or self.backend.started
+            cache = self.crew.cache
+            self.ledger = ray.remote(RunLedger).options(num_cpus=0).remote(cache if cache is not True else True)
+
+    async def __call__(self, name: str, context: list[TaskOutput]) -> TaskOutput:
+        await self._start()
+        inner = self.inner
+        task = inner.tasks[name]
+        shipped = task.model_copy(update={"callback": None, "output_file": None})
+        options = {"max_retries": self.backend.max_retries, "retry_exceptions": False, **self.backend.task_options}
+        ref = (
+            remote(run_task_on_worker)
+            .options(**options)
+            .remote(shipped, name, context, inner.run_id, inner.llm, self.ledger, self.crew.cache is not False)
+        )
+        started = time.time()
+        bus.emit("task.start", run_id=inner.run_id, task=name, agent=inner.label(name).get("agent"), backend="ray")
+        outcome: TaskOutcome = await await_ref(ref, what=f"task '{name}'", retries=self.backend.max_retries)
+        inner.executor.add_stats(outcome.stats)
+        out = outcome.output
+        if outcome.failed:
+            raise TaskFailed(out)
+        try:
+            if task.output_file:
+                from crew.task_runner import write_output_file
+
+                await asyncio.to_thread(write_output_file, task.output_file, out)
+            for callback in (task.callback, inner.task_callback):
+                if callback is not None:
+                    result = callback(out)
+                    if asyncio.iscoroutine(result):
+                        await result
+        except Exception as exc:  # the task failed on the driver's side of it
+            failed = out.model_copy(
+                update={"status": "failed", "error": f"{type(exc).__name__}: {exc}", "finished_at": time.time()}
+            )
+            raise TaskFailed(failed) from exc
+        return out if out.started_at else out.model_copy(update={"started_at": started})
+
+
+def task_runner_for(backend: Any, inner: Any, crew: Any) -> Any:
+    """The scheduler's ``run_task`` for ``Crew(backend=...)``: the TaskRunner itself for "local"."""
+    if backend is None or backend == "local":
+        return inner
+    if backend == "ray":
+        backend = RayBackend()
+    if isinstance(backend, RayBackend):
+        from crew.backends.shipping import check_shippable, register_local_modules
+
+        cloudpickle = load_cloudpickle()  # Ray not installed, a tool that cannot travel: said before anything runs
+        register_local_modules(crew, cloudpickle.register_pickle_by_value)
+        check_shippable(crew, cloudpickle.dumps)
+        return RayTaskRunner(inner, crew, backend)
+    raise ConfigError(f"unknown backend {backend!r}: use 'local' or 'ray' (or a RayBackend with options)")

@@ -1,0 +1,220 @@
+"""``crew kickoff PATH --for-each inputs.jsonl``: one kickoff per input line, JSON Lines out.
+
+Each input line is a JSON object of inputs (over the crew's defaults and ``-i`` pairs).
+Every line is checked before anything runs: a bad line is an error naming its line
+number. One result line per input is written the moment it is known (``--ordered``
+holds early ones back to keep input order), so a batch stopped by Ctrl-C or a crash
+keeps everything that finished. Progress (done / failed / running, tokens) goes to
+stderr; exit code 0 only when every input is done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from crew.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+
+_MAX_REPORTED = 20  # bad lines listed before "... and N more"
+
+
+def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
+    from crew.backends import BatchStatus
+
+    source = Path(args.for_each)
+    inputs = read_inputs(source, project, given)
+    if args.output and Path(args.output).is_dir():
+        raise UsageError(f"-o {args.output}: is a folder; give a file for the JSON Lines results")
+    if args.max_concurrency < 1:
+        raise UsageError(f"--max-concurrency must be at least 1, got {args.max_concurrency}")
+    backend = _backend(args)
+    status = BatchStatus(total=len(inputs))
+    out: IO[str] = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+    view = _View(status, None if args.quiet else sys.stderr)
+    writer = _Writer(out, ordered=args.ordered)
+    interrupted = False
+    try:
+        import asyncio
+
+        runner = asyncio.Runner()
+        try:
+            runner.run(_batch(project.crew, inputs, backend, args, status, writer, view))
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            writer.flush_held()
+            view.close()
+            if out is not sys.stdout:
+                out.close()
+        if not interrupted:
+            runner.close()
+    finally:
+        _shutdown_ray(backend)
+    where = f"; results of finished inputs are in {args.output}" if args.output else ""
+    if interrupted:
+        print(f"crew: interrupted; {status.summary()}{where}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(EXIT_INTERRUPTED)  # threads may still sit in blocking tool calls
+    ok = status.done == status.total
+    if not args.quiet or not ok:
+        word = "done" if ok else "failed"
+        print(f"{word}: {status.summary()}" + (f" · wrote {args.output}" if args.output else ""), file=sys.stderr)
+    if status.stopped and not ok:
+        print(f"  stopped: {status.stopped}", file=sys.stderr)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
+def read_inputs(source: Path, project: Any, given: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every line's inputs, merged over the defaults; all bad lines reported at once, each by number."""
+    from crew.errors import ConfigError
+
+    if not source.is_file():
+        raise UsageError(f"--for-each {source}: no such file")
+    name = str(source)
+    problems: list[str] = []
+    inputs: list[dict[str, Any]] = []
+    try:
+        with source.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                except ValueError as exc:
+                    problems.append(f"{name}:{number}: not valid JSON: {exc}")
+                    continue
+                if not isinstance(item, dict):
+                    problems.append(
+                        f"{name}:{number}: expected a JSON object of inputs "
+                        f'(like {{"topic": "bees"}}), got {type(item).__name__}'
+                    )
+                    continue
+                merged = {**project.inputs, **given, **item}
+                for problem in project.missing_inputs(merged):
+                    problems.append(f"{name}:{number}: {problem.message} (needed at {problem.file}:{problem.line})")
+                inputs.append(merged)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--for-each {source}: not UTF-8 text: {exc}") from None
+    if problems:
+        shown = problems[:_MAX_REPORTED]
+        if len(problems) > _MAX_REPORTED:
+            shown.append(f"{name}: ... and {len(problems) - _MAX_REPORTED} more bad lines")
+        raise ConfigError("\n".join(shown), errors=shown)
+    if not inputs:
+        raise UsageError(f"--for-each {source}: no inputs (the file has no JSON lines)")
+    return inputs
+
+
+async def _batch(
+    crew: Any, inputs: list[dict[str, Any]], backend: Any, args: argparse.Namespace, status: Any, writer: Any, view: Any
+) -> None:
+    import asyncio
+    from contextlib import aclosing
+
+    from crew.backends import for_each
+
+    results = for_each(
+        crew,
+        inputs,
+        backend=backend,
+        max_concurrency=args.max_concurrency,
+        on_error=args.on_error,
+        max_tokens=args.max_tokens,
+        max_cost=args.max_cost,
+        status=status,
+    )
+
+    async def tick() -> None:  # the elapsed time and the running count move between results too
+        while True:
+            view.show()
+            await asyncio.sleep(1.0 if view.live else 5.0)
+
+    ticker = asyncio.ensure_future(tick())
+    try:
+        async with aclosing(results) as stream:
+            async for result in stream:
+                writer.write(result)
+                view.show()
+    finally:
+        ticker.cancel()
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    name = args.backend or ("ray" if args.address else "local")
+    if name == "local":
+        if args.address:
+            raise UsageError("--address is for --backend ray")
+        from crew.backends import LocalBackend
+
+        return LocalBackend()
+    from crew.backends.ray import RayBackend
+
+    return RayBackend(address=args.address, num_cpus=args.num_cpus)
+
+
+def _shutdown_ray(backend: Any) -> None:
+    stop = getattr(backend, "shutdown", None)
+    if stop is not None:
+        stop()
+
+
+class _Writer:
+    """Writes result lines as they come; ``ordered`` holds early ones until their turn."""
+
+    def __init__(self, out: IO[str], *, ordered: bool) -> None:
+        self.out = out
+        self.ordered = ordered
+        self.held: dict[int, Any] = {}
+        self.next = 0
+
+    def write(self, result: Any) -> None:
+        if not self.ordered:
+            self._line(result)
+            return
+        self.held[result.index] = result
+        while self.next in self.held:
+            self._line(self.held.pop(self.next))
+            self.next += 1
+
+    def flush_held(self) -> None:
+        """On the way out (Ctrl-C): what finished is written, even out of order."""
+        for index in sorted(self.held):
+            self._line(self.held.pop(index))
+
+    def _line(self, result: Any) -> None:
+        self.out.write(json.dumps(result.to_json_line(), ensure_ascii=False, default=str) + "\n")
+        self.out.flush()
+
+
+class _View:
+    """One status line on stderr: rewritten in place on a terminal, every few seconds when piped."""
+
+    def __init__(self, status: Any, stream: IO[str] | None) -> None:
+        self.status = status
+        self.stream = stream
+        self.live = stream is not None and stream.isatty() and os.environ.get("TERM") != "dumb"
+        self.last = 0.0
+        self.started = time.perf_counter()
+
+    def show(self) -> None:
+        if self.stream is None:
+            return
+        now = time.perf_counter()
+        line = f"[{now - self.started:6.1f}s] {self.status.summary()}"
+        if self.live:
+            self.stream.write("\r\x1b[K" + line)
+            self.stream.flush()
+        elif now - self.last >= 5.0:
+            self.last = now
+            self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.live and self.stream is not None:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()

@@ -1,0 +1,191 @@
+"""The ``mcp_servers:`` section of crew.yaml: each entry becomes an ``MCPServer`` (nothing is started).
+
+```yaml
+mcp_servers:
+  time: {command: mcp-server-time, args: [--local-timezone, UTC], env: {TZ: UTC}}
+  docs: {url: "http://127.0.0.1:3001/mcp", headers: {Authorization: "Bearer ${DOCS_TOKEN}"}, prefix: docs}
+  legacy: {url: "http://127.0.0.1:3002/sse", transport: sse}
+```
+
+``${VAR}`` works in every string (the loader fills it, and reports an unset one with its
+line). A ``command`` that does not exist or is not executable is reported here, so
+``crew validate`` catches it without starting anything.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from crew.config.loader import YamlMap
+from crew.keywords import did_you_mean
+
+if TYPE_CHECKING:
+    from crew.config.build import Builder, Entry
+
+# key -> (what it takes, a check of the value)
+_KEYS: dict[str, str] = {
+    "command": "the program that runs a stdio server",
+    "args": "its command-line arguments (a list of strings)",
+    "env": "environment variables added for the server (a mapping)",
+    "cwd": "the folder the server runs in (relative to the crew folder)",
+    "url": "the URL of a streamable HTTP or SSE server",
+    "headers": "HTTP headers sent to the server (a mapping)",
+    "transport": "http (streamable HTTP, the default for url) or sse",
+    "tool_filter": "the server's tool names to keep (a list)",
+    "prefix": "prefix for the tool names (prefix_name)",
+    "timeout": "seconds allowed for start-up and the handshake",
+}
+
+
+def build_servers(builder: Builder, entries: list[Entry]) -> dict[str, Any]:
+    """An ``MCPServer`` per valid entry, named by its key; every problem located in the file."""
+    servers: dict[str, Any] = {}
+    for entry in entries:
+        server = _server(builder, entry)
+        if server is not None:
+            servers[entry.name] = server
+    return servers
+
+
+def _server(builder: Builder, entry: Entry) -> Any:
+    data = entry.data
+    if data is None or (isinstance(data, YamlMap) and not data):
+        builder.error(entry, "", "an MCP server needs `command:` (a stdio server) or `url:` (an HTTP server)")
+        return None
+    if not isinstance(data, YamlMap):
+        builder.error(entry, "", "expected a mapping with `command:` or `url:` (and args, env, prefix ...)")
+        return None
+    ok = True
+    for key in data:
+        if key not in _KEYS:
+            builder.error(entry, key, f"unknown key '{key}'{did_you_mean(str(key), list(_KEYS))}")
+            ok = False
+    checks = {
+        "command": _text,
+        "url": _text,
+        "cwd": _text,
+        "prefix": _text,
+        "args": _strings,
+        "tool_filter": _strings,
+        "env": _mapping,
+        "headers": _mapping,
+        "timeout": _positive,
+        "transport": _transport,
+    }
+    values: dict[str, Any] = {}
+    for key, check in checks.items():
+        if key in data:
+            problem = check(data[key])
+            if problem is not None:
+                builder.error(entry, key, problem)
+                ok = False
+            else:
+                values[key] = _plain(data[key])
+    has_command, has_url = "command" in data, "url" in data
+    if has_command and has_url:
+        builder.error(entry, "url", "give `command:` (stdio) or `url:` (HTTP), not both")
+        return None
+    if not has_command and not has_url:
+        builder.error(entry, "", "an MCP server needs `command:` (a stdio server) or `url:` (an HTTP server)")
+        return None
+    misplaced = [k for k in (("headers", "transport") if has_command else ("args", "env", "cwd")) if k in data]
+    for key in misplaced:
+        builder.error(entry, key, f"`{key}` applies to {'HTTP' if has_command else 'stdio'} servers only")
+        ok = False
+    if not ok:
+        return None
+    return _make(builder, entry, values)
+
+
+def _make(builder: Builder, entry: Entry, values: dict[str, Any]) -> Any:
+    from crew.mcp.server import MCPServer
+
+    common = {
+        "name": entry.name,
+        "tool_filter": values.get("tool_filter"),
+        "prefix": values.get("prefix"),
+        "timeout": float(values.get("timeout", 30)),
+    }
+    if "command" in values:
+        cwd = values.get("cwd")
+        if cwd is not None:
+            cwd = str((builder.folder / cwd).resolve())
+        command = values["command"]
+        if ("/" in command) and not command.startswith("/"):  # ./server.py: relative to the crew folder
+            command = str((builder.folder / command).resolve())
+        server = MCPServer.stdio(
+            command, args=[str(a) for a in values.get("args", [])], env=values.get("env"), cwd=cwd, **common
+        )
+        problem = server.command_problem()
+        if problem is not None:
+            builder.error(entry, "command", problem)
+            return None
+        return server
+    headers = values.get("headers")
+    if values.get("transport", "http") == "sse":
+        return MCPServer.sse(values["url"], headers=headers, **common)
+    return MCPServer.http(values["url"], headers=headers, **common)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _text(value: Any) -> str | None:
+    return None if isinstance(value, str) and value.strip() else "expected a non-empty string"
+
+
+def _strings(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(
+        isinstance(v, str | int | float) and not isinstance(v, bool) for v in value
+    ):
+        return "expected a list of strings"
+    return None
+
+
+def _mapping(value: Any) -> str | None:
+    if not isinstance(value, dict) or not all(isinstance(v, str | int | float) for v in value.values()):
+        return "expected a mapping of names to strings"
+    return None
+
+
+def _positive(value: Any) -> str | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+    return None if ok else "expected a positive number of seconds"
+
+
+def _transport(value: Any) -> str | None:
+    return None if value in ("http", "sse") else f"expected http or sse, got {value!r}"
+
+
+def server_list(
+    builder: Builder, entry: Entry, key: str, value: Any, servers: dict[str, Any], names: set[str]
+) -> tuple[bool, list[Any] | None]:
+    """An agent's ``mcp: [name, ...]``: the servers by name, unknown ones reported with a suggestion."""
+    from crew.config.loader import YamlList
+
+    if value is None:
+        return True, None
+    if not isinstance(value, list):
+        builder.error(entry, key, "expected a list of MCP server names (declared under `mcp_servers:`)")
+        return False, None
+    out, ok = [], True
+    for i, name in enumerate(value):
+        line = value.line_of(i) if isinstance(value, YamlList) else None
+        if not isinstance(name, str) or name not in names:
+            hint = did_you_mean(str(name), names) or (
+                f" (declared servers: {', '.join(sorted(names))})" if names else " (declare it under `mcp_servers:`)"
+            )
+            builder.problems.add(
+                entry.file, line or entry.line_of(key), f"{entry.path}.{key}[{i}]", f"unknown MCP server {name!r}{hint}"
+            )
+            ok = False
+        elif name in servers:
+            out.append(servers[name])
+        else:
+            ok = False  # its own entry was wrong; already reported
+    return ok, out

@@ -1,0 +1,69 @@
+"""The one door to the official ``mcp`` SDK: imported on first use, with an install hint when absent.
+
+``import crew`` and ``import crew.mcp`` never load it; opening a server does.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from crew.errors import CrewError
+
+INSTALL_HINT = 'MCP support needs the optional extra: pip install "crew[mcp]" (it installs the official mcp SDK)'
+
+
+def load() -> ModuleType:
+    """The ``mcp`` package, or a ``CrewError`` saying how to install it."""
+    try:
+        import mcp
+    except ImportError as exc:
+        raise CrewError(f"{INSTALL_HINT} ({exc})") from None
+    return mcp
+
+
+def stdio_transport(command: str, args: list[str], env: dict[str, str], cwd: str | None, errlog: Any) -> Any:
+    load()
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    return stdio_client(StdioServerParameters(command=command, args=args, env=env, cwd=cwd), errlog=errlog)
+
+
+def http_transport(url: str, headers: dict[str, str], timeout: float) -> Any:
+    load()
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    client = create_mcp_http_client(headers=headers or None, timeout=httpx2.Timeout(timeout, read=300.0))
+    return _OwnedClient(streamable_http_client(url, http_client=client), client)
+
+
+def sse_transport(url: str, headers: dict[str, str], timeout: float) -> Any:
+    load()
+    from mcp.client.sse import sse_client
+
+    return sse_client(url, headers=headers or None, timeout=timeout)
+
+
+def client(target: Any) -> Any:
+    """An SDK ``Client`` over a transport, or in process over an SDK server object."""
+    mcp = load()
+    return mcp.Client(target, cache=None)
+
+
+class _OwnedClient:
+    """A streamable-HTTP transport that also closes the HTTP client we made for it (the SDK leaves
+    a client it was given open)."""
+
+    def __init__(self, transport: Any, http: Any) -> None:
+        self.transport, self.http = transport, http
+
+    async def __aenter__(self) -> Any:
+        return await self.transport.__aenter__()
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        try:
+            return await self.transport.__aexit__(*exc)
+        finally:
+            await self.http.aclose()

@@ -1,0 +1,446 @@
+"""``MCPServer``: an MCP server (stdio, streamable HTTP, SSE, or in process) as a source of crew tools.
+
+A server is configuration until it is opened. Opening starts the process or connects,
+does the handshake and lists the tools once; closing stops the process. Opens are
+counted: a kickoff opens the servers its agents need and closes them when it ends, but a
+server the caller opened (``with server:``), or that another run still uses, stays open.
+
+The connection lives in one asyncio task of its own (the *owner*), on the loop that
+opened it, or on a background loop thread for ``with server:`` in sync code. Keeping the
+SDK's task groups inside that task means a server that dies cannot cancel the run that
+uses it; its calls just fail. Calls from the owner's loop go straight to the SDK client;
+calls from any other loop or thread are handed to the owner's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from crew.errors import CrewError, ToolException
+from crew.mcp import sdk
+from crew.mcp.connection import (
+    Connection,
+    background_loop,
+    connection_lost,
+    describe,
+    innermost,
+    list_all,
+    retrieve,
+)
+from crew.mcp.tool import MCPTool
+
+__all__ = ["MCPServer", "MCPStartupError"]
+
+Transport = Literal["stdio", "http", "sse", "in_process"]
+
+
+class MCPStartupError(CrewError):
+    """A server could not be started or did not complete the handshake; names the command or URL."""
+
+    def __init__(self, message: str, *, server: str, stderr: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.stderr = stderr
+
+
+class MCPServer:
+    """One MCP server: how to reach it, and which of its tools an agent gets, under which names.
+
+    Build one with ``MCPServer.stdio(command, args=...)``, ``MCPServer.http(url)``,
+    ``MCPServer.sse(url)`` or ``MCPServer.in_process(sdk_server)``. ``prefix="fs"`` names
+    the tools ``fs_<name>``; ``tool_filter`` keeps only the listed tools (the server's own
+    names); ``timeout`` bounds start-up and handshake, in seconds; ``cache_function``
+    applies to every tool of the server (e.g. ``never_cache`` for a server with side
+    effects), and a tool's own can be set on the objects ``list_tools()`` returns.
+    """
+
+    __crew_mcp_server__ = True  # how Agent recognises a server in ``tools=[...]`` without importing this module
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        command: str | None = None,
+        args: Sequence[str] = (),
+        env: dict[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        url: str | None = None,
+        headers: dict[str, str] | None = None,
+        target: Any = None,
+        name: str | None = None,
+        tool_filter: Iterable[str] | None = None,
+        prefix: str | None = None,
+        timeout: float = 30.0,
+        cache_function: Callable[[dict[str, Any], Any], bool] | None = None,
+    ) -> None:
+        if transport == "stdio" and (not isinstance(command, str) or not command.strip()):
+            raise CrewError("MCPServer.stdio needs a command (the program that runs the server)")
+        if transport in ("http", "sse") and (not isinstance(url, str) or not url.strip()):
+            raise CrewError(f"MCPServer.{transport} needs a url")
+        if isinstance(tool_filter, str):
+            raise CrewError("tool_filter is a list of tool names, not one string")
+        if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+            raise CrewError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if prefix is not None and (not isinstance(prefix, str) or not prefix.strip()):
+            raise CrewError("prefix must be a non-empty string")
+        self.transport: Transport = transport
+        self.command = command
+        self.args = [str(a) for a in args]
+        self.env = dict(env or {})
+        self.cwd = os.fspath(cwd) if cwd is not None else None
+        self.url = url
+        self.headers = dict(headers or {})
+        self.target = target
+        self.tool_filter = list(tool_filter) if tool_filter is not None else None
+        self.prefix = prefix
+        self.timeout = float(timeout)
+        self.cache_function = cache_function
+        self.name = name or self._default_name()
+        self._lock = threading.Lock()
+        self._users = 0
+        self._conn: Connection | None = None
+        self._sync_opens = 0
+
+    # -- constructors ----------------------------------------------------------------------
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str,
+        args: Sequence[str] | None = None,
+        *,
+        env: dict[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        tool_filter: Iterable[str] | None = None,
+        prefix: str | None = None,
+        timeout: float = 30.0,
+        name: str | None = None,
+        cache_function: Callable[[dict[str, Any], Any], bool] | None = None,
+    ) -> MCPServer:
+        """A server run as a subprocess speaking MCP on stdin/stdout.
+
+        It inherits this process's environment, with ``env`` added on top.
+        """
+        return cls(
+            "stdio",
+            command=command,
+            args=args or (),
+            env=env,
+            cwd=cwd,
+            tool_filter=tool_filter,
+            prefix=prefix,
+            timeout=timeout,
+            name=name,
+            cache_function=cache_function,
+        )
+
+    @classmethod
+    def http(cls, url: str, *, headers: dict[str, str] | None = None, **options: Any) -> MCPServer:
+        """A server reached over streamable HTTP (the current MCP transport)."""
+        return cls("http", url=url, headers=headers, **options)
+
+    @classmethod
+    def sse(cls, url: str, *, headers: dict[str, str] | None = None, **options: Any) -> MCPServer:
+        """A server reached over the older HTTP+SSE transport."""
+        return cls("sse", url=url, headers=headers, **options)
+
+    @classmethod
+    def in_process(cls, server: Any, **options: Any) -> MCPServer:
+        """An SDK server object (``mcp.server.mcpserver.MCPServer``) served in this process: for tests."""
+        options.setdefault("name", getattr(server, "name", None) or "in-process")
+        return cls("in_process", target=server, **options)
+
+    # -- facts --------------------------------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        """How messages name the server."""
+        return self.name
+
+    @property
+    def where(self) -> str:
+        """The command line or URL (without user:password or query) that reaches the server."""
+        if self.transport == "stdio":
+            return shlex.join([self.command or "", *self.args])
+        if self.transport in ("http", "sse"):
+            return _public_url(self.url or "")
+        return f"in-process server {self.name!r}"
+
+    @property
+    def is_open(self) -> bool:
+        conn = self._conn
+        return conn is not None and conn.started and conn.dead is None
+
+    def __repr__(self) -> str:
+        return f"MCPServer.{self.transport}({self.where!r}, name={self.name!r})"
+
+    def __copy__(self) -> MCPServer:
+        return self  # a server is one shared resource: copies of an agent (or a tool) share its connection
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MCPServer:
+        return self
+
+    def command_problem(self) -> str | None:
+        """Why the stdio command cannot run (not found, not executable), checked without starting it."""
+        if self.transport != "stdio" or not self.command:
+            return None
+        command = self.command
+        if os.sep in command or (os.altsep and os.altsep in command):
+            path = command if os.path.isabs(command) or self.cwd is None else os.path.join(self.cwd, command)
+            if not os.path.exists(path):
+                return f"command '{command}' does not exist"
+            if os.path.isdir(path) or not os.access(path, os.X_OK):
+                return f"command '{command}' is not executable"
+            return None
+        if shutil.which(command) is None:
+            return f"command '{command}' was not found on PATH"
+        return None
+
+    # -- opening and closing ----------------------------------------------------------------
+
+    def __enter__(self) -> MCPServer:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> MCPServer:
+        await self.aopen()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def open(self) -> None:
+        """Start (or join) the connection from sync code; it runs on a background loop thread."""
+        asyncio.run_coroutine_threadsafe(self.aopen(), background_loop()).result()
+
+    def close(self) -> None:
+        """Give back one open; the last one stops the server."""
+        asyncio.run_coroutine_threadsafe(self.aclose(), background_loop()).result()
+
+    async def aopen(self) -> None:
+        """Start the server (or join the connection already open) and list its tools.
+
+        Raises ``MCPStartupError`` naming the command or URL, with the server's stderr,
+        when it cannot start, exits, or does not answer the handshake within ``timeout``.
+        """
+        sdk.load()  # without the extra: say how to install it, before anything starts
+        with self._lock:
+            self._users += 1
+            conn = self._conn
+            starting = conn is None
+            if conn is None:
+                conn = self._conn = Connection(asyncio.get_running_loop())
+        try:
+            if starting:
+                conn.task = asyncio.get_running_loop().create_task(self._own(conn), name=f"mcp:{self.name}")
+                waiter = asyncio.wrap_future(conn.ready)
+                waiter.add_done_callback(retrieve)  # after a timeout nobody else reads its outcome
+                try:
+                    await asyncio.wait_for(asyncio.shield(waiter), self.timeout)
+                except TimeoutError:
+                    raise self._startup_error(
+                        f"did not complete the MCP handshake within {self.timeout:g} s", conn
+                    ) from None
+            else:
+                await asyncio.shield(asyncio.wrap_future(conn.ready))
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        with self._lock:
+            if self._users == 0:
+                return
+            self._users -= 1
+            if self._users > 0:
+                return
+            conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.shutdown()
+
+    # -- tools ------------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[MCPTool]:
+        """The tools listed when the server was opened (after ``prefix`` and ``tool_filter``)."""
+        conn = self._conn
+        if conn is None or not conn.started:
+            raise CrewError(
+                f"MCP server '{self.name}' is not open: use `with server:` / `async with server:`, "
+                "or give it to an agent and let the kickoff open it"
+            )
+        return list(conn.tools)
+
+    def list_tools(self) -> list[MCPTool]:
+        """The server's tools as crew tools (the server must be open)."""
+        return self.tools
+
+    async def alist_tools(self) -> list[MCPTool]:
+        return self.tools
+
+    # -- calls --------------------------------------------------------------------------------
+
+    async def acall(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Call tool ``name`` (the server's name for it); any failure is a ``ToolException`` naming the server."""
+        conn = self._live()
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is conn.loop:
+            return await self._call(conn, name, arguments)
+        future = asyncio.run_coroutine_threadsafe(self._call(conn, name, arguments), conn.loop)
+        return await asyncio.wrap_future(future)
+
+    def call(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The sync twin of ``acall``, for sync callers on any thread but the owner loop's."""
+        conn = self._live()
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is conn.loop:
+            raise ToolException(
+                f"MCP server '{self.name}': a sync call from its own event loop would block it; use the async path"
+            )
+        return asyncio.run_coroutine_threadsafe(self._call(conn, name, arguments), conn.loop).result()
+
+    def _live(self) -> Connection:
+        conn = self._conn
+        if conn is None or not conn.started:
+            raise ToolException(f"MCP server '{self.name}' is not open, so its tools cannot be called")
+        if conn.dead is not None:
+            raise ToolException(f"MCP server '{self.name}' is no longer available ({conn.dead})")
+        return conn
+
+    async def _call(self, conn: Connection, name: str, arguments: dict[str, Any]) -> Any:
+        try:
+            return await conn.client.call_tool(name, arguments)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the server's failure is the model's observation, not a crash
+            if conn.dead is None and connection_lost(exc):
+                conn.dead = "the connection was lost"
+            reason = describe(exc)
+            raise ToolException(f"MCP server '{self.name}' failed on tool '{name}': {reason}") from None
+
+    # -- the owner task ---------------------------------------------------------------------
+
+    async def _own(self, conn: Connection) -> None:
+        try:
+            async with sdk.client(self._transport(conn)) as client:
+                conn.client = client
+                conn.tools = self._build_tools(await list_all(client))
+                conn.started = True  # read on every call: a plain flag, not the future's lock
+                conn.ready.set_result(None)
+                await conn.stop.wait()
+        except BaseException as exc:  # every failure is reported through the futures
+            if not conn.ready.done():
+                conn.ready.set_exception(self._failure(exc, conn))
+            elif conn.dead is None and not isinstance(exc, asyncio.CancelledError):
+                conn.dead = describe(exc)
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+        finally:
+            if conn.dead is None:
+                conn.dead = "closed"
+            if not conn.ready.done():
+                conn.ready.set_exception(self._startup_error("closed during start-up", conn))
+            conn.close_stderr()
+            if not conn.done.done():
+                conn.done.set_result(None)
+
+    def _transport(self, conn: Connection) -> Any:
+        if self.transport == "stdio":
+            conn.stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by the owner
+            env = {**os.environ, **self.env}
+            return sdk.stdio_transport(self.command or "", self.args, env, self.cwd, conn.stderr)
+        if self.transport == "http":
+            return sdk.http_transport(self.url or "", self.headers, self.timeout)
+        if self.transport == "sse":
+            return sdk.sse_transport(self.url or "", self.headers, self.timeout)
+        return self.target
+
+    def _build_tools(self, listed: list[Any]) -> list[MCPTool]:
+        by_name = {tool.name: tool for tool in listed}
+        if self.tool_filter is not None:
+            missing = [name for name in self.tool_filter if name not in by_name]
+            if missing:
+                from crew.keywords import did_you_mean
+
+                hint = did_you_mean(missing[0], list(by_name))
+                raise CrewError(
+                    f"tool_filter names {', '.join(map(repr, missing))}, which the server does not offer{hint}; "
+                    f"it offers: {', '.join(sorted(by_name)) or 'no tools'}"
+                )
+            listed = [by_name[name] for name in self.tool_filter]
+        return [self._tool(tool) for tool in listed]
+
+    def _tool(self, listed: Any) -> MCPTool:
+        annotations = listed.annotations.model_dump(by_alias=True, exclude_none=True) if listed.annotations else {}
+        options: dict[str, Any] = {}
+        if self.cache_function is not None:
+            options["cache_function"] = self.cache_function
+        description = listed.description or listed.title or f"The '{listed.name}' tool of MCP server '{self.name}'."
+        return MCPTool(
+            name=f"{self.prefix}_{listed.name}" if self.prefix else listed.name,
+            description=description,
+            server=self,
+            remote_name=listed.name,
+            input_schema=dict(listed.input_schema or {"type": "object", "properties": {}}),
+            output_schema=listed.output_schema,
+            annotations=annotations,
+            response_format="content_and_artifact",
+            metadata={"mcp_server": self.name},
+            **options,
+        )
+
+    # -- errors ---------------------------------------------------------------------------------
+
+    def _failure(self, exc: BaseException, conn: Connection) -> BaseException:
+        if isinstance(exc, CrewError) and not isinstance(exc, MCPStartupError):
+            return self._startup_error(str(exc), conn)
+        if isinstance(exc, MCPStartupError):
+            return exc
+        leaf = innermost(exc)
+        if isinstance(leaf, FileNotFoundError) and self.transport == "stdio":
+            found = self.command_problem() or f"command '{self.command}' could not be started ({leaf})"
+            return self._startup_error(found, conn)
+        if isinstance(leaf, asyncio.CancelledError):
+            return self._startup_error("start-up was cancelled", conn)
+        if self.transport == "stdio" and connection_lost(leaf):
+            return self._startup_error("exited during start-up (the connection closed before the handshake)", conn)
+        return self._startup_error(f"failed during start-up: {describe(leaf)}", conn)
+
+    def _startup_error(self, problem: str, conn: Connection) -> MCPStartupError:
+        stderr = conn.stderr_tail()
+        kind = "command" if self.transport == "stdio" else ("url" if self.transport != "in_process" else "server")
+        message = f"MCP server '{self.name}' ({kind}: {self.where}) {problem}"
+        if stderr:
+            message += "\nIts stderr:\n" + "\n".join(f"  {line}" for line in stderr.splitlines())
+        return MCPStartupError(message, server=self.name, stderr=stderr)
+
+    def _default_name(self) -> str:
+        if self.transport == "stdio":
+            return os.path.basename(self.command or "") or "server"
+        if self.transport in ("http", "sse"):
+            return urlsplit(self.url or "").hostname or "server"
+        return "in-process"
+
+
+def _public_url(url: str) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))

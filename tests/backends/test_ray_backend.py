@@ -1,0 +1,235 @@
+"""The Ray backend on one local Ray instance (2 CPUs) started once for this module.
+
+Kickoffs as Ray tasks give the local backend's outputs; a graph's tasks run as Ray tasks
+with usage limits and the cache exact across workers; a worker killed mid-task is retried
+and its result recorded once; an unshippable tool is named before anything is sent; the
+CLI runs a batch on the cluster; and no Ray process tries to reach past loopback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import aclosing
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import shipping_kit as kit  # noqa: E402
+
+from crew import Agent, Crew, Task  # noqa: E402
+from crew.backends import for_each  # noqa: E402
+from crew.backends import ray as ray_backend  # noqa: E402
+from crew.backends.shipping import NotShippableError  # noqa: E402
+from crew.errors import ConfigError  # noqa: E402
+from crew.testing import FunctionModel  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+
+def processes_using(folder: str) -> list[str]:
+    """Command lines of the live processes that mention ``folder`` (this module's Ray instance)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if folder in cmdline:
+                found.append(cmdline)
+    return found
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_instance():
+    folder = tempfile.mkdtemp(prefix="crew-ray-test-")  # short: Ray's socket paths must fit in 107 bytes
+    ray_backend.start_local(num_cpus=2, temp_dir=folder)
+    yield ray.get_runtime_context().gcs_address
+    ray_backend.shutdown()
+    deadline = time.monotonic() + 10
+    while processes_using(folder) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = processes_using(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+    assert not left, f"Ray processes still running after shutdown: {left}"
+
+
+def test_fifty_kickoffs_on_ray_give_the_local_backends_outputs():
+    crew = kit.topic_crew([kit.shout])
+    inputs = [{"topic": f"topic {i}"} for i in range(50)]
+    local = crew.kickoff_for_each(inputs)
+    remote = crew.kickoff_for_each(inputs, backend="ray", max_concurrency=4)
+    assert [o.raw for o in remote] == [o.raw for o in local]
+    assert [o.usage for o in remote] == [o.usage for o in local]
+    assert remote[0].tool_stats["shout"].runs == 1
+    assert len({o.run_id for o in remote}) == 50
+
+
+def graph_crew(tool, *, cache: bool, branches: int = 6, **options) -> Crew:
+    def reply(messages, tools):
+        if not any(m.get("role") == "tool" for m in messages):
+            n = int(re.search(r"branch (\d+)", messages[-1]["content"]).group(1)) if cache is False else 1
+            return [{"name": tool.name, "args": {"n": n}}]
+        return "got " + " ".join(m["content"] for m in messages if m.get("role") == "tool")
+
+    agent = Agent(role="worker", goal="g", backstory="b", llm=FunctionModel(reply), tools=[tool])
+    tasks = [Task(name=f"b{i}", description=f"branch {i}", expected_output="x", agent=agent) for i in range(branches)]
+    join = Task(name="join", description="branch 99: join", expected_output="x", agent=agent, context=list(tasks))
+    return Crew(agents=[agent], tasks=[*tasks, join], process="graph", backend="ray", cache=cache, **options)
+
+
+def test_a_graph_on_ray_keeps_usage_limits_exact_across_workers():
+    crew = graph_crew(kit.ping, cache=False)  # 7 distinct calls to a tool allowed 3 runs per run
+    recorded: list[str] = []
+    out = asyncio.run(crew.kickoff_async(on_task_done=lambda o: recorded.append(o.name)))
+    assert sorted(recorded) == sorted(["b0", "b1", "b2", "b3", "b4", "b5", "join"])  # each task recorded once
+    stats = out.tool_stats["ping"]
+    assert (stats.calls, stats.runs, stats.refused) == (7, 3, 4)
+    answers = [o.raw for o in out.tasks_output]
+    assert sum("pong" in a for a in answers) == 3 and sum("usage limit of 3" in a for a in answers) == 4
+    assert [o.status for o in out.tasks_output] == ["done"] * 7 and out.usage.requests == 14
+
+
+def test_output_files_and_callbacks_of_a_graph_on_ray_happen_on_the_driver(tmp_path):
+    seen: list[tuple[str, int]] = []
+    crew = graph_crew(kit.ping, cache=True, branches=2, task_callback=lambda out: seen.append((out.name, os.getpid())))
+    crew.tasks[-1].output_file = str(tmp_path / "joined.md")
+    crew.tasks[0].callback = lambda out: seen.append(("callback", os.getpid()))
+    out = crew.kickoff()
+    assert sorted(seen) == sorted(
+        [("callback", os.getpid()), ("b0", os.getpid()), ("b1", os.getpid()), ("join", os.getpid())]
+    )
+    assert (tmp_path / "joined.md").read_text() == out.raw
+
+
+def test_the_runs_cache_is_shared_by_the_workers():
+    crew = graph_crew(kit.ping, cache=True, branches=3, max_concurrency=1)  # one at a time: no race to the cache
+    out = crew.kickoff()
+    stats = out.tool_stats["ping"]
+    assert (stats.calls, stats.runs, stats.cache_hits) == (4, 1, 3)
+
+
+async def test_a_killed_worker_is_retried_and_its_result_recorded_once(tmp_path):
+    marker = tmp_path / "attempts"
+    crew = kit.topic_crew([kit.crash_once])
+    backend = ray_backend.RayBackend(max_retries=2)
+    async with aclosing(for_each(crew, [{"topic": f"x marker={marker} end"}], backend=backend)) as results:
+        seen = [r async for r in results]
+    assert [r.status for r in seen] == ["done"] and "survived after 2 attempts" in seen[0].raw
+    assert marker.read_text() == "2"  # the first worker died in the tool; Ray ran the kickoff again
+    marker.unlink()
+    once = ray_backend.RayBackend(max_retries=0)
+    async with aclosing(for_each(crew, [{"topic": f"x marker={marker} end"}], backend=once)) as results:
+        failed = [r async for r in results]
+    assert [r.status for r in failed] == ["failed"]
+    assert failed[0].error == "the Ray worker running this kickoff died 1 time (max_retries=0): WorkerCrashedError"
+
+
+def test_an_unshippable_tool_is_named_before_anything_is_sent():
+    crew = kit.topic_crew([kit.database_tool()])
+    message = r"tool 'database' \(agent 'writer'\) cannot be sent to Ray workers: its field 'conn' holds a sqlite3"
+    with pytest.raises(NotShippableError, match=message):
+        crew.kickoff_for_each([{"topic": "a"}], backend="ray")
+    graph = crew.model_copy(update={"backend": "ray"})
+    with pytest.raises(NotShippableError, match=message):
+        graph.kickoff({"topic": "a"})
+
+
+def test_what_needs_one_process_is_refused_before_the_run():
+    manager = Agent(role="lead", goal="g", backstory="b", llm=FunctionModel(kit.reply))
+    worker = Agent(role="worker", goal="g", backstory="b", llm=FunctionModel(kit.reply))
+    task = Task(description="do it", expected_output="x")
+    crew = Crew(agents=[worker], tasks=[task], process="hierarchical", manager_agent=manager, backend="ray")
+    with pytest.raises(ConfigError, match="the hierarchical process and allow_delegation need every agent in one"):
+        crew.kickoff()
+    asking = Crew(agents=[worker], tasks=[Task(description="x", expected_output="x", agent=worker, human_input=True)])
+    with pytest.raises(ConfigError, match="task 'task_1' has human_input, which backend='ray' cannot ask"):
+        asking.model_copy(update={"backend": "ray"}).kickoff()
+
+
+def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):
+    folder = tmp_path / "crew"
+    folder.mkdir()
+    (folder / "crew.yaml").write_text(
+        "name: remote\nllm: test\ntools:\n  nap: tools:nap\n"
+        "agents:\n  writer:\n    role: Writer\n    goal: Write about {topic}\n"
+        "    backstory: Writes.\n    tools: [nap]\n"
+        "tasks:\n  write:\n    description: One line about {topic}.\n    expected_output: a line\n    agent: writer\n"
+    )
+    (folder / "tools.py").write_text(
+        'from crew import tool\n\n@tool\ndef nap(seconds: float = 0.0) -> str:\n    """Rest."""\n    return "rested"\n'
+    )  # a crew folder's own module: it travels by value, the workers cannot import it
+    inputs = tmp_path / "in.jsonl"
+    inputs.write_text("".join(json.dumps({"topic": f"t{i}"}) + "\n" for i in range(6)))
+    out = tmp_path / "out.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--for-each", str(inputs), "-o", str(out),
+         "--address", ray_instance, "--ordered"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["index"] for r in rows] == list(range(6)) and {r["status"] for r in rows} == {"done"}
+    assert "nap: rested" in rows[0]["raw"] and "done: 6/6: 6 done · 0 failed" in done.stderr
+
+
+PROBE = """
+import sys
+sys.path.insert(0, {here!r})
+import shipping_kit as kit
+from crew.backends import ray as ray_backend
+ray_backend.start_local(num_cpus=1)
+crew = kit.topic_crew([kit.shout])
+assert len(crew.kickoff_for_each([{{"topic": "a"}}, {{"topic": "b"}}], backend="ray")) == 2
+import time; time.sleep(2)  # Ray's API server asks for its cloud about when ray.init returns
+import ray; ray.shutdown()
+# the control: a child process tries the metadata address once (in this namespace nothing can
+# leave: no route, so connect fails at once); the trace must catch it like any Ray process's
+import subprocess
+probe = "import socket; s = socket.socket(); s.settimeout(1); print(s.connect_ex(('169.254.169.254', 80)))"
+subprocess.run([sys.executable, "-c", probe], check=True)
+print("ok")
+"""
+
+LOOPBACK = re.compile(r'inet_addr\("127\.|inet_pton\(AF_INET6, "(::1|::ffff:127\.[0-9.]+)"')
+
+
+def connects_past_loopback(tmp_path: Path) -> list[str]:
+    """Every connect() of every process of a Ray instance (driver, GCS, raylet, API server,
+    workers), recorded by strace in a network namespace with only loopback, so nothing can
+    leave even when it is tried; returns the attempts that went anywhere but loopback."""
+    if os.geteuid() != 0 or not (shutil.which("strace") and shutil.which("unshare") and shutil.which("ip")):
+        pytest.skip("needs root, strace, unshare and ip (a network namespace with only loopback)")
+    log = tmp_path / "connect.log"
+    script = tmp_path / "probe.py"
+    script.write_text(PROBE.format(here=str(HERE)))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_MODE", "RAY_USAGE_STATS_ENABLED", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"):
+        env.pop(name, None)  # this module's instance set them in our environment; the probe starts afresh
+    trace = f"strace -f -qq --seccomp-bpf -e trace=connect -o {log} {sys.executable} {script}"
+    command = f"ip link set lo up && exec {trace}"
+    done = subprocess.run(
+        ["unshare", "-n", "sh", "-c", command], env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.stdout.split()[-1:] == ["ok"], done.stderr[-2000:]
+    inet = [line for line in log.read_text().splitlines() if "connect(" in line and "AF_INET" in line]
+    assert len(inet) > 10  # the trace saw the processes talk to each other over loopback
+    return [line for line in inet if not LOOPBACK.search(line)]
+
+
+def test_no_ray_process_of_ours_tries_to_reach_past_loopback(tmp_path):
+    outside = connects_past_loopback(tmp_path)
+    assert len(outside) == 1, "\n".join(outside)  # the control's attempt, and nothing from Ray
+    assert 'inet_addr("169.254.169.254")' in outside[0] and "ENETUNREACH" in outside[0]

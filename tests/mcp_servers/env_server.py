@@ -1,0 +1,23 @@
+"""A stdio MCP server (official SDK) for the tests: reports its environment and can be told to die."""
+
+import os
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("env")
+
+
+@server.tool()
+def getenv(name: str) -> str:
+    """The value of an environment variable of the server process ('' when unset)."""
+    return os.environ.get(name, "")
+
+
+@server.tool()
+def pid() -> int:
+    """The server's process id."""
+    return os.getpid()
+
+
+if __name__ == "__main__":
+    server.run("stdio")
