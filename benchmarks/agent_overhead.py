@@ -153,7 +153,7 @@ async def through_litellm(rounds: int) -> None:
 
     turns_per_task = TOOL_TURNS + 1
     with OpenAIServer(handler=handler) as server:
-        llm = LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test", num_retries=0)
+        llm = LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test", num_retries=0, transport="litellm")
         model = Timed(llm)
         agent = Agent(role="Researcher", goal="Answer questions", llm=model, tools=TOOLS)
         await llm.acomplete([{"role": "user", "content": "warm up"}])

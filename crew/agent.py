@@ -266,7 +266,7 @@ async def _settle_function_calling(model: Any) -> None:
         inner = getattr(inner, "inner", None)
         if inner is None:
             return  # not litellm's: a double or the user's own ChatModel answers by itself
-    if inner.function_calling is None:
+    if inner.function_calling is None and inner.door == "litellm":  # native reads the table as data
         import asyncio
 
         await asyncio.to_thread(lambda: model.supports_function_calling)

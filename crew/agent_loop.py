@@ -120,10 +120,11 @@ class TaskRun:
             role=agent.role,
             goal=agent.goal,
             backstory=agent.backstory,
-            tool_descriptions=[t.describe() for t in self.tools],
+            tool_descriptions=[t.describe() for t in self.tools] if self.text_mode else [],
             tool_names=[t.tool_name for t in self.tools],
             text_mode=self.text_mode,
             template=agent.system_template,
+            tool_results=[] if self.text_mode else [(t.tool_name, r) for t in self.tools if (r := t.describe_result())],
         )
 
     def _task_prompt(self, context: Sequence[TaskOutput], feedback: str | None, previous_answer: str | None) -> str:

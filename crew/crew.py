@@ -19,6 +19,7 @@ from crew.agent import Agent
 from crew.errors import ConfigError
 from crew.keywords import known_keys
 from crew.models import LLM, prewarm_litellm
+from crew.models.transport import choose, door_of, prewarm_native
 from crew.tasks.graph import TaskGraph
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
@@ -300,6 +301,8 @@ class Crew(BaseModel):
             specs.append(self.manager_agent.llm)
         if _needs_litellm(specs):
             prewarm_litellm()
+        if any(door_of(spec) == "native" for spec in specs):
+            prewarm_native()
 
 
 def _inputs(inputs: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -315,11 +318,11 @@ def _inputs(inputs: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _needs_litellm(specs: Sequence[Any]) -> bool:
-    """True when a model spec will go through litellm (a model string other than "test", an LLM)."""
+    """True when a model spec will go through litellm (a model string or an LLM whose transport is litellm)."""
     for spec in specs:
-        if isinstance(spec, str) and spec.strip().lower() != "test":
+        if isinstance(spec, str) and spec.strip().lower() != "test" and choose(spec.strip(), None) == "litellm":
             return True
-        if isinstance(spec, LLM):
+        if isinstance(spec, LLM) and spec.door == "litellm":
             return True
     return False
 

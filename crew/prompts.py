@@ -27,7 +27,12 @@ from typing import Any
 
 SYSTEM = "You are {role}. {backstory}\nYour goal: {goal}"
 
-TOOLS_NATIVE = "\n\nTools you can call:\n{tools}"
+TOOLS_NATIVE = "\n\nTools you can call: {tool_names}."
+"""Native function calling sends every tool's description and JSON schema in the ``tools``
+parameter, where the model reads them; repeating them here cost ~10 % more bytes per request."""
+
+TOOL_RESULT = "\n{name} returns: {schema}"
+"""A result schema is the one part of a tool's manual the ``tools`` parameter cannot carry."""
 
 TOOLS_TEXT = """
 
@@ -168,17 +173,27 @@ def system_prompt(
     tool_names: Sequence[str],
     text_mode: bool,
     template: str | None = None,
+    tool_results: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The agent's system message: who it is, its tools and, in text mode, the protocol."""
+    """The agent's system message: who it is, its tools and, in text mode, the protocol.
+
+    In text mode the tools' full descriptions are the model's only manual, so they are
+    here. With native function calling they travel in the request's ``tools``; the
+    system message names the tools (``{tools}`` is that list) plus any result schemas
+    (``tool_results``: name and schema text), which ``tools`` cannot carry.
+    """
     fields = {"role": role, "goal": goal, "backstory": backstory}
     tools_block = ""
-    if tool_descriptions:
-        tools_text = "\n\n".join(tool_descriptions)
-        tools_block = render(
-            TOOLS_TEXT if text_mode else TOOLS_NATIVE,
-            {"tools": tools_text, "tool_names": ", ".join(tool_names)},
-        )
-        fields |= {"tools": tools_text, "tool_names": ", ".join(tool_names)}
+    if tool_descriptions or (tool_names and not text_mode):
+        names = ", ".join(tool_names)
+        if text_mode:
+            tools_text = "\n\n".join(tool_descriptions)
+            tools_block = render(TOOLS_TEXT, {"tools": tools_text, "tool_names": names})
+        else:
+            tools_block = render(TOOLS_NATIVE, {"tool_names": names})
+            tools_block += "".join(render(TOOL_RESULT, {"name": n, "schema": schema}) for n, schema in tool_results)
+            tools_text = tools_block.strip()
+        fields |= {"tools": tools_text, "tool_names": names}
     default = _tidy(render(SYSTEM, fields)) + tools_block
     if template is None:
         return default

@@ -25,6 +25,9 @@ def validate(args: argparse.Namespace) -> int:
         f"  crew {crew.name}: process {process}, {count(len(crew.agents), 'agent')}, "
         f"{count(len(crew.tasks), 'task')}, {count(len(project.tools), 'tool')}"
     )
+    models = _models(crew)
+    if models:
+        print(f"  models: {', '.join(models)}")
     if project.servers:
         print(f"  MCP servers: {', '.join(project.servers)} (configuration checked; nothing started)")
     if project.inputs:
@@ -43,6 +46,21 @@ def validate(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         print(f"  MCP servers started and answered: {', '.join(project.servers)}")
     return EXIT_OK
+
+
+def _models(crew: Any) -> list[str]:
+    """Each distinct model of the crew with the transport its calls take (``native``, ``litellm``, ``offline``)."""
+    from crew.models.transport import door_of, model_name
+
+    specs = [crew.llm, crew.manager_llm]
+    for agent in crew.all_agents():
+        specs += [agent.llm, agent.function_calling_llm]
+    shown: dict[str, None] = {}
+    for spec in specs:
+        door = door_of(spec)
+        if door is not None:
+            shown[f"{model_name(spec)} ({door})"] = None
+    return list(shown)
 
 
 def tools(args: argparse.Namespace) -> int:

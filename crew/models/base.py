@@ -134,18 +134,22 @@ def emit_call(
     *,
     attempts: int = 1,
     stream: bool = False,
+    transport: str = "local",
     messages: Sequence[dict[str, Any]] | None = None,
 ) -> None:
     """Announce a finished model call (every ChatModel reports through here).
 
-    ``messages`` (what was sent) and ``reply`` go along for subscribers that keep
-    transcripts (the run store); when nobody listens they are left out, so no call pays
-    for scrubbing a transcript nobody reads.
+    ``transport`` names the door the call took: ``native`` (OpenAI protocol over httpx),
+    ``litellm``, or ``local`` for models that answer in-process (the doubles). ``messages``
+    (what was sent) and ``reply`` go along for subscribers that keep transcripts (the run
+    store); when nobody listens they are left out, so no call pays for scrubbing a
+    transcript nobody reads.
     """
     listened = bus.enabled("llm.call")
     bus.emit(
         "llm.call",
         model=response.model,
+        transport=transport,
         prompt_tokens=response.usage.prompt_tokens,
         completion_tokens=response.usage.completion_tokens,
         total_tokens=response.usage.total_tokens,

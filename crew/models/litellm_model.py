@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
-from crew.errors import LLMError
-from crew.events import bus
-from crew.models.base import LLMResponse, emit_call, split_tool_calls
+from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
+from crew.models.failures import after_failure, give_up
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
+from crew.models.transport import Door, Transport, choose
 from crew.secrets import register as register_secret
-from crew.secrets import register_environment, register_headers, scrub
+from crew.secrets import register_headers
 from crew.usage import Usage
 
 __all__ = ["LLM", "litellm_loaded", "load_litellm", "prewarm_litellm"]
@@ -88,14 +88,20 @@ async def _aload_litellm() -> Any:
 
 
 class LLM(BaseModel):
-    """A litellm model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
+    """A model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
+
+    ``transport`` picks the door its calls take: ``native`` (OpenAI chat completions over
+    httpx, :mod:`crew.models.openai_http`), ``litellm``, or ``auto`` (the default: native
+    for ``openai/...``, bare OpenAI names and OpenAI-compatible ``api_base`` endpoints,
+    litellm for the rest; see :func:`crew.models.transport.choose`).
 
     ``num_retries`` counts retries after the first attempt, on rate limits,
     timeouts and server errors (see :mod:`crew.models.retry`); ``timeout`` bounds each
     attempt. ``max_rpm`` shares one process-wide budget with every LLM naming the
     same model, endpoint and limit; pass ``rate_limiter`` to share one budget
     more widely (e.g. across models of one account). Unknown keyword arguments go
-    to ``litellm.completion`` as they are (``top_p``, ``seed``, ``extra_headers``...).
+    to the provider as they are (``top_p``, ``seed``, ``response_format``, ``tool_choice``,
+    ``parallel_tool_calls``, ``extra_headers``...).
     ``output_schema`` is accepted for the ChatModel interface and not sent: the
     agent validates structured output itself, which works with every provider.
     """
@@ -115,6 +121,7 @@ class LLM(BaseModel):
     retry_base_delay: float = Field(default=1.0, ge=0)
     retry_max_delay: float = Field(default=60.0, ge=0)
     rate_limiter: RateLimiter | None = Field(default=None, exclude=True)
+    transport: Transport = "auto"
 
     _supports_fc: tuple[str, bool] | None = PrivateAttr(default=None)
 
@@ -135,16 +142,29 @@ class LLM(BaseModel):
         return self
 
     @property
+    def door(self) -> Door:
+        """The transport this LLM's calls take (``auto`` resolved): ``native`` or ``litellm``."""
+        return choose(self.model, self.api_base, self.transport)
+
+    @property
     def supports_function_calling(self) -> bool:
-        """The ``function_calling`` flag when set, else what litellm knows of the model (unknown: False)."""
+        """The ``function_calling`` flag when set, else what litellm's model table says (unknown: False).
+
+        The native door reads the same table as data, so it never imports litellm.
+        """
         if self.function_calling is not None:
             return self.function_calling
         known = self._supports_fc
         if known is None or known[0] != self.model:  # keyed by model: `llm.model = ...` later counts
-            try:
-                answer = bool(load_litellm().supports_function_calling(model=self.model))
-            except Exception:  # noqa: BLE001 - unknown models raise; text mode is the safe answer
-                answer = False
+            if self.door == "native":  # the same table, read as data: no litellm import
+                from crew.models.pricing import supports_function_calling
+
+                answer = supports_function_calling(self.model)
+            else:
+                try:
+                    answer = bool(load_litellm().supports_function_calling(model=self.model))
+                except Exception:  # noqa: BLE001 - unknown models raise; text mode is the safe answer
+                    answer = False
             known = self._supports_fc = (self.model, answer)
         return known[1]
 
@@ -160,7 +180,9 @@ class LLM(BaseModel):
     def retry_policy(self) -> RetryPolicy:
         return RetryPolicy(self.num_retries, self.retry_base_delay, self.retry_max_delay)
 
-    def _request(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> dict[str, Any]:
+    def _request(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, *, stream: bool = False
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"drop_params": True, **(self.model_extra or {})}
         kwargs.update(
             model=self.model, messages=messages, timeout=self.timeout, num_retries=0, max_retries=0
@@ -173,7 +195,7 @@ class LLM(BaseModel):
                 kwargs[name] = value
         if self.api_key is not None:
             kwargs["api_key"] = self.api_key.get_secret_value()
-        if self.stream:
+        if stream or self.stream:
             kwargs["stream"] = True
             kwargs["stream_options"] = {"include_usage": True}
         return kwargs
@@ -186,6 +208,10 @@ class LLM(BaseModel):
         *,
         output_schema: dict[str, Any] | None = None,
     ) -> LLMResponse:
+        if self.door == "native":
+            from crew.models import openai_http
+
+            return await openai_http.acomplete(self, messages, tools)
         litellm = await _aload_litellm()
         kwargs = self._request(messages, tools)
         policy, limiter = self.retry_policy, self.limiter
@@ -209,6 +235,54 @@ class LLM(BaseModel):
 
             await asyncio.sleep(self._after_failure(failure, attempts, policy))
 
+    async def astream(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        *,
+        output_schema: dict[str, Any] | None = None,
+    ) -> AsyncIterator[ModelDelta | LLMResponse]:
+        """Text deltas as the provider sends them, then the whole :class:`LLMResponse`, exactly once.
+
+        A failure before the first delta is retried like any call; after it, the error is
+        final, since retrying would repeat text the caller already has.
+        """
+        if self.door == "native":
+            from crew.models import openai_http
+
+            async for item in openai_http.astream(self, messages, tools):
+                yield item
+            return
+        import asyncio
+
+        litellm = await _aload_litellm()
+        kwargs = self._request(messages, tools, stream=True)
+        policy, limiter = self.retry_policy, self.limiter
+        attempts = 0
+        while True:
+            if limiter is not None:
+                await limiter.acquire()
+            attempts += 1
+            started = time.perf_counter()
+            chunks: list[Any] = []
+            try:
+                async for chunk in await litellm.acompletion(**kwargs):
+                    chunks.append(chunk)
+                    text = _delta_text(chunk)
+                    if text:
+                        yield ModelDelta(text=text)
+                raw = _assembled(litellm, chunks, messages)
+                _readable(raw)
+            except Exception as exc:  # noqa: BLE001 - classified by the retry policy
+                failure = exc
+            else:
+                yield self._finish(litellm, raw, time.perf_counter() - started, attempts, messages, stream=True)
+                return
+            if any(_delta_text(chunk) for chunk in chunks):
+                key = self.api_key.get_secret_value() if self.api_key is not None else None
+                give_up(self.model, failure, attempts, "the stream broke after text was delivered", secrets=[key])
+            await asyncio.sleep(self._after_failure(failure, attempts, policy))
+
     def complete(
         self,
         messages: list[dict[str, Any]],
@@ -216,7 +290,11 @@ class LLM(BaseModel):
         *,
         output_schema: dict[str, Any] | None = None,
     ) -> LLMResponse:
-        """Blocking twin of :meth:`acomplete` (litellm's sync client; safe inside a running loop's threads)."""
+        """Blocking twin of :meth:`acomplete` (a sync client; safe inside a running loop's threads)."""
+        if self.door == "native":
+            from crew.models import openai_http
+
+            return openai_http.complete(self, messages, tools)
         litellm = load_litellm()
         kwargs = self._request(messages, tools)
         policy, limiter = self.retry_policy, self.limiter
@@ -240,39 +318,17 @@ class LLM(BaseModel):
 
     def _after_failure(self, exc: Exception, attempts: int, policy: RetryPolicy) -> float:
         """Seconds to wait before the next attempt; raises LLMError when there is none."""
-        delay, why = policy.next_delay(attempts, exc)
-        described = _describe(exc)
-        cause = self._scrub(described)
-        if delay is None:
-            bus.emit("llm.error", model=self.model, attempts=attempts, error=cause, reason=why)
-            error = LLMError(
-                f"LLM call to {self.model!r} failed after {attempts} attempt(s) ({why}): {_shorten(cause)}",
-                model=self.model,
-            )
-            # chain the original for callers that inspect it, unless its text holds a secret
-            error.__cause__ = exc if cause == described else None
-            raise error
-        bus.emit(
-            "llm.retry",
-            model=self.model,
-            attempt=attempts,
-            delay=round(delay, 3),
-            reason=why,
-            error=_shorten(cause, 200),
-        )
-        return delay
+        key = self.api_key.get_secret_value() if self.api_key is not None else None
+        return after_failure(self.model, exc, attempts, policy, secrets=[key])
 
     def model_post_init(self, context: Any, /) -> None:
         """Register the key and secret-looking headers: they are scrubbed from every text we emit."""
         register_secret(self.api_key)
         register_headers((self.model_extra or {}).get("extra_headers"))
 
-    def _scrub(self, text: str) -> str:
-        """A provider's error text without any credential we know of (see :mod:`crew.secrets`)."""
-        register_environment()
-        return scrub(text)
-
-    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int, messages: Any = None) -> LLMResponse:
+    def _finish(
+        self, litellm: Any, raw: Any, latency: float, attempts: int, messages: Any = None, *, stream: bool = False
+    ) -> LLMResponse:
         choice = raw.choices[0]
         message = choice.message
         tool_calls, invalid = split_tool_calls(getattr(message, "tool_calls", None) or [])
@@ -294,7 +350,7 @@ class LLM(BaseModel):
             latency=latency,
             finish_reason=choice.finish_reason,
         )
-        emit_call(response, attempts=attempts, stream=self.stream, messages=messages)
+        emit_call(response, attempts=attempts, stream=stream or self.stream, transport="litellm", messages=messages)
         return response
 
 
@@ -321,6 +377,14 @@ def _assembled(litellm: Any, chunks: list[Any], messages: list[dict[str, Any]]) 
     return response
 
 
+def _delta_text(chunk: Any) -> str:
+    for choice in getattr(chunk, "choices", None) or []:
+        delta = getattr(choice, "delta", None)
+        if delta is not None and delta.content:
+            return delta.content
+    return ""
+
+
 def _readable(raw: Any) -> None:
     """Raise ``MalformedResponse`` (retried like a 5xx) for a reply with no choice or no message."""
     choices = getattr(raw, "choices", None)
@@ -341,18 +405,3 @@ def _carries(chunk: Any) -> bool:
         ):
             return True
     return False
-
-
-def _describe(exc: BaseException) -> str:
-    """``Kind (HTTP n): message`` without litellm's repeated ``litellm.Kind: Kind:`` prefixes
-    and without the traceback text litellm sometimes pastes into its messages."""
-    text = re.sub(r"^litellm\.(\w+):\s*(?:\1:\s*)?", "", str(exc))
-    text = text.split("Traceback (most recent call last)", 1)[0].rstrip(" \n:")
-    status = getattr(exc, "status_code", None)
-    kind = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
-    return f"{kind}: {text}" if text else kind
-
-
-def _shorten(text: str, limit: int = 500) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

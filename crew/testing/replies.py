@@ -23,7 +23,8 @@ class Reply(BaseModel):
 
     ``status`` other than 200 turns the reply into an OpenAI-style error body;
     ``body`` (raw text) replaces the whole response, which is how malformed
-    JSON is served; ``delay`` seconds pass before anything is sent. Build them
+    JSON is served; ``delay`` seconds pass before anything is sent; ``cut_after``
+    chunks into a stream, the connection drops. Build them
     with the class methods, which read like the test they serve.
     """
 
@@ -36,6 +37,8 @@ class Reply(BaseModel):
     body: str | None = None
     delay: float = 0.0
     finish_reason: str | None = None
+    cut_after: int | None = None
+    """Streamed replies only: send this many chunks, then drop the connection (a stream broken mid-way)."""
 
     @classmethod
     def text(cls, content: str, **kw: Any) -> Reply:

@@ -189,7 +189,10 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 self._send_json(400, error_body(400, "request body is not JSON"))
                 return
-            headers = {k: ("***" if k.lower() in ("authorization", "api-key") else v) for k, v in self.headers.items()}
+            # names lower-cased (HTTP headers are case-insensitive; clients differ in how they write them)
+            headers = {
+                k.lower(): ("***" if k.lower() in ("authorization", "api-key") else v) for k, v in self.headers.items()
+            }
             request = ChatRequest(path=self.path, body=body, headers=headers, received_at=time.time())
             try:
                 reply = server._next_reply(request)
@@ -233,7 +236,10 @@ def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(key, value)
             self.end_headers()
             self.close_connection = True
-            for chunk in stream_chunks(request, reply, server.model):
+            for sent, chunk in enumerate(stream_chunks(request, reply, server.model)):
+                if reply.cut_after is not None and sent >= reply.cut_after:
+                    self.connection.shutdown(socket.SHUT_RDWR)  # the stream breaks here, no [DONE]
+                    return
                 self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")

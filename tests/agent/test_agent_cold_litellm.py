@@ -42,7 +42,9 @@ SCRIPT = textwrap.dedent(
 
         with OpenAIServer(handler=lambda request: "ok") as server:
             def model():
-                return LLM("openai/gpt-4o-mini", api_base=server.url, api_key="sk-test", num_retries=0)
+                return LLM(
+                    "openai/gpt-4o-mini", api_base=server.url, api_key="sk-test", num_retries=0, transport="litellm"
+                )
 
             models = [model(), model(), model(), Throttled(model(), RateLimiter(1000))]  # as a crew's max_rpm wraps it
             agents = [Agent(role=f"Agent {i}", goal="Add", llm=m, tools=[add]) for i, m in enumerate(models)]

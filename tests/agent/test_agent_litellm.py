@@ -58,7 +58,8 @@ async def test_native_tool_call_result_and_final_answer_over_http(openai_server)
     assert [t["function"]["name"] for t in first.tools] == ["get_weather", "get_time"]
     assert first.tools[0]["function"]["parameters"]["required"] == ["city"]
     system, user = first.messages
-    assert system["role"] == "system" and "Tool Name: get_time" in system["content"]
+    assert system["role"] == "system" and "Tools you can call: get_weather, get_time." in system["content"]
+    assert first.tools[1]["function"]["description"]  # each tool's purpose travels with the request
     assert user["content"].startswith("Task: Weather and time in Oslo?")
     assistant, tool_message = second.messages[2:]
     assert assistant["tool_calls"][0]["id"] == "call_w1"

@@ -57,7 +57,10 @@ async def test_tool_turn_then_final_answer_with_history_checked():
     assert out.usage.requests == 2 and out.usage.prompt_tokens > 0
     first_messages, first_tools = seen[0]
     assert [m["role"] for m in first_messages] == ["system", "user"]
-    assert "Tool Name: add" in first_messages[0]["content"]  # descriptions in the prompt in native mode too
+    # native mode: the prompt names the tool, its manual (purpose, arguments) travels in `tools`
+    assert "Tools you can call: add." in first_messages[0]["content"]
+    assert "Tool Name: add" not in first_messages[0]["content"]
+    assert first_tools[0]["function"]["description"] == add.description
     assert "Task: Add 3 and 4" in first_messages[1]["content"]
     assert [t["function"]["name"] for t in first_tools] == ["add"]
     second_messages, _ = seen[1]
@@ -609,7 +612,8 @@ async def test_templates_replace_both_prompts_and_the_tools_still_reach_the_mode
 
     (system, user), (crewai_system, crewai_user) = seen
     assert system["content"].startswith("[Analyst|Count|Careful.]")
-    assert "Tool Name: add" in system["content"]  # a template without {tools} still gets the tool block
+    assert "Tools you can call: add." in system["content"]  # a template without {tools} still gets the tool block
     assert user["content"] == "<<Add 3 and 4 -> a number>>"
-    assert crewai_system["content"].startswith("SYS(You are Analyst.") and "Tool Name: add" in crewai_system["content"]
+    assert crewai_system["content"].startswith("SYS(You are Analyst.")
+    assert "Tools you can call: add." in crewai_system["content"]
     assert crewai_user["content"] == "USER(Task: Add 3 and 4\n\nExpected output: a number)"

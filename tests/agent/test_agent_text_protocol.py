@@ -135,13 +135,16 @@ def test_system_prompt_static_and_tools_in_both_modes():
     native = prompts.system_prompt(text_mode=False, **common)
     text = prompts.system_prompt(text_mode=True, **common)
     assert native.startswith("You are Analyst.\nYour goal: Find facts")  # no trailing space without backstory
-    assert "Tool Name: search" in native and "Action Input" not in native
+    # native: names only (the manual travels in `tools`); text: the full descriptions and the protocol
+    assert "Tools you can call: search." in native and "Tool Name" not in native and "Action Input" not in native
     assert "Tool Name: search" in text and "Action: <tool name, one of: search>" in text
     # a template without {system} or {tools} still gets the tools
     custom = prompts.system_prompt(text_mode=True, template="<<{role}>>", **common)
     assert custom.startswith("<<Analyst>>") and "Tool Name: search" in custom
     crewai = prompts.system_prompt(text_mode=False, template="[SYS]{{ .System }}[/SYS]", **common)
     assert crewai == f"[SYS]{native}[/SYS]"
+    typed = prompts.system_prompt(text_mode=False, tool_results=[("search", '{"type":"array"}')], **common)
+    assert typed.endswith('Tools you can call: search.\nsearch returns: {"type":"array"}')  # what `tools` cannot say
 
 
 def test_task_prompt_parts_and_token_estimate():

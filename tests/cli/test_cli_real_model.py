@@ -1,9 +1,10 @@
-"""`crew kickoff` with a real model string: the command, litellm and HTTP, against the local server."""
+"""`crew kickoff` with a real model string: the command, either transport and HTTP, against the local server."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 from cli_kit import crew_env, run_crew, write
 
 from crew.testing import Reply
@@ -12,6 +13,7 @@ CREW = """
     llm:
       model: openai/gpt-4o-mini
       api_base: {url}
+      transport: {transport}
     tools:
       search_attractions: tools:search_attractions
     agents:
@@ -36,7 +38,8 @@ def search_attractions(city: str, preference: str, limit: int = 5) -> list[str]:
 '''
 
 
-def test_kickoff_through_litellm_calls_the_tool_then_answers_and_never_shows_the_key(tmp_path, openai_server):
+@pytest.mark.parametrize("transport", ["litellm", "native"])
+def test_kickoff_calls_the_tool_then_answers_and_never_shows_the_key(tmp_path, openai_server, transport):
     def reply(request):
         if not any(m["role"] == "tool" for m in request.messages):
             return Reply.tools(
@@ -45,7 +48,9 @@ def test_kickoff_through_litellm_calls_the_tool_then_answers_and_never_shows_the
         return Reply.text("Morning: Osaka food spot 1. Evening: Osaka food spot 2.")
 
     openai_server.handler = reply
-    folder = write(tmp_path / "guide", {"crew.yaml": CREW.format(url=openai_server.url), "tools.py": TOOLS})
+    folder = write(
+        tmp_path / "guide", {"crew.yaml": CREW.format(url=openai_server.url, transport=transport), "tools.py": TOOLS}
+    )
     done = run_crew("kickoff", str(folder), "--json", env=crew_env(OPENAI_API_KEY="sk-never-shown-4242"), timeout=120)
 
     assert done.returncode == 0, done.stderr
@@ -61,3 +66,13 @@ def test_kickoff_through_litellm_calls_the_tool_then_answers_and_never_shows_the
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == call_id
     assert json.loads(tool_message["content"]) == ["Osaka food spot 1", "Osaka food spot 2"]
     assert "sk-never-shown-4242" not in done.stdout + done.stderr
+
+
+def test_kickoff_with_llm_flag_reaches_the_server_named_by_the_environment(tmp_path, openai_server):
+    openai_server.handler = lambda request: Reply.text("A day in Osaka.")
+    folder = write(tmp_path / "guide", {"crew.yaml": CREW.format(url="unused", transport="auto"), "tools.py": TOOLS})
+    env = crew_env(OPENAI_API_KEY="sk-never-shown-4242", OPENAI_BASE_URL=openai_server.url)
+    done = run_crew("kickoff", str(folder), "--json", "--llm", "openai/some-local-model", env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["raw"] == "A day in Osaka."
+    assert {r.model for r in openai_server.requests} == {"some-local-model"}  # unknown model: text protocol

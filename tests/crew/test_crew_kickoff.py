@@ -235,14 +235,17 @@ def test_building_a_crew_that_needs_litellm_starts_importing_it_in_the_backgroun
         offline = Agent(role="r", goal="g", llm="test")
         Crew(agents=[offline], tasks=[Task(description="d", agent=offline)])
         before = importing()
-        real = Agent(role="r", goal="g", llm="openai/gpt-4o-mini")
+        native = Agent(role="r", goal="g", llm="openai/gpt-4o-mini")  # the native transport needs no litellm
+        Crew(agents=[native], tasks=[Task(description="d", agent=native)])
+        for_native = importing()
+        real = Agent(role="r", goal="g", llm="anthropic/claude-3-5-haiku-latest")
         fields = {"agents": [real], "tasks": [Task(description="d", agent=real)]}
         Crew.model_validate(fields, context={"prewarm": False})  # e.g. `crew validate`
         inspecting = importing()
         Crew(agents=[real], tasks=[Task(description="d", agent=real)])
-        print(before, inspecting, importing())
+        print(before, for_native, inspecting, importing())
     """)
-    assert out == "False False True"
+    assert out == "False False False True"
 
 
 def test_tasks_of_one_agent_run_concurrently_in_the_graph_process():

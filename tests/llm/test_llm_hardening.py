@@ -20,14 +20,22 @@ def _body(choices):
 @pytest.mark.parametrize(
     ("choices", "said"),
     [
-        ([], "MalformedResponse: the model's reply holds no choices"),
-        ([{"index": 0, "message": None, "finish_reason": "stop"}], "Invalid response object"),
+        ([], {"litellm": "MalformedResponse: the model's reply holds no choices"}),
+        (
+            [{"index": 0, "message": None, "finish_reason": "stop"}],
+            {"litellm": "Invalid response object", "native": "MalformedResponse: the model's reply holds a choice"},
+        ),
     ],
 )
-async def test_a_reply_without_choices_or_message_is_retried_then_a_clear_error(openai_server, choices, said):
+async def test_a_reply_without_choices_or_message_is_retried_then_a_clear_error(
+    openai_server, transport, choices, said
+):
     """Item 10: `choices: []` raised a raw IndexError; `message: null` carried litellm's traceback text."""
+    said = said.get(transport, said["litellm"])
     openai_server.enqueue(Reply.raw(_body(choices)), Reply.raw(_body(choices)))
-    llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, api_key="sk-unused-0000", num_retries=1)
+    llm = LLM(
+        "openai/gpt-4o-mini", api_base=openai_server.url, api_key="sk-unused-0000", num_retries=1, transport=transport
+    )
     llm.retry_base_delay = 0.01
     with pytest.raises(LLMError) as caught:
         await llm.acomplete(MESSAGES)
@@ -37,7 +45,7 @@ async def test_a_reply_without_choices_or_message_is_retried_then_a_clear_error(
     assert len(openai_server.requests) == 2
 
 
-async def test_a_header_key_echoed_in_a_401_body_is_scrubbed(openai_server):
+async def test_a_header_key_echoed_in_a_401_body_is_scrubbed(openai_server, transport):
     """Item 8: a key sent in `extra_headers` and echoed by the provider showed in errors and events."""
     seen = []
     unsubscribe = bus.subscribe(seen.append)
@@ -47,6 +55,7 @@ async def test_a_header_key_echoed_in_a_401_body_is_scrubbed(openai_server):
         api_base=openai_server.url,
         api_key="sk-unused-0000",
         extra_headers={"X-Api-Key": HEADER_KEY},
+        transport=transport,
     )
     try:
         with pytest.raises(LLMError) as caught:

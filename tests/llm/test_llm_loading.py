@@ -92,7 +92,7 @@ def test_building_agents_and_crews_leaves_the_import_to_the_background():
         from crew import Agent, Crew, Task
         from crew.models.base import ChatModel
         from crew.models import LLM
-        llm = LLM("openai/gpt-4o-mini")                    # function_calling unset: litellm would be asked
+        llm = LLM("openai/gpt-4o-mini", transport="litellm")  # function_calling unset: litellm would be asked
         assert isinstance(llm, ChatModel) and not isinstance(object(), ChatModel)
         agent = Agent(role="Writer", goal="Write", llm=llm, function_calling_llm=LLM("openai/gpt-4o"))
         task = Task(description="d", expected_output="x", agent=agent)

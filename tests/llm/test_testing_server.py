@@ -38,7 +38,7 @@ def test_script_replies_in_order_with_usage_and_records_requests():
     assert exhausted.status_code == 500 and "script exhausted" in exhausted.json()["error"]["message"]
     assert [r.path for r in server.requests] == ["/v1/chat/completions", "/chat/completions", "/v1/chat/completions"]
     assert server.requests[0].messages == CHAT["messages"] and server.requests[0].model == "gpt-4o-mini"
-    assert server.requests[0].headers["Authorization"] == "***"  # never stored
+    assert server.requests[0].headers["authorization"] == "***"  # never stored (names lower-cased)
 
 
 def test_handler_answers_from_the_request_and_scripts_win_first():

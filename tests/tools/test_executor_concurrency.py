@@ -232,3 +232,41 @@ def test_threads_sharing_an_executor_with_async_tools():
     for thread in threads:
         thread.join(10)
     assert results == {i: 2 * i for i in range(16)}
+
+
+async def test_sync_tools_in_worker_threads_keep_context_errors_and_run_concurrently():
+    import asyncio
+    import contextvars
+    import threading
+    import time
+
+    from crew.tools import tool
+    from crew.tools.threads import in_thread
+
+    where: contextvars.ContextVar[str] = contextvars.ContextVar("where", default="unset")
+    where.set("caller")
+
+    def read() -> tuple[str, str]:
+        return where.get(), threading.current_thread().name
+
+    value, thread = await in_thread(read)
+    assert value == "caller" and thread.startswith("crew-tool") and thread != threading.current_thread().name
+
+    def empty() -> int:
+        return next(iter([]))  # StopIteration must come back as an error, not hang the awaiting task
+
+    with pytest.raises(RuntimeError, match="StopIteration"):
+        await asyncio.wait_for(in_thread(empty), 5)
+
+    @tool
+    def slow(i: int) -> int:
+        """Sleep a little, then echo."""
+        time.sleep(0.2)
+        return i
+
+    started = time.perf_counter()
+    results = await ToolExecutor([slow], cache=False).aexecute_many(
+        [{"name": "slow", "args": {"i": i}} for i in range(20)]
+    )
+    assert [r.content for r in results] == [str(i) for i in range(20)]
+    assert time.perf_counter() - started < 1.5  # 20 x 0.2 s in parallel threads, not in series

@@ -431,3 +431,55 @@ def test_args_hint_lists_types_and_defaults():
         'days (integer or null, default null), tags (list of string, default ["fun"]), '
         'budget (number or null, default null), note (string, default "")'
     )
+
+
+def test_validated_fields_mean_what_the_whole_model_means():
+    """The dict-only validation shortcut (tools/fields.py) gives what model validation gives, or is not used."""
+    from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+    from crew.tools.fields import _VALIDATORS, validate_fields
+
+    class Address(BaseModel):
+        city: str
+
+    class Plain(BaseModel):
+        name: str = Field(min_length=2)
+        count: int = 3
+        where: Address | None = None
+
+        @field_validator("name")
+        @classmethod
+        def _upper(cls, value: str) -> str:
+            return value.upper()
+
+    class Extras(BaseModel):
+        model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+        name: str
+
+    class Checked(BaseModel):
+        low: int
+        high: int
+
+        @model_validator(mode="after")
+        def _ordered(self) -> "Checked":
+            if self.low > self.high:
+                raise ValueError("low above high")
+            return self
+
+    class Forbidding(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        name: str
+
+    out = validate_fields(Plain, {"name": "ab", "where": {"city": "Oslo"}, "invented": 1})
+    assert out == {"name": "AB", "count": 3, "where": Address(city="Oslo")} and isinstance(out["where"], Address)
+    assert validate_fields(Extras, {"name": "  x ", "more": 1}) == {"name": "x", "more": 1}
+    assert validate_fields(Checked, {"low": 1, "high": 2}) == {"low": 1, "high": 2}
+    with pytest.raises(ValidationError, match="low above high"):  # the model validator still runs
+        validate_fields(Checked, {"low": 3, "high": 2})
+    with pytest.raises(ValidationError) as caught:
+        validate_fields(Plain, {"name": "a", "count": "many"})
+    assert {e["loc"] for e in caught.value.errors()} == {("name",), ("count",)}
+    with pytest.raises(ValidationError):
+        validate_fields(Forbidding, {"name": "x", "extra": 1})
+    assert _VALIDATORS[Plain] is not None and _VALIDATORS[Extras] is not None
+    assert _VALIDATORS[Checked] is None and _VALIDATORS[Forbidding] is None  # the model's own validator

@@ -1,0 +1,536 @@
+"""The native transport: OpenAI chat completions over httpx, without litellm or the openai SDK.
+
+``LLM`` hands its calls here when :func:`crew.models.transport.choose` says ``native``.
+One pooled ``httpx.AsyncClient`` serves each event loop (closed when the loop shuts its
+async generators down, as ``asyncio.run`` does) and one ``httpx.Client`` the sync calls
+of the process (closed at exit). Retries, rate limits and error reporting are the ones
+the litellm door uses (:mod:`crew.models.retry`, :mod:`crew.models.ratelimit`,
+:mod:`crew.models.failures`); HTTP failures become exceptions carrying ``status_code``
+and the response headers, which is all the retry policy reads.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import ssl
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import httpx
+
+from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
+from crew.models.failures import after_failure, give_up, shorten
+from crew.models.pricing import cost
+from crew.models.retry import MalformedResponse
+from crew.models.transport import Endpoint, endpoint
+from crew.usage import Usage
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from crew.models.litellm_model import LLM
+
+TRANSPORT = "native"
+
+_LITELLM_ONLY = frozenset(
+    {"drop_params", "num_retries", "max_retries", "custom_llm_provider", "api_version", "litellm_params", "metadata"}
+)
+"""Keyword arguments litellm understands and an OpenAI server would reject."""
+
+
+# -- errors: what the retry policy and the user read --------------------------------
+
+
+class ProviderError(Exception):
+    """An HTTP error answer of the server; ``status_code`` and ``headers`` feed the retry policy."""
+
+    def __init__(self, message: str, status_code: int, headers: httpx.Headers | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.headers = headers
+
+
+class BadRequestError(ProviderError):
+    pass
+
+
+class AuthenticationError(ProviderError):
+    pass
+
+
+class PermissionDeniedError(ProviderError):
+    pass
+
+
+class NotFoundError(ProviderError):
+    pass
+
+
+class RateLimitError(ProviderError):
+    pass
+
+
+class InternalServerError(ProviderError):
+    pass
+
+
+class APIConnectionError(ConnectionError):
+    """The server could not be reached, or the connection broke mid-answer (retried)."""
+
+
+class APITimeoutError(TimeoutError):
+    """An attempt outlived ``LLM.timeout`` (retried)."""
+
+
+class MissingKeyError(Exception):
+    """No API key for OpenAI's own endpoint: refused before sending, never retried."""
+
+
+_KINDS: dict[int, type[ProviderError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+    422: BadRequestError,
+    429: RateLimitError,
+}
+
+
+def _http_error(status: int, body: bytes, headers: httpx.Headers, point: Endpoint) -> ProviderError:
+    """The server's own message, with what it means for this call (which key, which model, where)."""
+    message = _server_message(body) or f"HTTP {status}"
+    if status == 401:
+        message += f" (the API key from {point.key_source} was refused by {point.base_url})"
+    elif status == 404:
+        message += f" (model {point.wire_model!r} at {point.base_url})"
+    kind = _KINDS.get(status, InternalServerError if status >= 500 else ProviderError)
+    return kind(message, status, headers)
+
+
+def _server_message(body: bytes) -> str:
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return shorten(text, 300)
+    if isinstance(data, dict):
+        error = data.get("error", data.get("detail", data.get("message")))
+        if isinstance(error, dict):
+            error = error.get("message") or json.dumps(error)
+        if error is not None:
+            return str(error)
+    return shorten(text, 300)
+
+
+def _transport_error(exc: httpx.TransportError, point: Endpoint) -> Exception:
+    if isinstance(exc, httpx.TimeoutException):
+        return APITimeoutError(f"no answer from {point.base_url} in time ({type(exc).__name__})")
+    return APIConnectionError(f"{point.base_url}: {type(exc).__name__}: {exc}".rstrip(": "))
+
+
+# -- one pooled client per event loop, one for sync calls -------------------------------
+
+_loop_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[httpx.AsyncClient, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+_sync_clients: dict[str, httpx.Client] = {}
+_lock = threading.Lock()
+_contexts: dict[str, ssl.SSLContext] = {}
+_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=32)
+
+
+def _ssl_context(scheme: str) -> ssl.SSLContext:
+    """One context per process: loading the CA bundle costs ~30 ms, which a client per loop
+    would pay at every kickoff. Plain-HTTP clients get a context with no trust anchors at
+    all: they never speak TLS (clients are kept per scheme), and could not trust anyone if they did."""
+    with _lock:
+        context = _contexts.get(scheme)
+        if context is None:
+            context = httpx.create_ssl_context() if scheme == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            _contexts[scheme] = context
+        return context
+
+
+def _scheme(url: str) -> str:
+    return "https" if url[:6].lower() == "https:" else "http"
+
+
+async def _async_client(url: str) -> httpx.AsyncClient:
+    """This loop's client for the URL's scheme. A parked async generator closes it when the
+    loop shuts its generators down (``asyncio.run`` does), so no connection outlives the loop."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    scheme = _scheme(url)
+    held = _loop_clients.setdefault(loop, {})
+    entry = held.get(scheme)
+    if entry is not None and not entry[0].is_closed:
+        return entry[0]
+    client = httpx.AsyncClient(timeout=None, limits=_LIMITS, verify=_ssl_context(scheme), follow_redirects=False)
+    closer = _close_with_loop(client)
+    await closer.__anext__()  # registers the generator with the loop's shutdown_asyncgens
+    held[scheme] = (client, closer)  # the loop keeps generators weakly: hold it here
+    return client
+
+
+async def _close_with_loop(client: httpx.AsyncClient) -> AsyncIterator[None]:
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
+def _client(url: str) -> httpx.Client:
+    scheme = _scheme(url)
+    context = _ssl_context(scheme)
+    with _lock:
+        client = _sync_clients.get(scheme)
+        if client is None or client.is_closed:
+            client = httpx.Client(timeout=None, limits=_LIMITS, verify=context, follow_redirects=False)
+            _sync_clients[scheme] = client
+            atexit.register(client.close)
+        return client
+
+
+# -- the request ----------------------------------------------------------------------
+
+
+class _Call:
+    """One call's request (built once, sent on every attempt) and how its reply is read."""
+
+    def __init__(
+        self, llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, stream: bool
+    ) -> None:
+        self.llm = llm
+        self.stream = stream
+        self.messages = messages
+        key = llm.api_key.get_secret_value() if llm.api_key is not None else None
+        self.point = endpoint(llm.model, llm.api_base, key)
+        extra = dict(llm.model_extra or {})
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream" if stream else "application/json"}
+        headers.update(extra.pop("extra_headers", None) or {})
+        if self.point.api_key:
+            headers["Authorization"] = f"Bearer {self.point.api_key}"
+        self.headers = headers
+        extra_body = extra.pop("extra_body", None) or {}
+        body: dict[str, Any] = {"model": self.point.wire_model, "messages": messages}
+        body.update((k, v) for k, v in extra.items() if k not in _LITELLM_ONLY)
+        if tools:
+            body["tools"] = tools
+        else:  # servers reject tool options without tools
+            body.pop("tool_choice", None)
+            body.pop("parallel_tool_calls", None)
+        if llm.temperature is not None:
+            body["temperature"] = llm.temperature
+        if llm.max_tokens is not None:
+            body["max_tokens"] = llm.max_tokens
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        body.update(extra_body)
+        self.content = json.dumps(body, default=str).encode()
+        self.timeout = httpx.Timeout(llm.timeout)
+
+    def check_key(self) -> None:
+        if self.point.api_key is None and self.point.base_url.rstrip("/") == "https://api.openai.com/v1":
+            raise MissingKeyError(f"no API key for {self.point.base_url}: set api_key or {self.point.key_source}")
+
+    def secrets(self) -> list[str | None]:
+        return [self.point.api_key]
+
+    def wait_or_raise(self, exc: Exception, attempts: int) -> float:
+        if isinstance(exc, MissingKeyError):
+            self._give_up(exc, attempts, "refused before sending: a configuration problem")
+        return after_failure(self.llm.model, exc, attempts, self.llm.retry_policy, secrets=self.secrets())
+
+    def _give_up(self, exc: Exception, attempts: int, why: str) -> NoReturn:
+        give_up(self.llm.model, exc, attempts, why, secrets=self.secrets())
+
+    def broken_mid_stream(self, exc: Exception, attempts: int) -> None:
+        """A stream that broke after text reached the caller cannot be retried without repeating it."""
+        self._give_up(exc, attempts, "the stream broke after text was delivered")
+
+    def fail_status(self, response: httpx.Response, body: bytes) -> ProviderError:
+        return _http_error(response.status_code, body, response.headers, self.point)
+
+    def finish(self, reply: dict[str, Any], latency: float, attempts: int) -> LLMResponse:
+        return _response(self.llm.model, reply, latency, attempts, self.stream, self.messages)
+
+
+def _response(
+    model: str, reply: dict[str, Any], latency: float, attempts: int, stream: bool, messages: Any = None
+) -> LLMResponse:
+    choices = reply.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedResponse("the model's reply holds no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise MalformedResponse("the model's reply holds a choice without a message")
+    tool_calls, invalid = split_tool_calls(message.get("tool_calls") or [])
+    usage = reply.get("usage") or {}
+    prompt = int(usage.get("prompt_tokens") or 0)
+    completion = int(usage.get("completion_tokens") or 0)
+    cached = int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
+    response = LLMResponse(
+        content=message.get("content"),
+        tool_calls=tool_calls,
+        invalid_tool_calls=invalid,
+        usage=Usage(
+            prompt_tokens=prompt,
+            completion_tokens=completion,
+            total_tokens=int(usage.get("total_tokens") or prompt + completion),
+            requests=1,
+            cost=cost(model, prompt, completion, cached),
+        ),
+        model=model,
+        latency=latency,
+        finish_reason=choice.get("finish_reason"),
+    )
+    emit_call(response, attempts=attempts, stream=stream, transport=TRANSPORT, messages=messages)
+    return response
+
+
+def _json_reply(body: bytes) -> dict[str, Any]:
+    try:
+        reply = json.loads(body)
+    except ValueError:
+        raise MalformedResponse(f"the reply is not JSON: {shorten(body.decode('utf-8', 'replace'), 120)}") from None
+    if not isinstance(reply, dict):
+        raise MalformedResponse("the reply is not a JSON object")
+    return reply
+
+
+class _Stream:
+    """Server-sent chat-completion chunks joined into one reply (content, tool calls by index, usage)."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.carried = False
+        self.done = False
+
+    def feed(self, line: str) -> str | None:
+        """One line of the body; returns the text it adds, if any."""
+        if not line.startswith("data:"):
+            return None  # blank separators, comments, event: lines
+        data = line[5:].strip()
+        if data == "[DONE]":
+            self.done = True
+            return None
+        if not data:
+            return None
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise MalformedResponse(f"a stream chunk is not JSON: {shorten(data, 120)}") from None
+        if not isinstance(chunk, dict):
+            return None
+        if "error" in chunk:
+            raise InternalServerError(_server_message(data.encode()), 500)
+        if chunk.get("usage"):
+            self.usage, self.carried = chunk["usage"], True
+        added: list[str] = []
+        for choice in chunk.get("choices") or []:
+            delta = choice.get("delta") or {}
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+            text = delta.get("content")
+            if text is not None:
+                self.carried = True
+                if text:
+                    added.append(text)
+            for part in delta.get("tool_calls") or []:
+                self.carried = True
+                call = self.calls.setdefault(int(part.get("index", len(self.calls))), {"arguments": []})
+                if part.get("id"):
+                    call["id"] = part["id"]
+                function = part.get("function") or {}
+                if function.get("name"):
+                    call["name"] = function["name"]
+                if function.get("arguments"):
+                    call["arguments"].append(function["arguments"])
+        if added:
+            joined = "".join(added)
+            self.text.append(joined)
+            return joined
+        return None
+
+    def reply(self) -> dict[str, Any]:
+        if not self.carried:
+            raise MalformedResponse("the model's stream ended without a message (no content, tool call or usage)")
+        if not (self.done or self.finish_reason):  # a close-delimited body cut mid-way looks like an end
+            raise MalformedResponse("the model's stream broke off before the reply was complete")
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) if self.text else None}
+        if self.calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.get("id"),
+                    "type": "function",
+                    "function": {"name": call.get("name", ""), "arguments": "".join(call["arguments"])},
+                }
+                for _, call in sorted(self.calls.items())
+            ]
+        elif message["content"] is None:
+            message["content"] = ""  # an empty answer is still an answer
+        return {"choices": [{"message": message, "finish_reason": self.finish_reason}], "usage": self.usage or {}}
+
+
+def _is_sse(response: httpx.Response) -> bool:
+    return response.headers.get("content-type", "").startswith("text/event-stream")
+
+
+# -- async ----------------------------------------------------------------------------
+
+
+async def acomplete(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> LLMResponse:
+    """One reply, retried as the LLM's policy says; streamed on the wire when ``llm.stream``."""
+    if llm.stream:
+        final: LLMResponse | None = None
+        async for item in astream(llm, messages, tools):
+            if isinstance(item, LLMResponse):
+                final = item
+        assert final is not None  # astream always ends with the response
+        return final
+    import asyncio
+
+    call = _Call(llm, messages, tools, stream=False)
+    limiter = llm.limiter
+    attempts = 0
+    while True:
+        if limiter is not None:
+            await limiter.acquire()
+        attempts += 1
+        started = time.perf_counter()
+        try:
+            call.check_key()
+            response = call.finish(await _apost(call), time.perf_counter() - started, attempts)
+        except Exception as exc:  # noqa: BLE001 - classified by the retry policy
+            failure = exc
+        else:
+            return response
+        await asyncio.sleep(call.wait_or_raise(failure, attempts))
+
+
+async def _apost(call: _Call) -> dict[str, Any]:
+    import asyncio
+
+    client = await _async_client(call.point.url)
+    try:
+        async with asyncio.timeout(call.llm.timeout):  # the whole attempt, not each read
+            response = await client.post(
+                call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
+            )
+    except TimeoutError:
+        raise APITimeoutError(f"no answer from {call.point.base_url} in {call.llm.timeout:g} s") from None
+    except httpx.TransportError as exc:
+        raise _transport_error(exc, call.point) from None
+    if response.status_code != 200:
+        raise call.fail_status(response, response.content)
+    return _json_reply(response.content)
+
+
+async def astream(
+    llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+) -> AsyncIterator[ModelDelta | LLMResponse]:
+    """Text deltas as they arrive, then the whole response, once. Failures before the first
+    delta are retried; after it, retrying would repeat text the caller already has."""
+    import asyncio
+
+    call = _Call(llm, messages, tools, stream=True)
+    limiter = llm.limiter
+    attempts = 0
+    while True:
+        if limiter is not None:
+            await limiter.acquire()
+        attempts += 1
+        started = time.perf_counter()
+        delivered = False
+        try:
+            call.check_key()
+            client = await _async_client(call.point.url)
+            async with client.stream(
+                "POST", call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
+            ) as response:
+                if response.status_code != 200:
+                    raise call.fail_status(response, await response.aread())
+                sse = _is_sse(response)
+                if not sse:  # a server that ignored stream=true: one JSON reply
+                    reply = _json_reply(await response.aread())
+                else:
+                    stream = _Stream()
+                    async for line in response.aiter_lines():
+                        text = stream.feed(line)
+                        if text:
+                            delivered = True
+                            yield ModelDelta(text=text)
+                    reply = stream.reply()
+            final = call.finish(reply, time.perf_counter() - started, attempts)
+        except httpx.TransportError as exc:
+            failure: Exception = _transport_error(exc, call.point)
+        except Exception as exc:  # noqa: BLE001 - classified by the retry policy
+            failure = exc
+        else:
+            if not sse and final.content:
+                yield ModelDelta(text=final.content)
+            yield final
+            return
+        if delivered:
+            call.broken_mid_stream(failure, attempts)
+        await asyncio.sleep(call.wait_or_raise(failure, attempts))
+
+
+# -- sync -----------------------------------------------------------------------------
+
+
+def complete(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> LLMResponse:
+    """Blocking twin of :func:`acomplete` (the process's sync client; safe in any thread)."""
+    call = _Call(llm, messages, tools, stream=llm.stream)
+    limiter = llm.limiter
+    attempts = 0
+    while True:
+        if limiter is not None:
+            limiter.acquire_sync()
+        attempts += 1
+        started = time.perf_counter()
+        try:
+            call.check_key()
+            response = call.finish(_post(call), time.perf_counter() - started, attempts)
+        except Exception as exc:  # noqa: BLE001 - classified by the retry policy
+            failure = exc
+        else:
+            return response
+        time.sleep(call.wait_or_raise(failure, attempts))
+
+
+def _post(call: _Call) -> dict[str, Any]:
+    client = _client(call.point.url)
+    try:
+        if not call.stream:
+            response = client.post(call.point.url, content=call.content, headers=call.headers, timeout=call.timeout)
+            if response.status_code != 200:
+                raise call.fail_status(response, response.content)
+            return _json_reply(response.content)
+        with client.stream(
+            "POST", call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
+        ) as response:
+            if response.status_code != 200:
+                raise call.fail_status(response, response.read())
+            if not _is_sse(response):
+                return _json_reply(response.read())
+            return _read_stream(response.iter_lines())
+    except httpx.TransportError as exc:
+        raise _transport_error(exc, call.point) from None
+
+
+def _read_stream(lines: Iterator[str]) -> dict[str, Any]:
+    stream = _Stream()
+    for line in lines:
+        stream.feed(line)
+    return stream.reply()

@@ -1,0 +1,58 @@
+"""A tool's arguments validated straight into a dict, without building the model instance.
+
+A tool call needs the validated arguments as keyword arguments, never the argument
+model itself; building that instance and copying its ``__dict__`` is more than half of
+what validation costs on a small tool. pydantic-core validates a model in two layers
+(``model`` around ``model-fields``); the inner layer alone yields exactly the fields
+dict, the extras and the fields set. It is used only where it means the same thing as
+the whole model: no custom ``__init__``, no ``model_post_init``, no model validators (they
+wrap the ``model`` layer), no shared definitions, extras not forbidden. Everything else
+takes the model's own validator, so behaviour never depends on the shortcut.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import SchemaValidator
+
+_VALIDATORS: dict[type[BaseModel], SchemaValidator | None] = {}
+
+
+def validate_fields(model: type[BaseModel], args: Any) -> dict[str, Any]:
+    """``model``'s validated fields (and extras, when it keeps them) as a new dict; raises ValidationError."""
+    validator = _VALIDATORS.get(model, _UNKNOWN) if type(args) is dict else None
+    if validator is _UNKNOWN:
+        validator = _fields_validator(model)
+    if validator is None:
+        validated = model.__pydantic_validator__.validate_python(args)
+        extra = validated.__pydantic_extra__
+        return {**validated.__dict__, **extra} if extra else dict(validated.__dict__)
+    fields, extra, _ = validator.validate_python(args)  # type: ignore[union-attr]
+    return {**fields, **extra} if extra else fields
+
+
+_UNKNOWN: Any = object()
+
+
+def _fields_validator(model: type[BaseModel]) -> SchemaValidator | None:
+    validator = _build(model)
+    if len(_VALIDATORS) > 4096:  # argument models made on the fly (JSON schemas) must not pile up
+        _VALIDATORS.clear()
+    _VALIDATORS[model] = validator
+    return validator
+
+
+def _build(model: type[BaseModel]) -> SchemaValidator | None:
+    try:
+        schema: Any = model.__pydantic_core_schema__
+        if schema.get("type") != "model" or any(schema.get(k) for k in ("custom_init", "root_model", "post_init")):
+            return None
+        inner = schema.get("schema") or {}
+        config = dict(schema.get("config") or {})
+        if inner.get("type") != "model-fields" or config.get("extra_fields_behavior") == "forbid":
+            return None
+        return SchemaValidator(inner, config)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - anything unusual keeps the model's own validator
+        return None
