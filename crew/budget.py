@@ -10,6 +10,7 @@ litellm's figure from its bundled price table (no network).
 from __future__ import annotations
 
 import threading
+from collections.abc import AsyncIterator
 from typing import Any
 
 from crew.errors import BudgetExceededError
@@ -98,6 +99,20 @@ class Budgeted:
         response = await self.inner.acomplete(messages, tools, **kw)
         self.budget.add(response.usage)
         return response
+
+    async def astream(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> AsyncIterator[Any]:
+        """The streaming contract: pieces of text, then the whole reply (whose usage is counted)."""
+        self.budget.check(self.model)
+        stream = getattr(self.inner, "astream", None)
+        if stream is None:
+            response = await self.inner.acomplete(messages, tools, **kw)
+            self.budget.add(response.usage)
+            yield response
+            return
+        async for item in stream(messages, tools, **kw):
+            if hasattr(item, "usage"):
+                self.budget.add(item.usage)
+            yield item
 
     def complete(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> Any:
         self.budget.check(self.model)
