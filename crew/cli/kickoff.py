@@ -29,7 +29,10 @@ def run(args: argparse.Namespace) -> int:
     if args.for_each:
         from crew.cli import for_each
 
-        return for_each.run(args, _project(args.path, llm=args.llm, out=args.out), given)
+        project = _project(args.path, llm=args.llm, out=args.out)
+        if not args.no_store and not (args.backend == "ray" or args.address):
+            project.crew.store = open_store(args.store, project.folder)  # each kickoff of the batch is a run
+        return for_each.run(args, project, given)
     project, inputs = load(args.path, given, llm=args.llm, out=args.out)
     crew = project.crew
     apply_budgets(crew, args)
