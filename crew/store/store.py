@@ -59,6 +59,13 @@ class RunStore:
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its path (a crew shipped to another process opens the same file there)."""
+        return (RunStore, (str(self.path),), {"max_text": self.max_text})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.max_text = state["max_text"]
+
     def close(self) -> None:
         self.flush()
         with self._lock:

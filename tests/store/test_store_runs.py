@@ -357,3 +357,13 @@ async def test_a_budgeted_model_streams_and_counts_the_whole_reply() -> None:
     assert budget.spent.total_tokens == 7
     with pytest.raises(BudgetExceededError, match="max_tokens=7 tokens reached before a call to s"):
         [item async for item in model.astream([])]
+
+
+def test_a_crew_with_an_open_store_pickles_and_opens_the_same_file_again(tmp_path) -> None:
+    import pickle  # Crew(backend="ray") ships the crew the same way (with cloudpickle)
+
+    agent = Agent(role="A", goal="g", llm="test")
+    crew = Crew(agents=[agent], tasks=[Task(description="d", agent=agent)], store=tmp_path / "runs.db")
+    out = crew.kickoff()
+    store = pickle.loads(pickle.dumps(crew)).run_store()
+    assert store.path == tmp_path / "runs.db" and store.run().id == out.run_id
