@@ -246,6 +246,8 @@ def _build(
     if crewai is not None:
         documents = [(trees.get(r), display_path(files[r]) if r in files else "") for r in ("agents", "tasks")]
         composed = crewai.compose(builder, documents[0], documents[1])
+        if crewai.refused:  # the script wires the agents; checking the YAML as a crew would only add noise
+            problems.raise_errors()
         if composed is not None:
             crew_tree = _overlay(crew_tree, composed.crew)
     settings = Entry("crew", crew_tree, crew_file, 1, "")

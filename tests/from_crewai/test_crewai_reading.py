@@ -500,3 +500,161 @@ def test_a_tools_cursor_execute_is_not_a_task_and_a_native_crew_folder_keeps_its
     )
     (native / "main.py").write_text("from crew import Crew, load_crew\nCrew(**{}).kickoff()\n", encoding="utf-8")
     assert load_project(native).crewai is None
+
+
+def test_a_class_attribute_llm_is_read_where_self_llm_names_it() -> None:
+    crew = load_project(PROJECTS / "market_desk").crew
+    assert [(a.name, a.llm.model, a.llm.temperature) for a in crew.agents] == [
+        ("analyst", "openai/gpt-4o-mini", 0.3),
+        ("writer", "openai/gpt-4o-mini", 0.3),
+    ]
+    assert crew.verbose is True  # `verbose=2`, CrewAI's old verbose level
+
+
+def test_a_tool_module_needing_a_missing_package_names_the_module_that_imports_it(tmp_path: Path) -> None:
+    """stock_analysis' sec_tools.py: `from crewai_tools import RagTool` (not in the stand-in), then `sec_api`."""
+    folder = demo(
+        tmp_path,
+        writer=", tools=[SEC10KTool('AMZN'), Quote()]",
+        **{
+            "tools/__init__.py": "",
+            "tools/sec_tools.py": """
+            from crewai_tools import RagTool
+
+            class SEC10KTool(RagTool):
+                pass
+            """,
+            "tools/quote.py": """
+            from crewai.tools import BaseTool
+            import sec_api_not_installed
+
+            class Quote(BaseTool):
+                name: str = "quote"
+                description: str = "A quote."
+
+                def _run(self) -> str:
+                    return "10"
+            """,
+        },
+    )
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace(
+            "@CrewBase", "from tools.sec_tools import SEC10KTool\nfrom tools.quote import Quote\n\n\n@CrewBase"
+        )
+    )
+    errors = errors_of(folder)
+    [sec] = [e for e in errors if "SEC10KTool" in e]
+    assert "SEC10KTool (wanted by agent 'writer') needs the package crewai-tools (" in sec
+    assert "tools/sec_tools.py:1 imports crewai_tools), which is not installed: `pip install crewai-tools`" in sec
+    [quote] = [e for e in errors if "Quote" in e]
+    assert "tools/quote.py:2 imports sec_api_not_installed)" in quote and "pip install sec-api-not-installed" in quote
+
+
+def test_a_missing_module_named_unlike_its_distribution_names_the_distribution(tmp_path: Path) -> None:
+    """markdown_validator's tool imports `pymarkdown`, which `pip install pymarkdownlnt` provides."""
+    if importlib.util.find_spec("pymarkdown") is not None:
+        pytest.skip("pymarkdown is installed here")
+    folder = demo(
+        tmp_path,
+        writer=", tools=[markdown_validation_tool]",
+        **{
+            "tools/__init__.py": "",
+            "tools/markdown_tools.py": """
+            from crewai.tools import tool
+            from pymarkdown.api import PyMarkdownApi
+
+            @tool("markdown_validation_tool")
+            def markdown_validation_tool(file_path: str) -> str:
+                \"\"\"Review a file for markdown syntax errors.\"\"\"
+                return str(PyMarkdownApi().scan_path(file_path))
+            """,
+        },
+    )
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace(
+            "@CrewBase", "from tools.markdown_tools import markdown_validation_tool\n\n\n@CrewBase"
+        )
+    )
+    [error] = errors_of(folder)
+    assert "needs the package pymarkdownlnt (" in error and "`pip install pymarkdownlnt`" in error
+
+
+def test_a_module_level_llm_that_cannot_be_read_is_warned_with_its_expression(tmp_path: Path) -> None:
+    folder = demo(tmp_path, writer=", llm=llm")
+    crew_py = folder / "crew.py"
+    crew_py.write_text(
+        crew_py.read_text().replace(
+            "@CrewBase", 'from langchain.llms import Ollama\n\nllm = Ollama(model="llama3.1")\n\n\n@CrewBase'
+        )
+    )
+    warnings = [str(w) for w in load_project(folder).warnings if ".llm:" in str(w)]
+    assert len(warnings) == 1 and '`llm=Ollama(model="llama3.1")` cannot be read without running' in warnings[0]
+
+
+def test_config_keys_missing_from_the_yaml_are_one_error_each(tmp_path: Path) -> None:
+    """email_auto_responder_flow's crew: its agents.yaml and tasks.yaml belong to another crew."""
+    folder = project(
+        tmp_path,
+        """
+        @CrewBase
+        class Inbox:
+            @agent
+            def email_filter_agent(self) -> Agent:
+                return Agent(config=self.agents_config["email_filter_agent"], verbose=True)
+
+            @task
+            def filter_emails_task(self) -> Task:
+                return Task(config=self.tasks_config["filter_emails"])
+
+            @crew
+            def crew(self) -> Crew:
+                return Crew(agents=self.agents, tasks=self.tasks)
+        """,
+    )
+    errors = [e.split(": ", 1)[1] for e in errors_of(folder)]
+    assert errors == [
+        "email_filter_agent.config: no agent 'email_filter_agent' in " + str(folder / "config/agents.yaml"),
+        "filter_emails_task.config: no task 'filter_emails' in " + str(folder / "config/tasks.yaml"),
+    ]
+
+
+def test_a_refused_script_is_the_only_error_its_yaml_is_not_checked_as_a_crew(tmp_path: Path) -> None:
+    """screenplay_writer: a script loads the YAML itself, wires agents in Python and calls task.execute()."""
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config/agents.yaml").write_text(AGENTS, encoding="utf-8")
+    (tmp_path / "config/tasks.yaml").write_text(
+        "screen:\n  description: Is {post} spam?\n  expected_output: STOP or nothing.\n", encoding="utf-8"
+    )
+    (tmp_path / "screenplay.py").write_text(
+        "import yaml\nfrom crewai import Agent, Task, Crew\n\n"
+        "agents_config = yaml.safe_load(open('config/agents.yaml'))\n"
+        "tasks_config = yaml.safe_load(open('config/tasks.yaml'))\n"
+        "writer = Agent(config=agents_config['writer'])\n"
+        "screen = Task(description=tasks_config['screen']['description'], agent=writer)\n"
+        "result = screen.execute()\n",
+        encoding="utf-8",
+    )
+    [error] = errors_of(tmp_path)
+    assert error.startswith(f"{tmp_path / 'screenplay.py'}:8: `screen.execute()` runs a task from Python code")
+
+
+def test_only_folders_beside_crew_py_that_the_source_root_lacks_import_as_the_packages_own(tmp_path: Path) -> None:
+    from crew.config.crewai.objects import Project
+    from crew.config.crewai.plan import Import
+
+    package = tmp_path / "src" / "desk"
+    (package / "tools").mkdir(parents=True)
+    (package / "types.py").write_text("", encoding="utf-8")
+    (tmp_path / "src" / "shared").mkdir()
+    (package / "shared").mkdir()
+    project = Project(tmp_path / "src", "desk")
+
+    def absolute(module: str) -> str:
+        return project.absolute(Import(module, "X", 0, 1))
+
+    assert absolute("tools.calculator_tool") == "desk.tools.calculator_tool"  # beside crew.py only
+    assert absolute("types") == "types"  # the standard library's, as the authors' own run had it
+    assert absolute("shared.x") == "shared.x"  # the source root's comes first, as on sys.path
+    assert absolute("desk.tools.x") == "desk.tools.x"

@@ -32,6 +32,11 @@ class CrewAIProject:
     composer: Any = None  # after compose(): what was read and resolved (``crew migrate`` writes it out)
     composed: Any = None
 
+    @property
+    def refused(self) -> bool:
+        """A script composes the crew (and no crew.py declares one): nothing of the YAML is checked further."""
+        return self.crew_file is None and any(issue.level == "error" for _, issue in self.script_issues)
+
     def config_files(self) -> dict[str, Path]:
         """agents.yaml and tasks.yaml as the class names them (``agents_config = 'config/agents.yaml'``)."""
         if self.plan is None or self.crew_file is None:

@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+STAND_INS = frozenset({"crewai", "crewai_tools"})  # the top-level packages stood in for when missing
 STAND_IN = "__crew_stand_in__"  # set on every stand-in module, so a real one is never removed by mistake
 
 

@@ -35,6 +35,7 @@ class _Missing:
     module: str
     attr: str
     distribution: str
+    via: str = ""  # the project's module that imports the missing package ("" when crew.py does)
     wanted: list[tuple[str, int, str]] = field(default_factory=list)  # (who, line, key path)
 
 
@@ -126,6 +127,13 @@ class Composer:
         if config is not None:
             for key, value in config.items():
                 _put(data, key, value, config.line_of(key), None)
+        elif member.config_key is not None and member.config_key not in (tree if isinstance(tree, YamlMap) else {}):
+            # the missing entry is reported once above; its required keys would only repeat it
+            for name, spec in fields_of(section).items():  # type: ignore[arg-type]
+                if spec.required and name not in member.kwargs:
+                    _put(data, name, f"<{member.config_key}: not in {plural}.yaml>", member.config_line, None)
+            if section == "task" and "agent" not in member.kwargs and self.methods:
+                _put(data, "agent", next(iter(self.methods)), member.config_line, None)  # never runs: an error
         who = f"{section} '{member.method}'"
         for key, arg in member.kwargs.items():
             value = self._value(key, arg, section, key_path(plural, member.config_key or member.method, key), who)
@@ -175,6 +183,8 @@ class Composer:
                 "warning",
             )
             return _SKIP
+        if arg.kind == "literal" and key == "verbose" and type(arg.value) is int:
+            return bool(arg.value)  # CrewAI's old verbose levels (`verbose=2`): on or off here
         if arg.kind == "literal":
             return arg.value
         if arg.kind == "agent":
@@ -237,7 +247,9 @@ class Composer:
             obj = self.resolver.obj(ref.name)
         except MissingPackage as exc:
             signature = ref.signature
-            entry = self.missing.setdefault((ref.name, signature), _Missing(exc.module, ref.name, exc.distribution))
+            entry = self.missing.setdefault(
+                (ref.name, signature), _Missing(exc.module, ref.name, exc.distribution, exc.via)
+            )
             entry.wanted.append((who, ref.line, path))
             return None
         except Unresolved as exc:
@@ -297,11 +309,16 @@ class Composer:
             missing.wanted = [w for m in self.missing.values() if m.attr == missing.attr for w in m.wanted]
             who = ", ".join(dict.fromkeys(w for w, _, _ in missing.wanted))
             _, line, path = missing.wanted[0]
+            source = (
+                f"needs the package {missing.distribution} ({missing.via} imports {missing.module})"
+                if missing.via
+                else f"comes from the package {missing.distribution}"
+            )
             self.problems.add(
                 self.plan.file,
                 line,
                 path,
-                f"{missing.attr} (wanted by {who}) comes from the package {missing.distribution}, which is not "
+                f"{missing.attr} (wanted by {who}) {source}, which is not "
                 f"installed: `pip install {missing.distribution}` (or replace it with a crew tool)",
             )
 

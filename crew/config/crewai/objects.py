@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import os
 import sys
+import traceback
 import types
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from crew.config.crewai.compat import crewai_alias
+from crew.config.crewai.compat import STAND_IN, STAND_INS, crewai_alias
 from crew.config.crewai.plan import CrewPlan, Import
 
 # Where a missing top-level module comes from, when its distribution is named otherwise.
@@ -33,6 +35,14 @@ DISTRIBUTIONS = {
     "langchain_core": "langchain-core",
     "langchain_openai": "langchain-openai",
     "langchain": "langchain",
+    # modules whose distribution is named otherwise, as tool modules of crewAI-examples import them
+    "dotenv": "python-dotenv",
+    "yaml": "PyYAML",
+    "bs4": "beautifulsoup4",
+    "pymarkdown": "pymarkdownlnt",
+    "googleapiclient": "google-api-python-client",
+    "PIL": "Pillow",
+    "docx": "python-docx",
 }
 
 
@@ -43,8 +53,9 @@ class Unresolved(Exception):
 class MissingPackage(Unresolved):
     """The object lives in a package that is not installed."""
 
-    def __init__(self, module: str, attr: str | None):
+    def __init__(self, module: str, attr: str | None, via: str = ""):
         self.module, self.attr = module, attr
+        self.via = via  # "tools/sec_tools.py:4" when one of the project's modules is the importer
         self.distribution = DISTRIBUTIONS.get(module, module.replace("_", "-"))
         super().__init__(f"{attr or module} comes from {module}, which is not installed")
 
@@ -58,7 +69,7 @@ class Project:
 
     def absolute(self, imp: Import) -> str:
         if imp.level == 0:
-            return imp.module
+            return self._sibling(imp.module) or imp.module
         if not self.package:
             raise Unresolved(f"relative import from '{'.' * imp.level}{imp.module}' outside a package")
         parts = self.package.split(".")
@@ -66,6 +77,22 @@ class Project:
             raise Unresolved(f"relative import '{'.' * imp.level}{imp.module}' goes above the project's package")
         base = ".".join(parts[: len(parts) - imp.level + 1])
         return f"{base}.{imp.module}" if imp.module else base
+
+    def _sibling(self, module: str) -> str | None:
+        """``tools.x`` as ``<package>.tools.x`` when ``tools`` sits beside crew.py and not in the source root.
+
+        crewAI-examples' src-layout crews write ``from tools.calculator_tool import
+        CalculatorTool`` and run with the crew's own folder first on the path. Importing it
+        as the package's submodule honours that without putting that folder (which holds
+        ``crew.py``, maybe a ``types.py``) on ``sys.path``, where it would hide real modules.
+        """
+        if not self.package or not module:
+            return None
+        top = module.split(".")[0]
+        folder = self.root.joinpath(*self.package.split("."))
+        if top in sys.stdlib_module_names or _module_in(self.root, top) or not _module_in(folder, top):
+            return None
+        return f"{self.package}.{module}"
 
     def owns(self, module: Any) -> bool:
         location = getattr(module, "__file__", None) or ""
@@ -79,6 +106,17 @@ class Project:
         """The project's top-level module names; never ``crew`` (a flat project's crew.py must not hide us)."""
         names = {p.stem if p.suffix == ".py" else p.name for p in self.root.iterdir() if _importable(p)}
         return names - {"crew"}
+
+
+def _stood_in(name: str) -> bool:
+    """Whether ``name`` is (or, once the alias is gone, would be) crew's stand-in rather than the real package."""
+    if name in sys.modules:
+        return getattr(sys.modules[name], STAND_IN, False)
+    return importlib.util.find_spec(name) is None
+
+
+def _module_in(folder: Path, name: str) -> bool:
+    return (folder / f"{name}.py").is_file() or (folder / name).is_dir()
 
 
 def _importable(path: Path) -> bool:
@@ -180,8 +218,14 @@ class Resolver:
         except ModuleNotFoundError as exc:
             missing = (exc.name or top).split(".")[0]
             if missing not in self.project.top_names():
-                raise MissingPackage(missing, imp.attr) from None
+                raise MissingPackage(missing, imp.attr, self._importer(exc)) from None
             raise Unresolved(f"importing '{module_name}' failed: {exc}") from None
+        except ImportError as exc:
+            # `from crewai_tools import RagTool` in a tool module meets the stand-in, which has only BaseTool
+            missing = (exc.name or "").split(".")[0]
+            if missing in STAND_INS and _stood_in(missing):
+                raise MissingPackage(missing, imp.attr, self._importer(exc)) from None
+            raise Unresolved(f"importing '{module_name}' failed: ImportError: {exc}") from None
         except Unresolved:
             raise
         except SyntaxError as exc:
@@ -189,6 +233,17 @@ class Resolver:
             raise Unresolved(f"importing '{module_name}' failed: {where}: {exc.msg}") from None
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - an error inside the user's module is reported
             raise Unresolved(f"importing '{module_name}' failed: {type(exc).__name__}: {exc}") from None
+
+    def _importer(self, exc: BaseException) -> str:
+        """``file:line`` of the project's own module whose import statement failed ("" for crew.py's own)."""
+        from crew.config.problems import display_path
+
+        where = ""
+        for frame, line in traceback.walk_tb(exc.__traceback__):
+            file = frame.f_code.co_filename
+            if file.startswith(str(self.project.root) + os.sep) and Path(file) != self.crew_file:
+                where = f"{display_path(Path(file))}:{line}"
+        return where
 
     def local_definitions(self, names: set[str]) -> dict[str, Any]:
         """Classes and functions defined in crew.py, built from their own statements in a fresh namespace.

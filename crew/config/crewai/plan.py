@@ -97,6 +97,8 @@ class CrewPlan:
     imports: dict[str, Import] = field(default_factory=dict)
     assigns: dict[str, Any] = field(default_factory=dict)  # module-level NAME = <ast expr>
     definitions: dict[str, Any] = field(default_factory=dict)  # module-level class and def nodes by name
+    class_attrs: dict[str, Any] = field(default_factory=dict)  # `llm = LLM(...)` in the class body, for self.llm
+    attrs_read: set[str] = field(default_factory=set)  # the class attributes a keyword reads
     issues: list[Issue] = field(default_factory=list)
 
     def error(self, line: int, path: str, message: str) -> None:

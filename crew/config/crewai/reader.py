@@ -193,6 +193,9 @@ def _read_class(cls: ast.ClassDef, source: str, plan: CrewPlan) -> None:
                 plan.helpers[node.name] = member
         elif node.name == "__init__":
             plan.warn(node.lineno, "__init__", f"{cls.name}.__init__ is not run by crew and is ignored")
+    for name, value in plan.class_attrs.items():
+        if name not in plan.attrs_read:
+            plan.warn(value.lineno, name, f"class attribute '{name}' is not read by crew and is ignored")
 
 
 def _class_attribute(node: ast.Assign | ast.AnnAssign, source: str, plan: CrewPlan) -> None:
@@ -213,7 +216,7 @@ def _class_attribute(node: ast.Assign | ast.AnnAssign, source: str, plan: CrewPl
         elif name in ("agents_config", "tasks_config"):
             plan.error(node.lineno, name, f"{name} must be a literal path such as 'config/{name[:-7]}s.yaml'")
         elif value is not None:
-            plan.warn(node.lineno, name, f"class attribute '{name}' is not read by crew and is ignored")
+            plan.class_attrs[name] = value  # read where a keyword names it (llm=self.llm); else warned
 
 
 def _body_call(
@@ -333,8 +336,22 @@ def _member_list(node: ast.expr, what: str, source: str, plan: CrewPlan) -> list
 # -- one argument ----------------------------------------------------------------------
 
 
-def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan: CrewPlan, path: str) -> Arg:
+def _value_of(node: ast.expr, local: dict[str, ast.expr], plan: CrewPlan) -> ast.expr:
+    """What a keyword's expression stands for: a local name's value, a class attribute's (``self.llm``)."""
     node = resolve_local(node, local)
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+        and node.attr in plan.class_attrs
+    ):
+        plan.attrs_read.add(node.attr)
+        return plan.class_attrs[node.attr]
+    return node
+
+
+def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan: CrewPlan, path: str) -> Arg:
+    node = _value_of(node, local, plan)
     text = code_text(source, node)
     if key == "agent" or key == "manager_agent":
         name = self_call(node)
@@ -346,7 +363,7 @@ def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan
             return Arg("tasks", names, node.lineno, text)
     if key == "tools":
         if isinstance(node, (ast.List, ast.Tuple)):
-            refs = [_tool_ref(resolve_local(item, local), source, plan) for item in node.elts]
+            refs = [_tool_ref(_value_of(item, local, plan), source, plan) for item in node.elts]
             if all(r is not None for r in refs):
                 return Arg("tools", refs, node.lineno, text)
         return Arg("unreadable", text, node.lineno, text)
@@ -354,6 +371,7 @@ def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan
         return Arg("literal", node.attr, node.lineno, text)
     if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Name) and node.id in plan.assigns:
         node = plan.assigns[node.id]  # llm = LLM(model=...) at module level
+        text = code_text(source, node)
     if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Call) and callee_name(node) == "LLM":
         settings = literal_kwargs(node)
         if settings is not None and not node.args:
