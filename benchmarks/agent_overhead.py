@@ -87,9 +87,6 @@ class Timed:
             self.seconds += time.perf_counter() - started
             self.calls += 1
 
-    def complete(self, messages: Any, tools: Any = None, *, output_schema: Any = None) -> Any:
-        return self.inner.complete(messages, tools, output_schema=output_schema)
-
 
 def row(label: str, value: float, unit: str, goal: str = "") -> None:
     number = f"{value:>10.0f}" if unit == "tokens" else f"{value:>10.3f}"

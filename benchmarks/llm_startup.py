@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 CHILD = textwrap.dedent("""
     import json, sys, time
     sys.path.insert(0, {root!r})
-    from crew.models import LLM
+    from crew.models import LLM, complete_sync
     from crew.testing import OpenAIServer, Reply
 
     prewarm, setup, seconds = {prewarm!r}, {setup!r}, {seconds!r}
@@ -60,7 +60,7 @@ CHILD = textwrap.dedent("""
         elif setup == "cpu":
             cpu_setup(time.perf_counter() + seconds)
         setup_done = time.time()
-        llm.complete([{{"role": "user", "content": "hi"}}])
+        complete_sync(llm, [{{"role": "user", "content": "hi"}}])
         first = server.requests[0].received_at
         print(json.dumps({{"first_request": first - built_at, "setup": setup_done - built_at}}))
 """)

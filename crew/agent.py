@@ -1,8 +1,9 @@
 """Agent: who does the work (role, goal, backstory, model, tools) and how long it may try.
 
 An ``Agent`` is configuration only. Each ``aexecute_task`` call builds its own
-``crew.agent_loop.TaskRun`` for the messages and usage of that task, so one agent can
-work on many tasks at once and the same object serves many crews and kickoffs.
+``crew.agent_loop.AgentTaskRun`` for the transcript and usage of that task, inside the
+run scope it is given (a crew's) or a private one, so one agent can work on many tasks
+at once and the same object serves many crews and kickoffs.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from crew.agent_loop import AgentStep, StepCallback, TaskRun
+from crew.agent_loop import AgentStep, AgentTaskRun, StepCallback
 from crew.errors import MissingInputError, TaskTimeoutError
 from crew.keywords import known_keys
+from crew.run_scope import RunScope
 from crew.tasks.interpolate import fill
 from crew.tasks.output import TaskOutput
 from crew.tools.base import BaseTool
@@ -22,6 +24,7 @@ from crew.tools.decorator import wrap_functions
 from crew.tools.executor import ToolExecutor
 
 if TYPE_CHECKING:
+    from crew.run_scope import Account
     from crew.tasks.task import Task
 
 __all__ = ["Agent", "AgentStep"]
@@ -151,22 +154,27 @@ class Agent(BaseModel):
         task: Task,
         *,
         context: Sequence[TaskOutput] = (),
-        executor: ToolExecutor | None = None,
         tools: Sequence[BaseTool] | None = None,
-        run_id: str | None = None,
         feedback: str | None = None,
         previous_answer: str | None = None,
-        llm: Any = None,
         step_callback: StepCallback | None = None,
+        scope: RunScope | None = None,
+        account: Account | None = None,
+        executor: ToolExecutor | None = None,
+        run_id: str | None = None,
+        llm: Any = None,
     ) -> TaskOutput:
         """Work on ``task`` until a final answer and return its output.
 
         ``tools`` replaces the agent's tools for this call (default: ``task.tools``, else
-        the agent's); ``executor`` is the run's shared one (a private one is made when
-        None); ``feedback`` is a guardrail's or a person's rejection of an earlier answer,
-        ``previous_answer`` that answer (quoted in the prompt beside the feedback);
-        ``llm`` is the model to use when the agent has none; ``step_callback`` runs after
-        each turn in addition to the agent's own. Raises ``TaskTimeoutError`` past
+        the agent's); ``feedback`` is a guardrail's or a person's rejection of an earlier
+        answer, ``previous_answer`` that answer (quoted in the prompt beside the feedback);
+        ``step_callback`` runs after each turn in addition to the agent's own and the run's.
+
+        ``scope`` is the run this work belongs to (a crew passes its own; ``account``, an
+        account opened in it, says whom the work is for). Without one the call is a run of
+        its own, built from ``executor`` (default: a private one), ``run_id`` and ``llm``
+        (the model to use when the agent has none). Raises ``TaskTimeoutError`` past
         ``max_execution_time``, ``LLMError`` when the model fails, ``AgentError`` when it
         replies with nothing twice in a row (or at ``max_iter``), ``OutputValidationError``
         when a structured answer still does not fit after the re-asks.
@@ -178,42 +186,51 @@ class Agent(BaseModel):
                 return await self.aexecute_task(
                     task,
                     context=context,
-                    executor=executor,
                     tools=[*self.tools, *agent_tools(self)],
-                    run_id=run_id,
                     feedback=feedback,
                     previous_answer=previous_answer,
-                    llm=llm,
                     step_callback=step_callback,
+                    scope=scope,
+                    account=account,
+                    executor=executor,
+                    run_id=run_id,
+                    llm=llm,
                 )
         if tools is None:
             tools = task.tools if task.tools is not None else self.tools
-        callbacks = [cb for cb in (self.step_callback, step_callback) if cb is not None]
-        model = self.chat_model(llm)
+        if account is not None:
+            scope = account.scope
+        if scope is None:
+            scope = RunScope(run_id=run_id, executor=executor if executor is not None else ToolExecutor(tools), llm=llm)
+        elif executor is not None or run_id is not None or llm is not None:
+            raise TypeError("aexecute_task: with a scope, the executor, run id and default llm are the scope's")
+        callbacks = [cb for cb in (self.step_callback, scope.step_callback, step_callback) if cb is not None]
+        model = scope.model_for(self)
+        helper = scope.throttle(self._resolved("function_calling_llm")) if self.function_calling_llm else None
         await _settle_function_calling(model)
-        run = TaskRun(
+        run = AgentTaskRun(
             self,
             task,
+            scope=scope,
+            account=account if account is not None else scope.open_account(task.name or task.key, self.role),
             model=model,
             tools=tools,
-            executor=executor if executor is not None else ToolExecutor(tools),
             context=context,
-            run_id=run_id,
             feedback=feedback,
             previous_answer=previous_answer,
             callbacks=callbacks,
-            extraction_model=self._resolved("function_calling_llm") if self.function_calling_llm else None,
+            extraction_model=helper,
         )
         if self.max_execution_time is None:
             return await run.run()
         import asyncio  # imported where used: loading a crew (``crew validate``) never needs it
 
-        scope = asyncio.timeout(self.max_execution_time)
+        limit = asyncio.timeout(self.max_execution_time)
         try:
-            async with scope:
+            async with limit:
                 return await run.run()
         except TimeoutError:
-            if not scope.expired():
+            if not limit.expired():
                 raise  # a timeout from inside (a tool's, a model's) is not ours to rename
             raise TaskTimeoutError(
                 f"agent '{self.role}' ran past its max_execution_time of {self.max_execution_time:g} s "
@@ -258,15 +275,12 @@ async def _settle_function_calling(model: Any) -> None:
     loaded a read is a table lookup and stays on the loop: no thread hop per task.
     """
     from crew.models import litellm_model as llm
+    from crew.models.wrapped import innermost
 
     if llm.litellm_loaded():  # loaded, not merely in sys.modules (which an import in flight is)
         return
-    inner = model
-    while not isinstance(inner, llm.LLM):  # wrappers such as the crew's rate-limiting one expose .inner
-        inner = getattr(inner, "inner", None)
-        if inner is None:
-            return  # not litellm's: a double or the user's own ChatModel answers by itself
-    if inner.function_calling is None and inner.door == "litellm":  # native reads the table as data
+    inner = innermost(model)  # through wrappers such as the crew's request budget
+    if isinstance(inner, llm.LLM) and inner.function_calling is None and inner.door == "litellm":
         import asyncio
 
         await asyncio.to_thread(lambda: model.supports_function_calling)

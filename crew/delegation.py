@@ -2,10 +2,12 @@
 
 They are ordinary tools, so delegation needs no special path: the manager's loop calls
 them through the run's executor like any other tool, and each call runs the coworker's
-own loop (``aexecute_task`` on an ad-hoc ``Task``) through that same executor, so cache
-hits, usage limits and statistics stay crew-wide. The coworker's ``TaskOutput`` comes
-back as the tool result's artifact: its usage counts toward the manager's task, and
-``on_output`` lets the crew credit those tokens to the coworker in its per-agent figures.
+own loop (``aexecute_task`` on an ad-hoc ``Task``) in the manager's run scope, so cache
+hits, usage limits and statistics stay crew-wide. The coworker works on an account
+opened inside the manager's (``RunScope.open_account``): the run's ledger credits the
+coworker with its calls and the delegating task with all of them, and the manager's
+output counts what it caused. The coworker's ``TaskOutput`` comes back as the tool
+result's artifact, and ``on_output`` sees each finished piece of work.
 """
 
 from __future__ import annotations
@@ -19,17 +21,17 @@ from pydantic import Field
 from crew import prompts
 from crew.errors import ConfigError, ToolException
 from crew.events import bus
+from crew.run_scope import RunScope, active_account
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task
 from crew.tools.base import BaseTool
 from crew.tools.calls import RunContext
 from crew.tools.decorator import tool
 from crew.tools.definition import never_cache
-from crew.usage import Usage
 
 if TYPE_CHECKING:
     from crew.agent import Agent
-    from crew.agent_loop import AgentStep, StepCallback
+    from crew.agent_loop import StepCallback
     from crew.tools.executor import ToolExecutor
 
 DELEGATE_WORK = "Delegate work to coworker"
@@ -45,8 +47,8 @@ Context = Annotated[str, "everything the coworker needs to know: they know nothi
 class DelegationError(ToolException):
     """A coworker's run failed; ``output`` is its failed TaskOutput, with the usage it had spent.
 
-    The manager reads the message as the tool's observation; the manager's loop adds the
-    usage to its task (``ToolResult.raw`` keeps this exception), so no token goes missing.
+    The manager reads the message as the tool's observation (``ToolResult.raw`` keeps this
+    exception); the spent tokens are in the run's ledger already.
     """
 
     def __init__(self, message: str, *, output: TaskOutput) -> None:
@@ -64,11 +66,11 @@ def delegation_tools(
 ) -> list[BaseTool]:
     """The two delegation tools for a manager whose coworkers are ``coworkers``.
 
-    ``executor`` should be the run's shared executor (a private one per call is made
-    when None); ``llm`` is the model for coworkers that have none of their own;
-    ``step_callback`` sees every turn of the coworkers' loops; ``on_output`` gets each
-    finished piece of delegated work, so a crew can put its tokens on the coworker's
-    account (they are also in the manager task's usage: that is the task's whole cost).
+    Called by an agent's loop, a tool runs the coworker in that agent's run scope (its
+    executor, ledger, callbacks). Called outside any agent run, the coworker's run is a
+    run of its own on ``executor`` (a private one when None). ``llm`` is the model for
+    coworkers that have none (default: the run's); ``step_callback`` sees every turn of
+    the coworkers' loops; ``on_output`` gets each finished piece of delegated work.
 
     The ``coworker`` argument's schema is an enum of the coworkers, so a model (and
     ``TestModel``, which fills arguments from the schema) picks one that exists; the
@@ -80,12 +82,15 @@ def delegation_tools(
     labels = [_label(agent, coworkers) for agent in coworkers]
     by_key: dict[str, Agent] = {}
     for label, agent in zip(labels, coworkers, strict=True):
+        if agent.llm is None and llm is not None:
+            agent = agent.model_copy(update={"llm": llm})
         for key in (label, agent.role, agent.name or agent.role):
             by_key.setdefault(_key(key), agent)
     labels = list(dict.fromkeys(labels))
     listed = ", ".join(labels)
     # a Field default, not an Annotated alias: tool() resolves string annotations in module scope only
-    coworker_field: Any = Field(description="the coworker, exactly as listed", json_schema_extra={"enum": labels})
+    enum: dict[str, Any] = {"enum": labels}
+    coworker_field: Any = Field(description="the coworker, exactly as listed", json_schema_extra=enum)
 
     async def run(
         kind: str, coworker: str, description: str, expected: str, context: str, ctx: RunContext
@@ -100,31 +105,26 @@ def delegation_tools(
             else description
         )
         bus.emit("agent.delegate", run_id=ctx.run_id, kind=kind, manager=ctx.agent, coworker=agent.role, task=ctx.task)
-        turns: list[Usage] = []
-
-        def on_step(step: AgentStep) -> Any:
-            turns.append(step.usage)
-            return step_callback(step) if step_callback is not None else None
-
+        manager = active_account()
+        scope = manager.scope if manager is not None else RunScope(run_id=ctx.run_id, executor=executor)
+        account = scope.open_account(name, agent.role)  # inside the manager's account: the same task's work
         try:
             out = await agent.aexecute_task(
                 Task(name=name, description=text, expected_output=expected),
-                executor=executor,
-                run_id=ctx.run_id,
-                llm=llm,
-                step_callback=on_step,
+                account=account,
+                step_callback=step_callback,
             )
         except BaseException as exc:
-            # the turns it finished were paid for: they reach the crew's figures as a failed output
+            # the turns it finished were paid for (the ledger has them); the failed output says so too
             failed = TaskOutput(
                 name=name,
                 description=text,
                 expected_output=expected,
                 agent=agent.role,
-                model=_model_name(agent, llm),
+                model=_model_name(agent, scope),
                 status="failed",
                 error=f"{type(exc).__name__}: {exc}",
-                usage=Usage.total(turns),
+                usage=account.usage,
             )
             await report(failed, ctx)
             if not isinstance(exc, Exception):
@@ -172,10 +172,10 @@ def delegation_tools(
     ]
 
 
-def _model_name(agent: Agent, llm: Any) -> str | None:
+def _model_name(agent: Agent, scope: RunScope) -> str | None:
     """The coworker's model name, or None when it has none (the very reason its run failed)."""
     try:
-        return getattr(agent.chat_model(llm), "model", None)
+        return scope.model_for(agent).model
     except ConfigError:
         return None
 

@@ -102,3 +102,7 @@ class AgentError(CrewError):
 
 class OutputValidationError(AgentError, ValueError):
     """A final answer still did not match ``output_pydantic``/``output_json`` after the re-asks."""
+
+
+class RunStopped(CrewError):
+    """A run was stopped before a model call (``RunScope.stop``, or a hook refusing the call: a budget)."""

@@ -1,4 +1,4 @@
-"""One kickoff of a crew: prepare per-run copies, run the scheduler, assemble the CrewOutput.
+"""One kickoff of a crew: its run scope, per-run copies, the scheduler, the CrewOutput.
 
 Everything here is per run, so a ``Crew`` can be kicked off many times, concurrently,
 without runs seeing each other's usage, outputs or tool counts.
@@ -15,17 +15,16 @@ from typing import TYPE_CHECKING, Any
 from crew.errors import BudgetExceededError, ConfigError, CrewRunError, MissingInputError
 from crew.events import Event, bus, scoped
 from crew.prompts import MANAGER_BACKSTORY, MANAGER_GOAL, MANAGER_ROLE
+from crew.run_scope import RunScope
 from crew.scheduler import Scheduler
-from crew.task_runner import TaskRunner, terminal_feedback
+from crew.task_runner import TaskRunner
 from crew.tasks.graph import task_names
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
-from crew.usage import Usage
 
 if TYPE_CHECKING:
     from crew.budget import Budget
     from crew.crew import Crew
-    from crew.tools.calls import RunContext
 
 
 def fill_inputs(
@@ -56,18 +55,34 @@ def fill_inputs(
 
 
 class CrewRun:
-    """The state of one kickoff; built by ``Crew.kickoff_async`` and discarded after it."""
+    """The state of one kickoff; built by ``Crew.kickoff_async`` and discarded after it.
+
+    Its shared things (executor, default model, request budget, callbacks, the usage
+    ledger) are one :class:`~crew.run_scope.RunScope`, handed to the task runner and, from
+    there, to every agent run and every coworker a manager delegates to.
+    """
 
     def __init__(self, crew: Crew, inputs: Mapping[str, Any], *, run_id: str, budget: Budget | None = None) -> None:
+        from crew.tools.executor import ToolExecutor
+
         self.crew = crew
         self.inputs = inputs
         self.run_id = run_id
+        self.scope = RunScope(
+            run_id=run_id,
+            executor=ToolExecutor(cache=crew.cache, run_id=run_id),
+            llm=crew.llm,
+            limiter=crew.limiter,
+            step_callback=crew.step_callback,
+            task_callback=crew.task_callback,
+            human_feedback=crew.human_feedback,
+        )
         self.budget = budget
-        """What the run may spend (``max_tokens``/``max_cost``); checked before every model call."""
+        """What the run may spend (``max_tokens``/``max_cost``): asked before every model call."""
+        if budget is not None:
+            self.scope.before_call(budget.before_call)
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
-        self.delegated: dict[str, list[TaskOutput]] = {}
-        """Coworkers' outputs by the task whose agent delegated the work (see ``_output``)."""
 
     async def execute(
         self,
@@ -93,13 +108,12 @@ class CrewRun:
         on_task_done: Callable[[TaskOutput], Any] | None = None,
     ) -> CrewOutput:
         from crew.secrets import register_environment
-        from crew.tools.executor import ToolExecutor
 
         register_environment()  # keys set since the last run are scrubbed from this one's texts
-        crew = self.crew
+        crew, scope = self.crew, self.scope
         started = time.time()
-        executor = ToolExecutor(cache=crew.cache, run_id=self.run_id)
-        names, tasks, worker = self._prepare(executor)  # inputs and models checked before anything runs
+        executor = scope.executor
+        names, tasks, worker = self._prepare()  # inputs and models checked before anything runs
         graph = crew.validate_graph()  # tasks may have changed since the crew was built
         for agent in {id(t.agent): t.agent for t in tasks.values() if t.agent is not None}.values():
             executor.register(agent.tools)
@@ -108,18 +122,7 @@ class CrewRun:
         if worker is not None:
             executor.register(worker.tools)
 
-        runner = TaskRunner(
-            tasks,
-            executor=executor,
-            run_id=self.run_id,
-            worker=worker,
-            delegation=self.delegation,
-            delegated=self.delegated,
-            llm=crew.llm,
-            step_callback=crew.step_callback,
-            task_callback=crew.task_callback,
-            human_feedback=crew.human_feedback or terminal_feedback,
-        )
+        runner = TaskRunner(tasks, scope, worker=worker, delegation=self.delegation)
         run_task: Any = runner
         if crew.backend != "local":
             from crew.backends.ray_graph import task_runner_for
@@ -135,7 +138,8 @@ class CrewRun:
             label=runner.label,
             run_id=self.run_id,
         )
-        unsubscribe = bus.subscribe(self._printer()) if crew.verbose else None
+        if crew.verbose:
+            scope.subscribe(self._printer())
         from crew.tracing import start_tracing
 
         stop_tracing = start_tracing(self.run_id)  # spans, when the application configured OpenTelemetry
@@ -155,19 +159,18 @@ class CrewRun:
                 status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "error"
                 bus.emit("run.done", run_id=self.run_id, crew=crew.name, status=status)
                 raise
-            result = self._output(names, outputs, executor, started)
+            result = self._output(names, outputs, started)
             status = "failed" if scheduler.failed else "done"
             bus.emit(
                 "run.done",
                 run_id=self.run_id,
                 crew=crew.name,
                 status=status,
-                duration=result.finished_at - started,
+                duration=(result.finished_at or time.time()) - started,
                 usage=result.usage.model_dump(),
             )
         finally:
-            if unsubscribe is not None:
-                unsubscribe()
+            scope.close()
             if stop_tracing is not None:
                 stop_tracing()
         if scheduler.failed is not None:
@@ -189,7 +192,7 @@ class CrewRun:
 
     # -- preparation -----------------------------------------------------------------------
 
-    def _prepare(self, executor: Any) -> tuple[list[str], dict[str, Task], Any]:
+    def _prepare(self) -> tuple[list[str], dict[str, Task], Any]:
         """Task names, this run's filled-in tasks by name, and the hierarchical manager (or None).
 
         Every missing input (in any task or agent text) and every agent left without a
@@ -197,8 +200,7 @@ class CrewRun:
         """
         crew = self.crew
         names = task_names(crew.tasks)
-        agents, filled = fill_inputs(crew, self.inputs, names)
-        copies = {key: self._throttled(agent) for key, agent in agents.items()}
+        copies, filled = fill_inputs(crew, self.inputs, names)
         if (
             crew.process == "hierarchical"
             and crew.manager_agent is None
@@ -220,101 +222,62 @@ class CrewRun:
         coworkers = list(copies.values())
         worker = None
         if crew.process == "hierarchical":
-            worker = self._manager(manager, coworkers, executor)
+            worker = self._manager(manager, coworkers)
         else:
             for key, agent in copies.items():
                 others = [a for a in coworkers if a is not agent]
                 if agent.allow_delegation and others:
-                    copies[key] = self._delegating(agent, others, executor)
+                    copies[key] = self._delegating(agent, others)
         tasks = {
             name: task.model_copy(update={"agent": copies.get(id(task.agent), task.agent)}) if task.agent else task
             for name, task in filled.items()
         }
         return names, tasks, worker
 
-    def _throttled(self, agent: Any) -> Any:
-        """With a crew ``max_rpm``, the agent's model draws from the crew's request budget; with a
-        ``max_tokens``/``max_cost``, each of its calls asks the run's budget first."""
-        limiter = self.crew.limiter
-        if (limiter is None and self.budget is None) or (agent.llm is None and self.crew.llm is None):
-            return agent
-        model = agent.chat_model(self.crew.llm)
-        if limiter is not None:
-            model = Throttled(model, limiter)
-        if self.budget is not None:
-            from crew.budget import Budgeted
-
-            model = Budgeted(model, self.budget)
-        return agent.model_copy(update={"llm": model})
-
-    def _manager(self, manager: Any, coworkers: list[Any], executor: Any) -> Any:
+    def _manager(self, manager: Any, coworkers: list[Any]) -> Any:
         """The hierarchical process's manager: the given one, or one built on ``manager_llm``."""
         from crew.agent import Agent
 
         crew = self.crew
         if manager is None:
             llm = crew.manager_llm if crew.manager_llm is not None else crew.llm
-            manager = self._throttled(Agent(role=MANAGER_ROLE, goal=MANAGER_GOAL, backstory=MANAGER_BACKSTORY, llm=llm))
-        return self._delegating(manager, coworkers, executor)
+            manager = Agent(role=MANAGER_ROLE, goal=MANAGER_GOAL, backstory=MANAGER_BACKSTORY, llm=llm)
+        return self._delegating(manager, coworkers)
 
-    def _delegating(self, agent: Any, coworkers: list[Any], executor: Any) -> Any:
+    def _delegating(self, agent: Any, coworkers: list[Any]) -> Any:
         """A copy of ``agent`` holding delegation tools over ``coworkers`` (CrewAI's allow_delegation).
 
         The tools are remembered per copy, so a task's own ``tools`` (which replace the
-        agent's) do not take delegation away from it.
+        agent's) do not take delegation away from it. They run each coworker in this
+        run's scope (the manager's), so nothing run-wide needs passing to them.
         """
         from crew.delegation import delegation_tools
 
-        tools = delegation_tools(
-            coworkers,
-            executor=executor,
-            llm=self.crew.llm,
-            step_callback=self.crew.step_callback,
-            on_output=self._on_delegated,
-        )
+        tools = delegation_tools(coworkers)
         names = {t.tool_name for t in tools}
         own = [t for t in agent.tools if t.tool_name not in names]
         copy = agent.model_copy(update={"tools": [*own, *tools], "allow_delegation": True})
         self.delegation[id(copy)] = tools
         return copy
 
-    def _on_delegated(self, output: TaskOutput, context: RunContext) -> None:
-        """``on_output`` of the delegation tools: file the coworker's work under the task that asked."""
-        self.delegated.setdefault(context.task or "", []).append(output)
-
     # -- results ---------------------------------------------------------------------------
 
-    def _output(self, names: list[str], outputs: Mapping[str, TaskOutput], executor: Any, started: float) -> CrewOutput:
+    def _output(self, names: list[str], outputs: Mapping[str, TaskOutput], started: float) -> CrewOutput:
+        """The run's output; every usage figure is a sum over the run's ledger."""
         ordered = [outputs[name] for name in names]
         final = next((o for o in reversed(ordered) if o.status == "done"), None)
-        by_agent: dict[str, Usage] = {}
-        by_model: dict[str, Usage] = {}
-
-        def credit(agent: str | None, model: str | None, usage: Usage) -> None:
-            if agent:
-                by_agent[agent] = by_agent.get(agent, Usage()) + usage
-            if model:
-                by_model[model] = by_model.get(model, Usage()) + usage
-
-        for out in ordered:
-            # a task's usage holds the work it delegated; those tokens belong to the coworker
-            # (and its model) in the per-agent and per-model figures, so each is counted once
-            delegated = self.delegated.get(out.name, [])
-            own = out.usage - Usage.total([work.usage for work in delegated]) if delegated else out.usage
-            credit(out.agent, out.model, own)
-            for work in delegated:
-                credit(work.agent, work.model, work.usage)
+        ledger = self.scope.ledger
         return CrewOutput(
             run_id=self.run_id,
             raw=final.raw if final else "",
             pydantic=final.pydantic if final else None,
             json_dict=final.json_dict if final else None,
             tasks_output=ordered,
-            usage=Usage.total([o.usage for o in ordered]),
-            usage_by_task={o.name: o.usage for o in ordered},
-            usage_by_agent=by_agent,
-            usage_by_model=by_model,
-            tool_stats=executor.stats,
+            usage=ledger.total,
+            usage_by_task={name: ledger.for_task(name) for name in names},
+            usage_by_agent=ledger.by_agent(),
+            usage_by_model=ledger.by_model(),
+            tool_stats=self.scope.executor.stats,
             started_at=started,
             finished_at=time.time(),
         )
@@ -323,7 +286,7 @@ class CrewRun:
         """``verbose=True``: one line per task event of this run, on stderr."""
 
         def show(event: Event) -> None:
-            if event.run_id != self.run_id or not event.type.startswith(("task.", "run.")):
+            if not event.type.startswith(("task.", "run.")):
                 return
             data = event.data
             detail = data.get("error") or data.get("agent") or ""
@@ -331,27 +294,3 @@ class CrewRun:
             print(f"[{self.crew.name}] {event.type}{label} {detail}".rstrip(), file=sys.stderr)
 
         return show
-
-
-Messages = list[dict[str, Any]]
-
-
-class Throttled:
-    """A ChatModel wrapper that takes a slot from the crew's ``max_rpm`` budget before each call."""
-
-    def __init__(self, inner: Any, limiter: Any) -> None:
-        self.inner = inner
-        self.limiter = limiter
-        self.model = inner.model
-
-    @property
-    def supports_function_calling(self) -> bool:
-        return self.inner.supports_function_calling
-
-    async def acomplete(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> Any:
-        await self.limiter.acquire()
-        return await self.inner.acomplete(messages, tools, **kw)
-
-    def complete(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> Any:
-        self.limiter.acquire_sync()
-        return self.inner.complete(messages, tools, **kw)

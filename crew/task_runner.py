@@ -29,10 +29,10 @@ from pydantic import BaseModel
 
 from crew.errors import BudgetExceededError, CrewError, TaskTimeoutError
 from crew.events import bus, scoped
+from crew.run_scope import RunScope
 from crew.scheduler import TaskFailed
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task
-from crew.usage import Usage
 
 HumanFeedback = Callable[[TaskOutput], Any]
 """``human_feedback(output) -> str`` (may be async): "" accepts, anything else is feedback."""
@@ -76,47 +76,34 @@ class TaskRunner:
     """Runs the tasks of one kickoff; callable as the scheduler's ``run_task``.
 
     ``tasks`` are the kickoff's filled-in copies by name, their agents already prepared
-    by the crew; ``worker`` overrides who performs every task (the manager, in the
-    hierarchical process); ``delegation`` maps an agent (by id) to its delegation
-    tools, which stay when a task's ``tools`` replace the agent's; ``delegated`` is
-    where those tools report coworkers' outputs, by the delegating task's name (the
-    runner keeps it equal to the delegated work its outputs' usage holds). ``llm`` is the model
-    of agents that have none and ``step_callback`` runs after every agent turn (both
-    crew-wide settings).
+    by the crew; ``scope`` is the run's (executor, default model, callbacks, ledger);
+    ``worker`` overrides who performs every task (the manager, in the hierarchical
+    process); ``delegation`` maps an agent (by id) to its delegation tools, which stay
+    when a task's ``tools`` replace the agent's. A task's usage is what the run's ledger
+    holds for it: every attempt, failed ones and cancelled ones included, and the work
+    its agent delegated.
     """
 
     def __init__(
         self,
         tasks: Mapping[str, Task],
+        scope: RunScope,
         *,
-        executor: Any,
-        run_id: str,
         worker: Any = None,
         delegation: Mapping[int, list[Any]] | None = None,
-        delegated: dict[str, list[TaskOutput]] | None = None,
-        llm: Any = None,
-        step_callback: Callable[..., Any] | None = None,
-        task_callback: Callable[[TaskOutput], Any] | None = None,
-        human_feedback: HumanFeedback = terminal_feedback,
     ) -> None:
         self.tasks = tasks
-        self.executor = executor
-        self.run_id = run_id
+        self.scope = scope
         self.worker = worker
         self.delegation = delegation or {}
-        self.delegated = delegated if delegated is not None else {}
-        self.llm = llm
-        self.step_callback = step_callback
-        self.task_callback = task_callback
-        self.human_feedback = human_feedback
+        self.human_feedback: HumanFeedback = scope.human_feedback or terminal_feedback
         self.cancelled: dict[str, dict[str, Any]] = {}
-        """What tasks cancelled mid-run had spent (usage, model, start), for the outputs the
-        scheduler makes for them: tokens paid for are reported even when the work is dropped."""
+        """Model and start of tasks cancelled mid-run, for the outputs the scheduler makes for them."""
 
     def label(self, name: str) -> dict[str, Any]:
         """The fields every output of task ``name`` carries, whether it ran or not
         (and, for a task cancelled while running, what it had spent)."""
-        return {**self._fields(name), **self.cancelled.get(name, {})}
+        return {**self._fields(name), "usage": self.scope.ledger.for_task(name), **self.cancelled.get(name, {})}
 
     def _fields(self, name: str) -> dict[str, Any]:
         task = self.tasks[name]
@@ -132,8 +119,8 @@ class TaskRunner:
         return self.worker if self.worker is not None else task.agent
 
     def _model(self, agent: Any) -> str | None:
-        """The model name a task's usage is filed under in ``usage_by_model``."""
-        return getattr(agent.chat_model(self.llm), "model", None) if agent is not None else None
+        """The model name a task's output names (its usage is filed by the ledger)."""
+        return self.scope.model_for(agent).model if agent is not None else None
 
     async def __call__(self, name: str, context: list[TaskOutput]) -> TaskOutput:
         agent = self._performer(self.tasks[name])
@@ -145,14 +132,16 @@ class TaskRunner:
         agent = self._performer(task)
         base = self._fields(name)
         started = time.time()
+        ledger = self.scope.ledger
+        run_id = self.scope.run_id
 
-        def failed(exc: BaseException, attempts: int, usage: Usage) -> TaskFailed:
+        def failed(exc: BaseException, attempts: int) -> TaskFailed:
             return TaskFailed(
                 TaskOutput(
                     **base,
                     status="failed",
                     error=f"{type(exc).__name__}: {exc}",
-                    usage=usage,
+                    usage=ledger.for_task(name),
                     model=self._model(agent),
                     attempts=attempts,
                     started_at=started,
@@ -164,7 +153,7 @@ class TaskRunner:
             try:
                 go = await _maybe_await(task.condition(context))
             except Exception as exc:
-                raise failed(exc, 0, Usage()) from exc
+                raise failed(exc, 0) from exc
             if not go:
                 return TaskOutput(
                     **base,
@@ -175,24 +164,21 @@ class TaskRunner:
                     finished_at=time.time(),
                 )
 
-        bus.emit("task.start", run_id=self.run_id, task=name, agent=base["agent"], context=[o.name for o in context])
-        spent = Usage()
+        bus.emit("task.start", run_id=run_id, task=name, agent=base["agent"], context=[o.name for o in context])
         out: TaskOutput | None = None
+        attempt = 0
         for attempt in range(1, task.max_retries + 2):
-            usage_box: list[Usage] = []
             try:
-                out = await _bounded(self._attempt(task, agent, context, usage_box), task.timeout, name)
+                out = await _bounded(self._attempt(task, agent, context), task.timeout, name)
                 break
             except asyncio.CancelledError:
-                spent = spent + Usage.total(usage_box)  # delegated work included (see _attempt)
-                self.cancelled[name] = {"usage": spent, "model": self._model(agent), "started_at": started}
+                self.cancelled[name] = {"model": self._model(agent), "started_at": started}
                 raise
             except Exception as exc:
-                spent = spent + Usage.total(usage_box)
                 if attempt > task.max_retries or isinstance(exc, BudgetExceededError):  # a budget stays spent
-                    raise failed(exc, attempt, spent) from exc
+                    raise failed(exc, attempt) from exc
                 error = f"{type(exc).__name__}: {exc}"
-                bus.emit("task.retry", run_id=self.run_id, task=name, attempt=attempt, error=error)
+                bus.emit("task.retry", run_id=run_id, task=name, attempt=attempt, error=error)
         assert out is not None
         out = out.model_copy(
             update={
@@ -200,7 +186,7 @@ class TaskRunner:
                 "status": "done",
                 "raw": scrub(out.raw),  # an output leaves the process: no known secret in it
                 "error": None,
-                "usage": spent + out.usage,
+                "usage": ledger.for_task(name),
                 "attempts": attempt,
                 "started_at": started,
                 "finished_at": time.time(),
@@ -210,22 +196,15 @@ class TaskRunner:
             if task.output_file:
                 await asyncio.to_thread(write_output_file, task.output_file, out, task._output_root)
                 out = out.model_copy(update={"output_file": task.output_file})
-            for callback in (task.callback, self.task_callback):
+            for callback in (task.callback, self.scope.task_callback):
                 if callback is not None:
                     await _maybe_await(callback(out))
         except Exception as exc:
-            raise failed(exc, attempt, out.usage) from exc
+            raise failed(exc, attempt) from exc
         return out
 
-    async def _attempt(self, task: Task, agent: Any, context: list[TaskOutput], usage_box: list[Usage]) -> TaskOutput:
-        """One attempt: the agent works until the guardrail and the human accept.
-
-        ``usage_box`` collects usage as it happens, so a failed or timed-out attempt still
-        counts the tokens it spent: each model turn's usage goes in as the turn ends, and
-        when an agent call returns, its turns are replaced by its output's usage (which also
-        holds what was spent on its behalf, e.g. by coworkers it delegated to); when it
-        raises, the coworkers' finished work goes in beside its turns.
-        """
+    async def _attempt(self, task: Task, agent: Any, context: list[TaskOutput]) -> TaskOutput:
+        """One attempt: the agent works until the guardrail and the human accept."""
         feedback: str | None = None
         previous: str | None = None  # the rejected answer, quoted beside the feedback
         rejections = 0
@@ -233,31 +212,10 @@ class TaskRunner:
         tools = task.tools
         if tools is not None and id(agent) in self.delegation:  # task tools replace, delegation stays
             tools = [*tools, *self.delegation[id(agent)]]
-
-        def on_step(step: Any) -> Any:
-            usage_box.append(step.usage)
-            return self.step_callback(step) if self.step_callback is not None else None
-
         while True:
-            mark = len(usage_box)
-            reported = len(self.delegated.get(task.key, ()))
-            try:
-                out: TaskOutput = await agent.aexecute_task(
-                    task,
-                    context=context,
-                    executor=self.executor,
-                    tools=tools,
-                    run_id=self.run_id,
-                    feedback=feedback,
-                    previous_answer=previous,
-                    llm=self.llm,
-                    step_callback=on_step,
-                )
-            except BaseException:
-                # the turns are in the box already; work delegated during them is not
-                usage_box.extend(work.usage for work in self.delegated.get(task.key, ())[reported:])
-                raise
-            usage_box[mark:] = [out.usage]
+            out: TaskOutput = await agent.aexecute_task(
+                task, context=context, tools=tools, feedback=feedback, previous_answer=previous, scope=self.scope
+            )
             tool_calls.extend(out.tool_calls)
             if task.guardrail is not None:
                 accepted, value = _verdict(await _maybe_await(task.guardrail(out)), task)
@@ -270,7 +228,9 @@ class TaskRunner:
                         )
                     rejections += 1
                     feedback, previous = str(value), out.raw
-                    bus.emit("task.guardrail", run_id=self.run_id, task=task.name, accepted=False, feedback=feedback)
+                    bus.emit(
+                        "task.guardrail", run_id=self.scope.run_id, task=task.name, accepted=False, feedback=feedback
+                    )
                     continue
                 out = replace_output(out, value)
             if task.human_input:
@@ -278,7 +238,7 @@ class TaskRunner:
                 if answer:
                     feedback, previous = str(answer), out.raw
                     continue
-            return out.model_copy(update={"usage": Usage.total(usage_box), "tool_calls": tool_calls})
+            return out.model_copy(update={"tool_calls": tool_calls})
 
 
 async def _bounded(coro: Any, timeout: float | None, name: str) -> TaskOutput:

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 
 class Usage(BaseModel):
-    """Tokens, requests and cost of one or more model calls; ``+`` adds them up, ``-`` takes a part out."""
+    """Tokens, requests and cost of one or more model calls; ``+`` adds them up."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -25,16 +25,6 @@ class Usage(BaseModel):
             total_tokens=self.total_tokens + other.total_tokens,
             requests=self.requests + other.requests,
             cost=self.cost + other.cost,
-        )
-
-    def __sub__(self, other: Usage) -> Usage:
-        """What is left of ``self`` once ``other`` (a part of it) is accounted elsewhere."""
-        return Usage(
-            prompt_tokens=self.prompt_tokens - other.prompt_tokens,
-            completion_tokens=self.completion_tokens - other.completion_tokens,
-            total_tokens=self.total_tokens - other.total_tokens,
-            requests=self.requests - other.requests,
-            cost=self.cost - other.cost,
         )
 
     @classmethod

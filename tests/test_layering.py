@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.blocking",
             "crew.secrets",
             "crew.daemon_pool",
+            "crew.ledger",
         ),
     ),
     ("tools", ("crew.tools", "crew.mcp")),
@@ -46,8 +47,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.prompts",
             "crew.text_protocol",
             "crew.structured",
+            # the run scope sits with the agents: every agent run is handed one (a private
+            # one when used alone), and the crew's run layer above builds the kickoff's
+            "crew.run_scope",
+            "crew.transcript",
             "crew.agent",
             "crew.agent_loop",
+            "crew.loop_modes",
             "crew.delegation",
         ),
     ),
@@ -65,8 +71,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     # the root package (``crew/__init__.py``: the public face, every name lazily) sits at the
-    # top with the CLI; ``crew.progress`` is the CLI's live view (moving to ``crew.cli.progress``)
-    ("config/cli", ("crew", "crew.config", "crew.cli", "crew.__main__", "crew.progress")),
+    # top with the CLI (whose live view is ``crew.cli.progress``)
+    ("config/cli", ("crew", "crew.config", "crew.cli", "crew.__main__")),
 ]
 
 # A leaf: doubles for users' tests. It may import any layer; nothing in crew imports it.

@@ -109,7 +109,9 @@ def run_task_on_worker(
     if task.agent is not None:
         executor.register(task.agent.tools)
     executor.register(task.tools or ())
-    runner = TaskRunner({name: task}, executor=executor, run_id=run_id, llm=llm, human_feedback=_accept)
+    from crew.run_scope import RunScope
+
+    runner = TaskRunner({name: task}, RunScope(run_id=run_id, executor=executor, llm=llm, human_feedback=_accept))
     try:
         output = asyncio.run(runner(name, context))
     except TaskFailed as exc:
@@ -150,19 +152,21 @@ class RayTaskRunner:
     async def __call__(self, name: str, context: list[TaskOutput]) -> TaskOutput:
         await self._start()
         inner = self.inner
+        scope = inner.scope
         task = inner.tasks[name]
         shipped = task.model_copy(update={"callback": None, "output_file": None})
         options = {"max_retries": self.backend.max_retries, "retry_exceptions": False, **self.backend.task_options}
         ref = (
             remote(run_task_on_worker)
             .options(**options)
-            .remote(shipped, name, context, inner.run_id, inner.llm, self.ledger, self.crew.cache is not False)
+            .remote(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False)
         )
         started = time.time()
-        bus.emit("task.start", run_id=inner.run_id, task=name, agent=inner.label(name).get("agent"), backend="ray")
+        bus.emit("task.start", run_id=scope.run_id, task=name, agent=inner.label(name).get("agent"), backend="ray")
         outcome: TaskOutcome = await await_ref(ref, what=f"task '{name}'", retries=self.backend.max_retries)
-        inner.executor.add_stats(outcome.stats)
+        scope.executor.add_stats(outcome.stats)
         out = outcome.output
+        scope.ledger.add(name, out.agent, out.model, out.usage)  # the worker's spend, in the run's one ledger
         if outcome.failed:
             raise TaskFailed(out)
         try:
@@ -170,7 +174,7 @@ class RayTaskRunner:
                 from crew.task_runner import write_output_file
 
                 await asyncio.to_thread(write_output_file, task.output_file, out)
-            for callback in (task.callback, inner.task_callback):
+            for callback in (task.callback, scope.task_callback):
                 if callback is not None:
                     result = callback(out)
                     if asyncio.iscoroutine(result):

@@ -226,7 +226,7 @@ def _written_files(crew: Any, output: Any) -> dict[str, str]:
 
 def _progress(args: argparse.Namespace, crew: Any, run_id: str, only: Any = None) -> Any:
     """The progress view (of the tasks in ``only``, when given); with ``-q`` one that shows nothing."""
-    from crew.progress import Progress
+    from crew.cli.progress import Progress
     from crew.tasks.graph import task_names
 
     names = task_names(crew.tasks)
@@ -255,7 +255,7 @@ def _human_prompt(progress: Any) -> Any:
     import asyncio
     import contextlib
 
-    from crew.progress import is_terminal
+    from crew.cli.progress import is_terminal
     from crew.task_runner import terminal_feedback
 
     terminal = sys.stderr  # the real one: the live view reroutes sys.stderr while it runs

@@ -1,27 +1,48 @@
-"""The model layer: the ChatModel contract, ``LLM`` and its two transports, retries, rate limits.
+"""The model layer: the ChatModel contract, ``LLM`` and its two transports, wrappers, retries, rate limits.
 
-An agent talks to a model only through :class:`ChatModel` (``crew.models.base``). ``LLM``
-(``crew.models.litellm_model``) is the user's configuration object; its calls take one of
-two doors (``crew.models.transport``): the native OpenAI-protocol transport over httpx
-(``crew.models.openai_http``) or litellm. Importing this package imports neither httpx nor
-litellm: litellm comes on the first call that needs it, or in the background when
+- ``base``: the contract (``ChatModel``: ``acomplete`` required, ``astream`` optional)
+  and what crosses it (``LLMResponse``, ``ModelDelta``, ``InvalidToolCall``).
+- ``calling``: ``stream_reply`` (``astream`` or a one-item fallback) and ``complete_sync``.
+- ``info``: ``ModelCallInfo``, what a call is for (agent, task, turn, tools).
+- ``wrapped``: ``WrappedModel``, the base of models that decorate another (``.wrapped``).
+- ``litellm_model``: ``LLM``, the user's configuration object; its calls take one of two
+  doors (``transport``): the native OpenAI-protocol transport over httpx (``openai_http``)
+  or litellm. ``resolve``: ``as_chat_model``, which turns ``llm=...`` into a model.
+- ``pricing``: litellm's bundled price table read as data; ``failures``: errors both doors share.
+- ``retry``, ``ratelimit``: backoff policy; request budgets and ``Throttled``.
+
+An agent talks to a model only through the contract. Importing this package imports
+neither httpx nor litellm: litellm comes on the first call that needs it, or in the background when
 :func:`prewarm_litellm` is asked to.
 """
 
 from __future__ import annotations
 
-from crew.models.base import ChatModel, InvalidToolCall, LLMResponse, ModelDelta
+from crew.models.base import ChatModel, InvalidToolCall, LLMResponse, ModelDelta, StreamingChatModel
+from crew.models.calling import complete_sync, stream_reply
+from crew.models.info import ModelCallInfo, current_call
 from crew.models.litellm_model import LLM, litellm_loaded, load_litellm, prewarm_litellm
+from crew.models.ratelimit import RateLimiter, Throttled
 from crew.models.resolve import as_chat_model
+from crew.models.wrapped import WrappedModel, innermost
 
 __all__ = [
     "LLM",
     "ChatModel",
     "InvalidToolCall",
     "LLMResponse",
+    "ModelCallInfo",
     "ModelDelta",
+    "RateLimiter",
+    "StreamingChatModel",
+    "Throttled",
+    "WrappedModel",
     "as_chat_model",
+    "complete_sync",
+    "current_call",
+    "innermost",
     "litellm_loaded",
     "load_litellm",
     "prewarm_litellm",
+    "stream_reply",
 ]

@@ -1,15 +1,22 @@
-"""What flows between an agent and any model: the ChatModel interface and its replies.
+"""What flows between an agent and any model: the ChatModel contract and its replies.
 
-Kept apart from :mod:`crew.models` (the litellm implementation) so the offline doubles
-in :mod:`crew.testing` and the agent loop depend only on this small contract, and a
-tool call's arguments are parsed by the same rules whatever model produced them.
+The contract is async-first and small: ``model``, ``supports_function_calling`` and
+``acomplete(messages, tools, *, output_schema)`` are required; ``astream`` (same
+arguments, yielding :class:`ModelDelta` pieces of text as they arrive and then the whole
+:class:`LLMResponse`, last and exactly once) is optional, and
+:func:`crew.models.calling.stream_reply` falls back to ``acomplete`` for a model without
+it. Sync callers use :func:`crew.models.calling.complete_sync`; no model writes a sync twin.
+
+Nothing here knows a provider: the litellm model, the doubles in :mod:`crew.testing`
+and any other transport implement the same contract, and a tool call's arguments are
+parsed by the same rules whatever model produced them.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -177,7 +184,21 @@ class _StaticProtocolMeta(type(Protocol)):  # type: ignore[misc]
     def __instancecheck__(cls, instance: Any) -> bool:
         if cls is not ChatModel:  # a concrete class deriving from the protocol
             return super().__instancecheck__(instance)
-        return all(_has_member(instance, name) for name in _CHAT_MODEL_MEMBERS)
+        kind = type(instance)
+        unresolved = _ON_INSTANCE.get(kind)
+        if unresolved is None:  # what the class itself lacks, looked up once per class
+            unresolved = _ON_INSTANCE[kind] = tuple(n for n in _CHAT_MODEL_MEMBERS if not _has_member(kind, n))
+        if not unresolved:
+            return True
+        attributes = getattr(instance, "__dict__", None)
+        if attributes is not None and all(name in attributes for name in unresolved):
+            return True
+        return all(_has_member(instance, name) for name in unresolved)
+
+
+_ON_INSTANCE: dict[type, tuple[str, ...]] = {}
+"""Per class, the members its instances must carry themselves (``self.model = ...``): the rest
+the class has, so a check costs a dictionary lookup (it runs whenever an agent resolves its model)."""
 
 
 def _has_member(instance: Any, name: str) -> bool:
@@ -190,9 +211,14 @@ def _has_member(instance: Any, name: str) -> bool:
 
 @runtime_checkable
 class ChatModel(Protocol, metaclass=_StaticProtocolMeta):
-    """What an agent needs from a model. ``LLM``, ``TestModel`` and ``FunctionModel`` implement it."""
+    """What an agent needs from a model. ``LLM``, ``TestModel`` and ``FunctionModel`` implement it.
 
-    model: str
+    Messages and tools are OpenAI-format dicts (the lingua franca every transport
+    translates from). A model may also define ``astream`` (see the module docstring).
+    """
+
+    @property
+    def model(self) -> str: ...
 
     @property
     def supports_function_calling(self) -> bool: ...
@@ -205,13 +231,17 @@ class ChatModel(Protocol, metaclass=_StaticProtocolMeta):
         output_schema: dict[str, Any] | None = None,
     ) -> LLMResponse: ...
 
-    def complete(
+
+class StreamingChatModel(ChatModel, Protocol):
+    """A ChatModel that also streams: ``astream`` yields ModelDelta pieces, then the LLMResponse, once."""
+
+    def astream(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         *,
         output_schema: dict[str, Any] | None = None,
-    ) -> LLMResponse: ...
+    ) -> AsyncIterator[ModelDelta | LLMResponse]: ...
 
 
-_CHAT_MODEL_MEMBERS = ("model", "supports_function_calling", "acomplete", "complete")
+_CHAT_MODEL_MEMBERS = ("model", "supports_function_calling", "acomplete")

@@ -1,4 +1,4 @@
-"""Process-wide request rate limits (``LLM(max_rpm=...)``).
+"""Request rate limits: process-wide per model (``LLM(max_rpm=...)``), and a crew's (``Throttled``).
 
 A provider's limit belongs to the account, not to one agent, so every ``LLM``
 naming the same model, endpoint and limit draws from one shared budget, whatever
@@ -13,6 +13,14 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+from crew.models.base import ChatModel, LLMResponse, ModelDelta
+from crew.models.calling import stream_reply
+from crew.models.wrapped import WrappedModel
+
+Messages = list[dict[str, Any]]
 
 
 class RateLimiter:
@@ -90,3 +98,28 @@ def shared_limiter(model: str, max_rpm: int, api_base: str | None = None) -> Rat
         if limiter is None:
             limiter = _shared[key] = RateLimiter(max_rpm, 60.0)
         return limiter
+
+
+class Throttled(WrappedModel):
+    """A model that takes a slot from ``limiter`` before each call: a crew's ``max_rpm`` budget.
+
+    The budget covers every model of the crew, whatever each model's own limits, so it
+    wraps them rather than being one of their settings.
+    """
+
+    def __init__(self, wrapped: ChatModel, limiter: RateLimiter) -> None:
+        super().__init__(wrapped)
+        self.limiter = limiter
+
+    async def acomplete(
+        self, messages: Messages, tools: Messages | None = None, *, output_schema: dict[str, Any] | None = None
+    ) -> LLMResponse:
+        await self.limiter.acquire()
+        return await self.wrapped.acomplete(messages, tools, output_schema=output_schema)
+
+    async def astream(
+        self, messages: Messages, tools: Messages | None = None, *, output_schema: dict[str, Any] | None = None
+    ) -> AsyncIterator[ModelDelta | LLMResponse]:
+        await self.limiter.acquire()
+        async for item in stream_reply(self.wrapped, messages, tools, output_schema=output_schema):
+            yield item

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crew.tools.executor import ToolStats
+from crew.tools.stats import ToolStats
 from crew.usage import Usage
 
 TaskStatus = Literal["done", "failed", "skipped"]

@@ -2,8 +2,9 @@
 
 ``TestModel`` exercises a crew's wiring without anyone writing replies: it calls
 every tool once with schema-valid arguments, then answers in the task's format.
-``FunctionModel`` lets a test decide each turn itself. Both count usage (about
-four characters a token) and report calls on the event bus like a real LLM.
+``FunctionModel`` lets a test decide each turn itself, told which agent, task and turn
+it answers. Both stream (``astream``) as well as answer, count usage (about four
+characters a token) and report calls on the event bus like a real LLM.
 """
 
 from __future__ import annotations
@@ -13,16 +14,18 @@ import hashlib
 import inspect
 import json
 import random
+import re
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from pydantic import BaseModel
 
-from crew.models.base import LLMResponse, emit_call, parse_arguments
+from crew.models.base import LLMResponse, ModelDelta, emit_call, parse_arguments
+from crew.models.calling import final_response
+from crew.models.info import ModelCallInfo, current_call
 from crew.testing.values import example_value
 from crew.tools.calls import ToolCall
-from crew.tools.invocation import run_coroutine_sync
 from crew.usage import Usage
 
 Messages = list[dict[str, Any]]
@@ -97,7 +100,7 @@ class TestModel(_Shippable):
     def __repr__(self) -> str:
         return f"TestModel(seed={self.seed})"
 
-    def complete(
+    async def acomplete(
         self, messages: Messages, tools: Tools | None = None, *, output_schema: dict[str, Any] | None = None
     ) -> LLMResponse:
         with self._lock:
@@ -111,10 +114,14 @@ class TestModel(_Shippable):
         emit_call(response, messages=messages)
         return response
 
-    async def acomplete(
+    async def astream(
         self, messages: Messages, tools: Tools | None = None, *, output_schema: dict[str, Any] | None = None
-    ) -> LLMResponse:
-        return self.complete(messages, tools, output_schema=output_schema)
+    ) -> AsyncIterator[ModelDelta | LLMResponse]:
+        """The same reply as :meth:`acomplete`, its text streamed in a few pieces first."""
+        response = await self.acomplete(messages, tools, output_schema=output_schema)
+        for piece in pieces(response.content or ""):
+            yield ModelDelta(text=piece)
+        yield response
 
     def _rng(self, *parts: object) -> random.Random:
         return random.Random("|".join(map(str, (self.seed, *parts))))
@@ -155,29 +162,37 @@ class TestModel(_Shippable):
 
 
 FunctionReply = str | list[dict[str, Any] | ToolCall] | LLMResponse
-ModelFunction = Callable[[Messages, Tools], FunctionReply | Awaitable[FunctionReply]]
+ModelFunction = Callable[..., Any]
+"""``fn(messages)``, ``fn(messages, tools)`` or ``fn(messages, tools, info)``, sync or async, returning a
+:data:`FunctionReply`; or a (sync or async) generator function of the same arguments yielding text pieces."""
 
 
 class FunctionModel(_Shippable):
-    """A model whose every turn is ``fn(messages, tools)``, sync or async.
+    """A model whose every turn is ``fn(messages, tools, info)``, sync or async.
 
     ``fn`` returns the reply text, a list of tool calls (``{"name": ..., "args": {...}}``
-    dicts or ToolCalls; missing ids are filled in), or a full LLMResponse.
-    ``latency`` seconds are awaited before each reply without blocking other
-    tasks. ``function_calling=False`` makes agents use the text protocol, whose
-    replies ``fn`` then writes as text.
+    dicts or ToolCalls; missing ids are filled in), or a full LLMResponse. ``info`` is the
+    call's :class:`~crew.models.info.ModelCallInfo` (agent role, task name, context task
+    names, tool names, turn, output schema), so a test can script by task; ``fn`` may take
+    just ``(messages, tools)`` or ``(messages)``. A generator ``fn`` yields the reply's text
+    in pieces, which ``astream`` hands on as they come; any other reply is streamed in a
+    few pieces. ``latency`` seconds are awaited before each reply without blocking other
+    tasks. ``function_calling=False`` makes agents use the text protocol, whose replies
+    ``fn`` then writes as text.
     """
 
     def __init__(
         self, fn: ModelFunction, latency: float = 0.0, *, model: str = "function", function_calling: bool = True
     ) -> None:
         if not callable(fn):
-            raise TypeError(f"FunctionModel needs a callable fn(messages, tools), got {type(fn).__name__}")
+            raise TypeError(f"FunctionModel needs a callable fn(messages, tools, info), got {type(fn).__name__}")
         self.fn = fn
         self.latency = latency
         self.model = model
         self.function_calling = function_calling
         self.calls = 0
+        self._arity = _positional_arity(fn)
+        self._streams = inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn)
         self._lock = threading.Lock()
 
     @property
@@ -190,22 +205,48 @@ class FunctionModel(_Shippable):
     async def acomplete(
         self, messages: Messages, tools: Tools | None = None, *, output_schema: dict[str, Any] | None = None
     ) -> LLMResponse:
+        if self._streams:
+            return await final_response(self.astream(messages, tools, output_schema=output_schema))
         if self.latency > 0:
             await asyncio.sleep(self.latency)
-        reply = self.fn(messages, tools or [])
+        reply = self._call_fn(messages, tools, output_schema)
         if inspect.isawaitable(reply):
             reply = await reply
         return self._response(messages, tools, reply)
 
-    def complete(
+    async def astream(
         self, messages: Messages, tools: Tools | None = None, *, output_schema: dict[str, Any] | None = None
-    ) -> LLMResponse:
-        if inspect.iscoroutinefunction(self.fn) or self.latency > 0:
-            return run_coroutine_sync(self.acomplete(messages, tools, output_schema=output_schema))
-        reply = self.fn(messages, tools or [])
-        if inspect.isawaitable(reply):
-            reply = run_coroutine_sync(reply)
-        return self._response(messages, tools, reply)
+    ) -> AsyncIterator[ModelDelta | LLMResponse]:
+        """A generator ``fn``'s pieces as they come, else the reply's text in a few pieces; then the reply."""
+        if not self._streams:
+            response = await self.acomplete(messages, tools, output_schema=output_schema)
+            for piece in pieces(response.content or ""):
+                yield ModelDelta(text=piece)
+            yield response
+            return
+        if self.latency > 0:
+            await asyncio.sleep(self.latency)
+        produced = self._call_fn(messages, tools, output_schema)
+        said: list[str] = []
+        if inspect.isasyncgen(produced):
+            async for piece in produced:
+                said.append(_piece(piece))
+                yield ModelDelta(text=said[-1])
+        else:
+            for piece in produced:
+                said.append(_piece(piece))
+                yield ModelDelta(text=said[-1])
+        yield self._response(messages, tools, "".join(said))
+
+    def _call_fn(self, messages: Messages, tools: Tools | None, output_schema: dict[str, Any] | None) -> Any:
+        if self._arity == 1:
+            return self.fn(messages)
+        if self._arity == 2:
+            return self.fn(messages, tools or [])
+        info = current_call() or ModelCallInfo(
+            tools=tuple((t.get("function") or t).get("name", "") for t in tools or ()), output_schema=output_schema
+        )
+        return self.fn(messages, tools or [], info)
 
     def _response(self, messages: Messages, tools: Tools | None, reply: Any) -> LLMResponse:
         with self._lock:
@@ -226,6 +267,33 @@ class FunctionModel(_Shippable):
             response.usage = approximate_usage(messages, tools, response)
         emit_call(response, messages=messages)
         return response
+
+
+def pieces(text: str, count: int = 3) -> list[str]:
+    """``text`` cut at word boundaries into at most ``count`` pieces that join back into it exactly."""
+    words = re.findall(r"\S+\s*|\s+", text)
+    if not words:
+        return []
+    size = -(-len(words) // min(count, len(words)))
+    return ["".join(words[i : i + size]) for i in range(0, len(words), size)]
+
+
+def _piece(piece: Any) -> str:
+    if not isinstance(piece, str):
+        raise TypeError(f"a streaming FunctionModel fn must yield text pieces (str), not {type(piece).__name__}")
+    return piece
+
+
+def _positional_arity(fn: Callable[..., Any]) -> int:
+    """How many of (messages, tools, info) ``fn`` takes: 3 when it can take them all (or can't be read)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 3
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return max(2, len(positional))  # ``*args``: what it took before info existed, or more
+    return max(1, min(3, len(positional)))
 
 
 def _tool_call(item: dict[str, Any] | ToolCall, index: int) -> ToolCall:

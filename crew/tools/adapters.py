@@ -27,14 +27,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from crew.blocking import in_thread, run_blocking
 from crew.errors import ToolDefinitionError, ToolException
 from crew.tools.base import BaseTool
 from crew.tools.calls import new_call_id, to_text
 from crew.tools.definition import is_async_callable
-from crew.tools.invocation import run_coroutine_sync
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.schema import model_name_for
-from crew.tools.threads import in_thread
 
 __all__ = ["ForeignTool", "adapt_tool", "foreign_kind"]
 
@@ -118,7 +117,7 @@ class ForeignTool(BaseTool):
         target = self.wrapped._run if _has(self.wrapped, "_run") else self.wrapped.run
         result = target(**kwargs)
         if inspect.isawaitable(result):
-            result = run_coroutine_sync(result)
+            result = run_blocking(result)
         return result
 
     async def _arun(self, *args: Any, **kwargs: Any) -> Any:

@@ -6,8 +6,8 @@ model, so a call is a pydantic validation, a lock and the function itself.
 
 Two families of entry points:
 
-- ``run`` / ``arun`` (and ``invoke`` / ``ainvoke`` from ``Invocation``) are for people
-  calling a tool directly: they validate, claim a usage slot on the tool and run it.
+- ``run`` / ``arun`` and ``invoke`` / ``ainvoke`` (assembled in ``crew.tools.invocation``)
+  are for people calling a tool directly: they validate, claim a usage slot on the tool and run it.
 - ``validate_args`` / ``dropped_args`` / ``_execute`` / ``_execute_sync`` /
   ``format_result`` / ``format_error`` are the pieces the shared ``ToolExecutor``
   assembles itself (it keeps its own per-run usage counts, cache and statistics).
@@ -33,8 +33,10 @@ from pydantic import (
     model_validator,
 )
 
+from crew.blocking import in_thread, run_blocking
 from crew.errors import ToolArgumentsError, ToolDefinitionError
-from crew.tools.calls import RunContext, to_text
+from crew.tools import invocation
+from crew.tools.calls import RunContext, ToolCall, to_text
 from crew.tools.definition import (
     EnvVar,
     always_cache,
@@ -44,7 +46,6 @@ from crew.tools.definition import (
     pick_description,
 )
 from crew.tools.fields import validate_fields
-from crew.tools.invocation import Invocation, run_coroutine_sync
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.recipe import ShippedSchema, generated, recipe_of
 from crew.tools.schema import (
@@ -56,7 +57,6 @@ from crew.tools.schema import (
     signature_params,
     strict_schema,
 )
-from crew.tools.threads import in_thread
 
 ErrorHandler = bool | str | Callable[[Exception], str]
 
@@ -85,13 +85,14 @@ class _UsageLock:
 class _Runtime:
     """Facts derived once at build time, read on every call (one attribute lookup)."""
 
-    __slots__ = ("async_only", "injected", "native_async", "usage")
+    __slots__ = ("async_only", "described", "injected", "native_async", "usage")
 
     def __init__(self, native_async: bool, async_only: bool, injected: frozenset[str]) -> None:
         self.native_async = native_async
         self.async_only = async_only
         self.injected = injected
         self.usage = _UsageLock()
+        self.described: tuple[tuple[Any, ...], str] | None = None  # describe()'s text, by what it says
 
 
 def signature_model(source: Callable[..., Any] | None, name: str) -> type[BaseModel]:
@@ -100,7 +101,7 @@ def signature_model(source: Callable[..., Any] | None, name: str) -> type[BaseMo
     return build_args_model(model_name_for(name), params, tool_name=name)
 
 
-class BaseTool(Invocation, BaseModel, ABC):
+class BaseTool(BaseModel, ABC):
     """Subclass and implement ``_run`` and/or ``_arun``; the argument schema comes from their signature.
 
     ``name`` keeps what you wrote; ``tool_name`` is the provider-safe spelling that
@@ -234,7 +235,7 @@ class BaseTool(Invocation, BaseModel, ABC):
         super().__setstate__(state)
 
     def model_post_init(self, context: Any, /) -> None:
-        source = type(self)._signature_source(self.__dict__)
+        source = type(self)._signature_source(vars(self))
         injected = signature_params(source, self.name)[1] if source is not None else frozenset()
         self._rt = _Runtime(self._has_native_async(), self._is_async_only(), injected)
 
@@ -248,7 +249,7 @@ class BaseTool(Invocation, BaseModel, ABC):
 
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         """The synchronous work. Default: run ``_arun`` to completion."""
-        return run_coroutine_sync(self._arun(*args, **kwargs))
+        return run_blocking(self._arun(*args, **kwargs))
 
     async def _arun(self, *args: Any, **kwargs: Any) -> Any:
         """The asynchronous work. Default: ``_run`` in a worker thread, never blocking the loop."""
@@ -264,12 +265,12 @@ class BaseTool(Invocation, BaseModel, ABC):
     @property
     def injected_params(self) -> frozenset[str]:
         """Parameters the runtime fills with a ``RunContext`` (hidden from the model)."""
-        return self.__pydantic_private__["_rt"].injected
+        return self.__pydantic_private__["_rt"].injected  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
 
     @property
     def is_async(self) -> bool:
         """True when the tool only has an async implementation."""
-        return self.__pydantic_private__["_rt"].async_only
+        return self.__pydantic_private__["_rt"].async_only  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
 
     @property
     def return_direct(self) -> bool:
@@ -324,7 +325,7 @@ class BaseTool(Invocation, BaseModel, ABC):
 
     def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """Run in this thread. An async-only tool returns its coroutine for the caller to await."""
-        rt = self.__pydantic_private__["_rt"]
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if rt.injected:
             validated = _with_context(validated, rt.injected, context)
         if rt.async_only:
@@ -333,7 +334,7 @@ class BaseTool(Invocation, BaseModel, ABC):
 
     async def _execute(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """Run from async code: native ``_arun``, or ``_run`` in a worker thread; results awaited."""
-        rt = self.__pydantic_private__["_rt"]
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if rt.injected:
             validated = _with_context(validated, rt.injected, context)
         if rt.native_async:
@@ -382,7 +383,7 @@ class BaseTool(Invocation, BaseModel, ABC):
             return refusal
         result = self._execute_sync(validated, context)
         if type(result) not in _PLAIN and inspect.isawaitable(result):
-            result = run_coroutine_sync(result)
+            result = run_blocking(result)
         return result
 
     async def arun(self, *args: Any, **kwargs: Any) -> Any:
@@ -393,14 +394,48 @@ class BaseTool(Invocation, BaseModel, ABC):
             return refusal
         return await self._execute(validated, context)
 
+    def invoke(self, input: ToolCall | dict[str, Any] | str, *, context: RunContext | None = None) -> Any:
+        """Arguments dict -> the result; tool call ``{"name","args","id","type":"tool_call"}`` -> ToolResult.
+
+        Errors become observations per ``handle_validation_error`` / ``handle_tool_error``.
+        """
+        return invocation.invoke(self, input, context)
+
+    async def ainvoke(self, input: ToolCall | dict[str, Any] | str, *, context: RunContext | None = None) -> Any:
+        """The async twin of ``invoke``."""
+        return await invocation.ainvoke(self, input, context)
+
+    def batch(self, inputs: list[Any], *, max_concurrency: int | None = None) -> list[Any]:
+        """``invoke`` each input concurrently in threads; results in the inputs' order."""
+        return invocation.batch(self, inputs, max_concurrency)
+
+    async def abatch(self, inputs: list[Any], *, max_concurrency: int | None = None) -> list[Any]:
+        """``ainvoke`` each input concurrently; results in the inputs' order."""
+        return await invocation.abatch(self, inputs, max_concurrency)
+
     def reset_usage_count(self) -> None:
-        with self.__pydantic_private__["_rt"].usage.lock:
-            self.__dict__["current_usage_count"] = 0
+        with self.__pydantic_private__["_rt"].usage.lock:  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+            self.__dict__["current_usage_count"] = 0  # pyright: ignore[reportIndexIssue] - the instance dict, past pydantic's slow __setattr__
 
     # -- model-facing renderings --------------------------------------------------------
 
     def describe(self) -> str:
-        """The text block injected into prompts: name, arguments' JSON schema, description."""
+        """The text block injected into prompts: name, arguments' JSON schema, description.
+
+        Every agent run puts it in its system prompt, so it is rendered once and kept until
+        the name, description or a schema changes (rendering the schemas costs ~5 us a tool).
+        A tool whose ``parameters()`` come from elsewhere (an MCP server's) is rendered anew.
+        """
+        if type(self).parameters is not BaseTool.parameters:
+            return self._render_description()
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        key = (self.name, self.description, self.args_schema, self.result_schema)
+        cached = rt.described
+        if cached is None or cached[0] != key:
+            cached = rt.described = (key, self._render_description())
+        return cached[1]
+
+    def _render_description(self) -> str:
         lines = [
             f"Tool Name: {self.tool_name}",
             f"Tool Arguments: {json.dumps(self.parameters(), ensure_ascii=False)}",
@@ -433,7 +468,7 @@ class BaseTool(Invocation, BaseModel, ABC):
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], RunContext | None]:
         """Positional arguments map onto the schema's fields in order; a passed RunContext is kept."""
         context = None
-        injected = self.__pydantic_private__["_rt"].injected
+        injected = self.__pydantic_private__["_rt"].injected  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if injected:
             for key in injected & kwargs.keys():
                 value = kwargs.pop(key)
@@ -447,12 +482,12 @@ class BaseTool(Invocation, BaseModel, ABC):
 
     def _claim_usage(self) -> str | None:
         """Check the limit and count this use in one atomic step."""
-        with self.__pydantic_private__["_rt"].usage.lock:
+        with self.__pydantic_private__["_rt"].usage.lock:  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
             limit = self.max_usage_count
             count = self.current_usage_count
             if limit is not None and count >= limit:
                 return self.usage_limit_message
-            self.__dict__["current_usage_count"] = count + 1
+            self.__dict__["current_usage_count"] = count + 1  # pyright: ignore[reportIndexIssue] - the instance dict, past pydantic's slow __setattr__
         return None
 
     def _arguments_error(self, exc: ValidationError) -> ToolArgumentsError:

@@ -10,28 +10,15 @@ Forms (all return a ``Tool``)::
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any, overload
 
-from pydantic import BaseModel, create_model
+from pydantic import BaseModel
 
 from crew.errors import ToolDefinitionError
 from crew.tools.adapters import adapt_tool
 from crew.tools.base import BaseTool
-from crew.tools.definition import is_async_callable, pick_description
-from crew.tools.docstrings import parse_google_docstring
-from crew.tools.function_tool import Tool
-from crew.tools.json_schema import model_from_json_schema
-from crew.tools.recipe import generated
-from crew.tools.schema import (
-    annotation_description,
-    args_config,
-    build_args_model,
-    model_name_for,
-    signature_params,
-)
+from crew.tools.function_tool import Tool, build_tool
 
 Decorator = Callable[[Callable[..., Any]], Tool]
 
@@ -134,151 +121,3 @@ def _one_name(positional: str, keyword: str | None) -> str:
     if keyword is not None and keyword != positional:
         raise ToolDefinitionError(f"tool name given twice: {positional!r} and name={keyword!r}")
     return positional
-
-
-def build_tool(
-    func: Callable[..., Any] | None = None,
-    coroutine: Callable[..., Awaitable[Any]] | None = None,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    args_schema: type[BaseModel] | dict[str, Any] | None = None,
-    infer_schema: bool = True,
-    parse_docstring: bool = False,
-    error_on_invalid_docstring: bool = False,
-    result_as_answer: bool | None = None,
-    return_direct: bool | None = None,
-    cache_function: Callable[[dict[str, Any], Any], bool] | None = None,
-    **fields: Any,
-) -> Tool:
-    """The one place a function's code becomes a Tool's name, schema and description."""
-    if coroutine is None and func is not None and is_async_callable(func):
-        func, coroutine = None, func
-    source = func if func is not None else coroutine
-    if source is None:
-        raise ToolDefinitionError("a tool needs a function and/or a coroutine function")
-    if name is None:
-        name = _callable_name(source)
-        if name == "<lambda>":
-            raise ToolDefinitionError(
-                "a tool made from a lambda needs a name, since models call tools by name: "
-                "tool('double', lambda x: 2 * x, description='Double x.')"
-            )
-    if _takes_self(source):
-        raise ToolDefinitionError(
-            f"Tool '{name}': the function's first parameter is 'self', so nothing would fill it; "
-            f"build the tool from a bound method instead: tool(instance.{name})"
-        )
-    doc = getattr(source, "__doc__", None) if not isinstance(source, functools.partial) else source.func.__doc__
-    summary = doc
-    inferred = args_schema is None
-    if isinstance(args_schema, dict):
-        args_schema = generated(model_from_json_schema, args_schema, model_name_for(name), tool_name=name)
-    if args_schema is None and not infer_schema:
-        func, coroutine = _single_input(func), _single_input(coroutine)
-        args_schema = generated(single_input_model, name)
-    elif args_schema is None:
-        params, injected = signature_params(source, name)
-        parsed = parse_google_docstring(doc) if parse_docstring else None
-        if parsed is not None:
-            summary = parsed.summary
-            if error_on_invalid_docstring:
-                _check_docstring(name, doc, parsed.args, params, injected)
-        args_schema = generated(inferred_model, source, name, parse_docstring)
-    elif parse_docstring and doc:
-        summary = parse_google_docstring(doc).summary
-    chosen = pick_description(description, summary, args_schema)
-    if chosen is None:
-        raise ToolDefinitionError(
-            f"Tool '{name}' has no description: give the function a docstring or pass description=... "
-            "(the model reads it to decide when to call the tool)"
-        )
-    if inferred:  # LangChain's args_schema.model_json_schema() carries the tool's description
-        args_schema.__doc__ = chosen
-    if result_as_answer is not None and return_direct is not None and result_as_answer != return_direct:
-        raise ToolDefinitionError(f"Tool '{name}': result_as_answer and its alias return_direct disagree")
-    flag = result_as_answer if result_as_answer is not None else bool(return_direct)
-    if cache_function is not None:
-        fields["cache_function"] = cache_function
-    return Tool(
-        name=name,
-        description=chosen,
-        func=func,
-        coroutine=coroutine,
-        args_schema=args_schema,
-        result_as_answer=flag,
-        **fields,
-    )
-
-
-def inferred_model(source: Callable[..., Any], name: str, parse_docstring: bool) -> type[BaseModel]:
-    """The argument model read from ``source``'s signature (and docstring): a recipe, see ``crew.tools.recipe``."""
-    params, _ = signature_params(source, name)
-    doc = getattr(source, "__doc__", None) if not isinstance(source, functools.partial) else source.func.__doc__
-    parsed = parse_google_docstring(doc) if parse_docstring else None
-    descriptions = parsed.args if parsed else None
-    return build_args_model(model_name_for(name), params, tool_name=name, descriptions=descriptions)
-
-
-def single_input_model(name: str) -> type[BaseModel]:
-    """``infer_schema=False``: one string argument, ``tool_input``."""
-    return create_model(model_name_for(name), __config__=args_config(name), tool_input=(str, ...))
-
-
-def _callable_name(fn: Any) -> str:
-    if isinstance(fn, functools.partial):
-        return _callable_name(fn.func)
-    return getattr(fn, "__name__", None) or type(fn).__name__
-
-
-def _takes_self(fn: Any) -> bool:
-    """A method taken from its class (``@tool`` in a class body): calls would miss ``self``."""
-    try:
-        first = next(iter(inspect.signature(fn).parameters), None)
-    except (TypeError, ValueError):  # no signature to read (some builtins)
-        return False
-    return first == "self"
-
-
-def _single_input(fn: Callable[..., Any] | None) -> Callable[..., Any] | None:
-    """LangChain's un-inferred tool: one free-text argument passed positionally."""
-    if fn is None:
-        return None
-    if is_async_callable(fn):
-
-        async def call_async(tool_input: str) -> Any:
-            return await fn(tool_input)
-
-        return functools.wraps(fn)(call_async)
-
-    def call(tool_input: str) -> Any:
-        return fn(tool_input)
-
-    return functools.wraps(fn)(call)
-
-
-def _check_docstring(
-    name: str, doc: str | None, documented: dict[str, str], params: list[inspect.Parameter], injected: frozenset[str]
-) -> None:
-    """With ``error_on_invalid_docstring``: every argument documented, nothing documented that does not exist."""
-    if not doc:
-        raise ToolDefinitionError(f"Tool '{name}': parse_docstring=True but the function has no docstring")
-    known = {p.name for p in params} | injected
-    unknown = [arg for arg in documented if arg not in known]
-    if unknown:
-        raise ToolDefinitionError(
-            f"Tool '{name}': the docstring's Args section documents {', '.join(map(repr, unknown))}, "
-            "which the function does not take"
-        )
-    missing = [
-        p.name
-        for p in params
-        if p.name not in documented
-        and not annotation_description(p.annotation)
-        and not getattr(p.default, "description", None)
-    ]
-    if missing:
-        raise ToolDefinitionError(
-            f"Tool '{name}': the docstring does not document argument(s) {', '.join(map(repr, missing))}; "
-            "add them under 'Args:' (Google style) or pass error_on_invalid_docstring=False"
-        )

@@ -19,11 +19,11 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from inspect import isawaitable
 from time import perf_counter
 from typing import Any, Protocol
 
+from crew.blocking import run_blocking
 from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.secrets import scrub
@@ -32,7 +32,7 @@ from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
 from crew.tools.definition import known_keys, never_cache
-from crew.tools.invocation import run_coroutine_sync
+from crew.tools.stats import ToolStats
 
 __all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 
@@ -48,24 +48,6 @@ def _running_loop() -> Any:
 
 _NOT_SHARED = object()  # what a leader hands its waiters when it stored nothing: they run themselves
 _LEADER_GONE = object()  # what a cancelled leader hands its waiters: one of them takes the lead
-
-
-@dataclass
-class ToolStats:
-    """Per-tool counters of one executor (one run).
-
-    ``calls`` counts every call that named the tool. A call served from the cache
-    counts in ``cache_hits``, one stopped by the usage limit in ``refused``, one that
-    ran the tool in ``runs`` (timed in ``run_seconds``). ``errors`` counts the
-    error results other than refusals: invalid arguments and failed runs.
-    """
-
-    calls: int = 0
-    cache_hits: int = 0
-    runs: int = 0
-    errors: int = 0
-    refused: int = 0
-    run_seconds: float = 0.0
 
 
 class UsageLimits(Protocol):
@@ -275,7 +257,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):
+        if not isinstance(pending, _Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         while pending.key is not None:
             waiting = self._join(pending)
@@ -297,7 +279,7 @@ class ToolExecutor:
             try:
                 raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
                 if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
-                    raw = run_coroutine_sync(raw)
+                    raw = run_blocking(raw)
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             except SystemExit as exc:  # the tool's own sys.exit(): its error, not the process's end
@@ -322,7 +304,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):
+        if not isinstance(pending, _Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         while pending.key is not None:
             waiting = self._join(pending)
@@ -372,7 +354,7 @@ class ToolExecutor:
         calls = list(calls)
         if len(calls) <= 1:
             return [self.execute(call, tools=tools, context=context) for call in calls]
-        return run_coroutine_sync(self.aexecute_many(calls, tools=tools, context=context))
+        return run_blocking(self.aexecute_many(calls, tools=tools, context=context))
 
     async def aexecute_many(
         self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None

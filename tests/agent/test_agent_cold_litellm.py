@@ -18,7 +18,7 @@ SCRIPT = textwrap.dedent(
     from crew.agent import Agent
     from crew.models import LLM
     from crew.models.ratelimit import RateLimiter
-    from crew.run import Throttled
+    from crew.models import Throttled
     from crew.tasks.task import Task
     from crew.testing import OpenAIServer
 

@@ -10,6 +10,7 @@ import pytest
 import shipping_kit as kit
 
 from crew.backends.shipping import NotShippableError, check_shippable
+from crew.models import complete_sync
 from crew.testing import FunctionModel, TestModel
 from crew.tools import ToolExecutor
 
@@ -20,11 +21,11 @@ def roundtrip(obj):
 
 def test_testmodel_and_functionmodel_pickle_and_get_a_lock_of_their_own():
     model = TestModel(seed=3, final_answer="done")
-    model.complete([{"role": "user", "content": "x"}])
+    complete_sync(model, [{"role": "user", "content": "x"}])
     copy = roundtrip(model)
     assert (copy.seed, copy.final_answer, copy.calls) == (3, "done", 1)
     assert isinstance(copy._lock, type(threading.Lock())) and copy._lock is not model._lock
-    copy.complete([{"role": "user", "content": "y"}])
+    complete_sync(copy, [{"role": "user", "content": "y"}])
     assert (copy.calls, model.calls) == (2, 1)
     fm = roundtrip(FunctionModel(kit.reply, latency=0.5))
     assert fm.fn is kit.reply and fm.latency == 0.5

@@ -9,8 +9,8 @@ import yaml
 from cli_kit import terminal_screen
 
 from crew.cli.plot import Picture, dot, mermaid
+from crew.cli.progress import Progress
 from crew.events import Event
-from crew.progress import Progress
 from crew.tasks.output import TaskOutput
 
 

@@ -107,8 +107,7 @@ def test_max_rpm_set_after_construction_is_enforced():
 
 def test_a_throttled_copy_does_not_evict_the_agents_model():
     """Item 16: copies share the model cache; a throttled copy evicted the original's LLM."""
-    from crew.models.ratelimit import RateLimiter
-    from crew.run import Throttled
+    from crew.models.ratelimit import RateLimiter, Throttled
 
     agent = Agent(role="w", goal="g", llm="openai/gpt-4o-mini")
     first = agent.chat_model()

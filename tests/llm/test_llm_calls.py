@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from crew.models import LLM, LLMResponse, ModelDelta
+from crew.models import LLM, LLMResponse, ModelDelta, complete_sync
 from crew.models.pricing import model_info
 from crew.testing import Reply
 from crew.usage import Usage
@@ -148,8 +148,8 @@ async def test_malformed_tool_arguments_become_invalid_tool_calls(openai_server,
     assert {c["id"] for c in response.raw_message["tool_calls"]} == {"call_ok", "call_twice", "call_bad", "call_list"}
 
 
-@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
-async def test_streaming_assembles_content_tool_calls_and_usage(openai_server, transport, sync):
+@pytest.mark.parametrize("how", ["acomplete", "sync", "astream"])
+async def test_streaming_assembles_content_tool_calls_and_usage(openai_server, transport, how):
     args = {"city": "São Paulo", "units": "metric", "days": [1, 2, 3]}
     openai_server.enqueue(
         Reply.tools(
@@ -160,12 +160,18 @@ async def test_streaming_assembles_content_tool_calls_and_usage(openai_server, t
             completion_tokens=25,
         )
     )
-    llm = local_llm(openai_server, transport, stream=True)
+    llm = local_llm(openai_server, transport, stream=how != "astream")  # astream streams whatever the flag
     messages = [{"role": "user", "content": "weather"}]
-    if sync:
-        response = await asyncio.to_thread(llm.complete, messages, [WEATHER_TOOL])
-    else:
+    if how == "sync":
+        response = await asyncio.to_thread(complete_sync, llm, messages, [WEATHER_TOOL])
+    elif how == "acomplete":
         response = await llm.acomplete(messages, [WEATHER_TOOL])
+    else:
+        items = [item async for item in llm.astream(messages, [WEATHER_TOOL])]
+        *deltas, response = items
+        assert all(isinstance(d, ModelDelta) for d in deltas) and len(deltas) > 1  # the server sends 8-char pieces
+        assert "".join(d.text for d in deltas) == "Let me look that up for you, one moment."
+        assert isinstance(response, LLMResponse)
 
     assert openai_server.requests[0].stream
     assert response.content == "Let me look that up for you, one moment."
@@ -181,7 +187,7 @@ def test_sync_complete_and_usage_summed(openai_server, transport):
         *[Reply.text(f"answer {i}", prompt_tokens=p, completion_tokens=c) for i, (p, c) in enumerate(figures)]
     )
     llm = local_llm(openai_server, transport)
-    responses = [llm.complete([{"role": "user", "content": f"q{i}"}]) for i in range(3)]
+    responses = [complete_sync(llm, [{"role": "user", "content": f"q{i}"}]) for i in range(3)]
 
     assert [r.content for r in responses] == ["answer 0", "answer 1", "answer 2"]
     total = Usage.total([r.usage for r in responses])

@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent(
     f"""
     import logging, sys
     from crew.errors import LLMError
-    from crew.models import LLM
+    from crew.models import LLM, complete_sync
     from crew.testing import FunctionModel, OpenAIServer, Reply
     from crew.tools import ToolExecutor, tool
 
@@ -26,13 +26,13 @@ SCRIPT = textwrap.dedent(
 
     def everything(server):
         ToolExecutor([add]).execute({{"name": "add", "args": {{"a": 1, "b": 2, "invented": True}}}})
-        FunctionModel(lambda messages, tools: "hi").complete([{{"role": "user", "content": "x"}}])
+        complete_sync(FunctionModel(lambda messages, tools: "hi"), [{{"role": "user", "content": "x"}}])
         llm = LLM("openai/gpt-4o-mini", api_base=server.url, api_key="{KEY}", num_retries=1, retry_base_delay=0.01)
         server.enqueue(Reply.error(500, "echoing {KEY}"), Reply.text("ok"))
-        llm.complete([{{"role": "user", "content": "hello"}}])
+        complete_sync(llm, [{{"role": "user", "content": "hello"}}])
         server.enqueue(Reply.error(500, "down"), Reply.error(500, "down"))
         try:
-            llm.complete([{{"role": "user", "content": "again"}}])
+            complete_sync(llm, [{{"role": "user", "content": "again"}}])
         except LLMError:
             pass
 

@@ -8,7 +8,7 @@ import pytest
 
 from crew.errors import LLMError
 from crew.events import bus
-from crew.models import LLM
+from crew.models import LLM, complete_sync, load_litellm
 from crew.testing import Reply
 
 KEY = "sk-test-5ecret-Value-0123456789"
@@ -65,7 +65,7 @@ async def test_persistent_500_raises_llm_error_after_the_set_retries(openai_serv
 
 def test_sync_complete_retries_too(openai_server, transport):
     openai_server.enqueue(Reply.error(502), Reply.error(500), Reply.text("third time lucky"))
-    assert local_llm(openai_server, transport).complete(MESSAGES).content == "third time lucky"
+    assert complete_sync(local_llm(openai_server, transport), MESSAGES).content == "third time lucky"
     assert len(openai_server.requests) == 3
 
 
@@ -180,9 +180,10 @@ def test_a_missing_key_is_reported_at_once_not_retried(openai_server, monkeypatc
     llm = LLM(
         "openai/gpt-4o-mini", api_base=openai_server.url, num_retries=3, retry_base_delay=0.5, transport="litellm"
     )
+    load_litellm()  # a cold import takes seconds: the clock is for the backoff only
     started = time.perf_counter()
     with pytest.raises(LLMError, match=r"1 attempt\(s\) \(refused by the client before sending.*Missing credentials"):
-        llm.complete(MESSAGES)
+        complete_sync(llm, MESSAGES)
     assert openai_server.requests == [] and time.perf_counter() - started < 0.5  # no backoff was slept
 
 
@@ -207,7 +208,7 @@ async def test_native_without_a_key_refuses_openai_but_serves_a_local_endpoint(o
 async def test_a_stream_without_any_message_is_retried_not_an_empty_answer(openai_server, transport, sync):
     openai_server.enqueue(Reply.malformed(), Reply.text("ok"))
     llm = local_llm(openai_server, transport, stream=True)
-    response = llm.complete(MESSAGES) if sync else await llm.acomplete(MESSAGES)
+    response = complete_sync(llm, MESSAGES) if sync else await llm.acomplete(MESSAGES)
     assert response.content == "ok" and len(openai_server.requests) == 2
 
 

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from crew.events import bus
-from crew.models import ChatModel, LLMResponse
+from crew.models import ChatModel, LLMResponse, complete_sync
 from crew.testing import FunctionModel, TestModel
 from crew.tools import tool
 from crew.tools.calls import ToolCall
@@ -59,7 +59,7 @@ def test_doubles_implement_chat_model():
 
 
 def test_first_turn_calls_every_tool_once_with_valid_arguments():
-    response = TestModel().complete(TASK, TOOLS)
+    response = complete_sync(TestModel(), TASK, TOOLS)
 
     assert [c.name for c in response.tool_calls] == ["search", "convert"]
     assert response.content is None
@@ -72,7 +72,7 @@ def test_first_turn_calls_every_tool_once_with_valid_arguments():
 
 def test_answers_after_tool_results_and_mentions_the_task():
     model = TestModel()
-    first = model.complete(TASK, TOOLS)
+    first = complete_sync(model, TASK, TOOLS)
     history = (
         TASK
         + [first.raw_message]
@@ -81,7 +81,7 @@ def test_answers_after_tool_results_and_mentions_the_task():
             for c in first.tool_calls
         ]
     )
-    final = model.complete(history, TOOLS)
+    final = complete_sync(model, history, TOOLS)
 
     assert final.tool_calls == []
     assert "Find cheap flats in the north." in final.content
@@ -92,26 +92,29 @@ def test_answers_after_tool_results_and_mentions_the_task():
 def test_structured_answer_is_valid_json_for_the_schema():
     history = [*TASK, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]
     for seed in range(10):
-        response = TestModel(seed=seed).complete(history, TOOLS, output_schema=Report.model_json_schema())
+        response = complete_sync(TestModel(seed=seed), history, TOOLS, output_schema=Report.model_json_schema())
         Report.model_validate_json(response.content)
 
 
 def test_deterministic_per_seed():
-    assert TestModel(seed=1).complete(TASK, TOOLS) == TestModel(seed=1).complete(TASK, TOOLS)
-    assert TestModel(seed=1).complete(TASK, TOOLS).tool_calls != TestModel(seed=2).complete(TASK, TOOLS).tool_calls
+    assert complete_sync(TestModel(seed=1), TASK, TOOLS) == complete_sync(TestModel(seed=1), TASK, TOOLS)
+    assert (
+        complete_sync(TestModel(seed=1), TASK, TOOLS).tool_calls
+        != complete_sync(TestModel(seed=2), TASK, TOOLS).tool_calls
+    )
 
 
 def test_final_answer_and_call_tools_options():
-    assert TestModel(call_tools=False).complete(TASK, TOOLS).tool_calls == []
-    assert TestModel(final_answer="42", call_tools=False).complete(TASK, TOOLS).content == "42"
+    assert complete_sync(TestModel(call_tools=False), TASK, TOOLS).tool_calls == []
+    assert complete_sync(TestModel(final_answer="42", call_tools=False), TASK, TOOLS).content == "42"
     report = Report(title="t", items=[], confidence=0.5)
-    answer = TestModel(final_answer=report).complete(TASK, output_schema=Report.model_json_schema())
+    answer = complete_sync(TestModel(final_answer=report), TASK, output_schema=Report.model_json_schema())
     assert Report.model_validate_json(answer.content) == report
-    assert json.loads(TestModel(final_answer={"a": 1}).complete(TASK).content) == {"a": 1}
+    assert json.loads(complete_sync(TestModel(final_answer={"a": 1}), TASK).content) == {"a": 1}
 
 
 def test_usage_is_about_four_characters_a_token():
-    response = TestModel(final_answer="x" * 400).complete(TASK)
+    response = complete_sync(TestModel(final_answer="x" * 400), TASK)
     assert response.usage.completion_tokens == 100
     assert response.usage.prompt_tokens == len(json.dumps(TASK)) // 4
     assert response.usage.requests == 1 and response.model == "test"
@@ -129,13 +132,13 @@ async def test_function_model_sync_and_async_functions():
     response = await FunctionModel(async_fn).acomplete(TASK)
     assert [c.name for c in response.tool_calls] == ["search", "convert"]
     assert response.tool_calls[0].id.startswith("call_") and response.tool_calls[1].id == "mine"
-    assert FunctionModel(sync_fn).complete(TASK).content == "2 messages, 0 tools"
-    assert FunctionModel(async_fn).complete(TASK).tool_calls[1].id == "mine"  # sync twin runs the coroutine
+    assert complete_sync(FunctionModel(sync_fn), TASK).content == "2 messages, 0 tools"
+    assert complete_sync(FunctionModel(async_fn), TASK).tool_calls[1].id == "mine"  # sync twin runs the coroutine
 
 
 async def test_function_model_sync_twin_works_inside_a_running_loop():
     model = FunctionModel(lambda m, t: "from a loop", latency=0.01)
-    assert model.complete(TASK).content == "from a loop"
+    assert complete_sync(model, TASK).content == "from a loop"
 
 
 async def test_function_model_latency_does_not_block_other_tasks():
@@ -150,31 +153,31 @@ async def test_function_model_latency_does_not_block_other_tasks():
 
 def test_function_model_passes_llm_responses_through_and_counts_usage():
     canned = LLMResponse(content="canned")
-    response = FunctionModel(lambda m, t: canned, model="fn").complete(TASK)
+    response = complete_sync(FunctionModel(lambda m, t: canned, model="fn"), TASK)
     assert response.content == "canned" and response.model == "fn" and response.usage.requests == 1
-    args_as_text = FunctionModel(lambda m, t: [{"name": "search", "arguments": '{"query": "x"}'}]).complete(TASK)
+    args_as_text = complete_sync(FunctionModel(lambda m, t: [{"name": "search", "arguments": '{"query": "x"}'}]), TASK)
     assert args_as_text.tool_calls[0].args == {"query": "x"}
 
 
 def test_function_model_rejects_bad_returns_clearly():
     with pytest.raises(TypeError, match="not int"):
-        FunctionModel(lambda m, t: 3).complete(TASK)
+        complete_sync(FunctionModel(lambda m, t: 3), TASK)
     with pytest.raises(TypeError, match="tool call #0"):
-        FunctionModel(lambda m, t: [{"args": {}}]).complete(TASK)
+        complete_sync(FunctionModel(lambda m, t: [{"args": {}}]), TASK)
     with pytest.raises(TypeError, match="callable"):
         FunctionModel("not a function")
     with pytest.raises(TypeError, match=r"tool call #0 \('search'\).*JSON object string.*not valid JSON"):
-        FunctionModel(lambda m, t: [{"name": "search", "args": "query=x"}]).complete(TASK)
+        complete_sync(FunctionModel(lambda m, t: [{"name": "search", "args": "query=x"}]), TASK)
     with pytest.raises(TypeError, match="must be a JSON object, got list"):
-        FunctionModel(lambda m, t: [{"name": "search", "args": ["x"]}]).complete(TASK)
+        complete_sync(FunctionModel(lambda m, t: [{"name": "search", "args": ["x"]}]), TASK)
 
 
 def test_doubles_report_calls_on_the_event_bus():
     seen = []
     unsubscribe = bus.subscribe(seen.append)
     try:
-        TestModel().complete(TASK, TOOLS)
-        FunctionModel(lambda m, t: "hi").complete(TASK)
+        complete_sync(TestModel(), TASK, TOOLS)
+        complete_sync(FunctionModel(lambda m, t: "hi"), TASK)
     finally:
         unsubscribe()
     calls = [e.data for e in seen if e.type == "llm.call"]
@@ -182,12 +185,12 @@ def test_doubles_report_calls_on_the_event_bus():
 
 
 def test_test_model_names_each_tool_result_it_saw():
-    turn = TestModel().complete(TASK, TOOLS)
+    turn = complete_sync(TestModel(), TASK, TOOLS)
     history = [
         *TASK,
         turn.raw_message,  # agents answer with the call id only, as OpenAI does
         *({"role": "tool", "tool_call_id": c.id, "content": f"result of {c.name}"} for c in turn.tool_calls),
     ]
-    answer = TestModel().complete(history, TOOLS).content
+    answer = complete_sync(TestModel(), history, TOOLS).content
     for call in turn.tool_calls:
         assert f"{call.name}: result of {call.name}" in answer

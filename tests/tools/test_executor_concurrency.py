@@ -240,8 +240,8 @@ async def test_sync_tools_in_worker_threads_keep_context_errors_and_run_concurre
     import threading
     import time
 
+    from crew.blocking import in_thread
     from crew.tools import tool
-    from crew.tools.threads import in_thread
 
     where: contextvars.ContextVar[str] = contextvars.ContextVar("where", default="unset")
     where.set("caller")

@@ -149,7 +149,7 @@ class Progress:
         with self._lock:
             self._erase()
             written = stream.write(text)
-            with suppress(OSError, ValueError):
+            with suppress(OSError, ValueError):  # a closed or broken stream
                 stream.flush()
             if text:
                 self._open_line = not text.endswith("\n")
