@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from crew import prompts
 from crew.checkpoint import TaskCheckpoint, TaskPaused, restore_messages, save_messages
 from crew.errors import AgentError, OutputValidationError
-from crew.events import bus
+from crew.events import bus, scoped
 from crew.loop_modes import Final, mode_for
 from crew.models.info import ModelCallInfo
 from crew.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
@@ -151,7 +151,8 @@ class AgentTaskRun:
     async def run(self) -> TaskOutput:
         token = self.scope.activate(self.account)  # work started from inside (delegation) is on our account
         try:
-            return await self._run()
+            with scoped(agent=self.agent.role):  # a coworker's events are its own, filed under the task
+                return await self._run()
         finally:
             self.scope.deactivate(token)
 

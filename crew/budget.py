@@ -1,26 +1,24 @@
 """Budgets: a run stops before a model call that would start past its ``max_tokens`` or ``max_cost``.
 
-A ``Budget`` counts what the run's models spent (and, on a resume, what the run it
-continues had spent, so a budget caps the whole piece of work); ``Budgeted`` wraps each
-of the run's chat models and checks the budget before every call. Calls already in
-flight when the budget is reached finish: nothing paid for is thrown away. Cost is
-litellm's figure from its bundled price table (no network).
+A ``Budget`` is a ``before_call`` hook of the run's scope (the one door every model call
+passes through): it reads what the run has spent from the scope's usage ledger (plus,
+on a resume, what the runs it continues had spent, so a budget caps the whole piece of
+work) and refuses a call once a budget is spent. Calls already in flight when the budget
+is reached finish: nothing paid for is thrown away. Cost is the models' own figure
+(litellm's bundled price table, or the native transport's), never fetched from the network.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from crew.errors import BudgetExceededError
 from crew.events import current_scope
 from crew.usage import Usage
 
-Messages = list[dict[str, Any]]
-
 
 class Budget:
-    """What one run may spend and has spent; thread-safe (sync tools call models from threads)."""
+    """What one run may spend; ``spent`` is what it had spent at its latest model call."""
 
     def __init__(
         self,
@@ -35,7 +33,6 @@ class Budget:
         self.before = spent_before or Usage()
         self.continued_from = continued_from
         self.spent = self.before
-        self._lock = threading.Lock()
 
     @classmethod
     def of(cls, crew: Any, *, spent_before: Usage | None = None, continued_from: str | None = None) -> Budget | None:
@@ -48,13 +45,12 @@ class Budget:
             continued_from=continued_from,
         )
 
-    def add(self, usage: Usage) -> None:
-        with self._lock:
-            self.spent = self.spent + usage
-
-    def check(self, model: str | None) -> None:
-        """Raise ``BudgetExceededError`` when the run has already spent a whole budget."""
-        spent = self.spent
+    def before_call(self, info: Any, scope: Any) -> None:
+        """The run scope's hook: raise ``BudgetExceededError`` when the run has already spent a whole budget."""
+        ledger = scope.ledger
+        spent = self.before + Usage(total_tokens=ledger.total_tokens, cost=ledger.cost)
+        self.spent = spent
+        model = f"agent '{info.agent}'" if getattr(info, "agent", "") else None
         if self.max_tokens is not None and spent.total_tokens >= self.max_tokens:
             self._stop("max_tokens", self.max_tokens, f"{self.max_tokens:,} tokens", model, spent)
         if self.max_cost is not None and spent.cost >= self.max_cost:
@@ -62,7 +58,7 @@ class Budget:
 
     def _stop(self, name: str, limit: float, shown: str, model: str | None, spent: Usage) -> None:
         scope = current_scope()
-        where = f" of task '{scope.task}'" if scope is not None and scope.task else ""
+        where = f" for task '{scope.task}'" if scope is not None and scope.task else ""
         before = ""
         if self.continued_from and (self.before.total_tokens or self.before.cost):
             before = (
@@ -70,7 +66,7 @@ class Budget:
                 f"were spent by run {self.continued_from[:12]}"
             )
         raise BudgetExceededError(
-            f"budget {name}={shown} reached before a call to {model or 'the model'}{where}: the run has spent "
+            f"budget {name}={shown} reached before a model call of {model or 'an agent'}{where}: the run has spent "
             f"{spent.total_tokens:,} tokens (${spent.cost:.4f}){before}; raise {name} to go on "
             "(`crew resume --max-tokens/--max-cost` continues the run)",
             budget=name,
@@ -78,29 +74,3 @@ class Budget:
             spent=spent,
             task=scope.task if scope is not None else None,
         )
-
-
-class Budgeted:
-    """A ChatModel that asks the run's budget before each call and adds up what each call spent."""
-
-    def __init__(self, inner: Any, budget: Budget) -> None:
-        self.inner = inner
-        self.wrapped = inner
-        self.budget = budget
-        self.model = getattr(inner, "model", "")
-
-    @property
-    def supports_function_calling(self) -> bool:
-        return self.inner.supports_function_calling
-
-    async def acomplete(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> Any:
-        self.budget.check(self.model)
-        response = await self.inner.acomplete(messages, tools, **kw)
-        self.budget.add(response.usage)
-        return response
-
-    def complete(self, messages: Messages, tools: Messages | None = None, **kw: Any) -> Any:
-        self.budget.check(self.model)
-        response = self.inner.complete(messages, tools, **kw)
-        self.budget.add(response.usage)
-        return response

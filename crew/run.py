@@ -78,10 +78,9 @@ class CrewRun:
             human_feedback=crew.human_feedback,
         )
         self.budget = budget
-        """What the run may spend (``max_tokens``/``max_cost``); checked before every model call."""
+        """What the run may spend (``max_tokens``/``max_cost``): asked before every model call."""
         if budget is not None:
-            self.scope.before_call(lambda info, scope: budget.check(info.model or None))
-            self.scope.after_call(lambda info, response, scope: budget.add(response.usage))
+            self.scope.before_call(budget.before_call)
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
 

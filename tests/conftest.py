@@ -12,6 +12,16 @@ _bin = os.path.dirname(os.path.abspath(__import__("sys").executable))
 if _bin not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = os.pathsep.join([_bin, os.environ.get("PATH", "")])
 
+# Every `crew kickoff` a test runs records its run; crews in the repository (examples/,
+# test projects) must not get a .crew/ folder, so the CLI's default store is elsewhere.
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+_stores = tempfile.mkdtemp(prefix="crew-test-stores-")
+atexit.register(shutil.rmtree, _stores, True)
+os.environ["CREW_STORE"] = os.path.join(_stores, "runs.db")
+
 
 import pytest  # noqa: E402
 

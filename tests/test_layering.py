@@ -19,8 +19,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "crew"
 
 # Low -> high. A name covers the module and everything under it (``crew.tools`` is the
-# package); the longest matching name wins. ``crew.store`` and ``crew.backends`` do not exist
-# yet: their place is decided here before they land. ``crew.mcp`` sits with the tools: an MCP
+# package); the longest matching name wins. ``crew.mcp`` sits with the tools: an MCP
 # server is a source of BaseTools and knows nothing of agents, runs or config (it reads an
 # agent's ``mcp`` list by duck typing), so an Agent can get its servers' tools, and open them
 # for a task run outside a crew, without reaching up into the run layer.
@@ -55,9 +54,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.agent_loop",
             "crew.loop_modes",
             "crew.delegation",
-            "crew.run_scope",
-            "crew.transcript",
-            "crew.loop_modes",
             "crew.stream",
             "crew.checkpoint",
         ),

@@ -224,7 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", metavar="FILE", help="record the run in FILE (default: PATH/.crew/runs.db)")
+    p.add_argument(
+        "--store", metavar="FILE", help="record the run in FILE (default: $CREW_STORE, else PATH/.crew/runs.db)"
+    )
     p.add_argument("--no-store", action="store_true", help="do not record the run")
     _budget_options(p)
 

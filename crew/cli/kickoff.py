@@ -31,7 +31,10 @@ def run(args: argparse.Namespace) -> int:
     if args.for_each:
         from crew.cli import for_each
 
-        return for_each.run(args, _project(args.path, llm=args.llm, out=args.out), given)
+        project = _project(args.path, llm=args.llm, out=args.out)
+        if not args.no_store and not (args.backend == "ray" or args.address):
+            project.crew.store = open_store(args.store, project.folder)  # each kickoff of the batch is a run
+        return for_each.run(args, project, given)
     project, inputs = load(args.path, given, llm=args.llm, out=args.out)
     crew = project.crew
     apply_budgets(crew, args)
@@ -87,12 +90,18 @@ def apply_budgets(crew: Any, args: argparse.Namespace) -> None:
             setattr(crew, name, value)
 
 
+def store_path(given: str | None, folder: str | Path) -> tuple[Path, bool]:
+    """The CLI's run store, and whether it is the crew folder's own: ``--store FILE``, else
+    ``$CREW_STORE``, else ``.crew/runs.db`` in the crew folder."""
+    chosen = given or os.environ.get("CREW_STORE", "").strip()
+    return (Path(chosen), False) if chosen else (Path(folder) / ".crew" / "runs.db", True)
+
+
 def open_store(given: str | None, folder: Path) -> Any:
-    """The CLI's run store: ``--store FILE``, else ``.crew/runs.db`` in the crew folder."""
     from crew.store import RunStore
 
-    path = Path(given) if given else folder / ".crew" / "runs.db"
-    if not given and not path.parent.exists():
+    path, own = store_path(given, folder)
+    if own and not path.parent.exists():
         try:
             path.parent.mkdir(parents=True)
             (path.parent / ".gitignore").write_text("# crew's run store: local, never committed\n*\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from crew.cli import EXIT_OK, UsageError, count
-from crew.cli.kickoff import _pairs, apply_budgets, execute, load
+from crew.cli.kickoff import _pairs, apply_budgets, execute, load, store_path
 
 
 def _store(args: argparse.Namespace, folder: str | None = None) -> Any:
@@ -24,9 +24,9 @@ def _store(args: argparse.Namespace, folder: str | None = None) -> Any:
     from crew.errors import StoreError
     from crew.store import RunStore
 
-    path = Path(args.store) if args.store else Path(folder or ".") / ".crew" / "runs.db"
+    path, own = store_path(args.store, folder or ".")
     if not path.is_file():
-        where = f"--store {args.store}" if args.store else f"the crew folder {Path(folder or '.').resolve()}"
+        where = f"the crew folder {Path(folder or '.').resolve()}" if own else "--store or $CREW_STORE"
         raise StoreError(f"no run store at {path} ({where}): `crew kickoff` records runs there")
     return RunStore(path)
 

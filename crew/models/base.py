@@ -147,10 +147,10 @@ def emit_call(
     """Announce a finished model call (every ChatModel reports through here).
 
     ``transport`` names the door the call took: ``native`` (OpenAI protocol over httpx),
-    ``litellm``, or ``local`` for models that answer in-process (the doubles).
-    ``messages`` (what was sent) and ``reply`` go along for subscribers that keep
-    transcripts (the run store); when nobody listens they are left out, so no call pays
-    for scrubbing a transcript nobody reads.
+    ``litellm``, or ``local`` for models that answer in-process (the doubles). ``messages``
+    (what was sent) and ``reply`` go along for subscribers that keep transcripts (the run
+    store); when nobody listens they are left out, so no call pays for scrubbing a
+    transcript nobody reads.
     """
     listened = bus.enabled("llm.call")
     bus.emit(

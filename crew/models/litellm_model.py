@@ -276,7 +276,7 @@ class LLM(BaseModel):
             except Exception as exc:  # noqa: BLE001 - classified by the retry policy
                 failure = exc
             else:
-                yield self._finish(litellm, raw, time.perf_counter() - started, attempts, stream=True)
+                yield self._finish(litellm, raw, time.perf_counter() - started, attempts, messages, stream=True)
                 return
             if any(_delta_text(chunk) for chunk in chunks):
                 key = self.api_key.get_secret_value() if self.api_key is not None else None
@@ -326,7 +326,9 @@ class LLM(BaseModel):
         register_secret(self.api_key)
         register_headers((self.model_extra or {}).get("extra_headers"))
 
-    def _finish(self, litellm: Any, raw: Any, latency: float, attempts: int, *, stream: bool = False) -> LLMResponse:
+    def _finish(
+        self, litellm: Any, raw: Any, latency: float, attempts: int, messages: Any = None, *, stream: bool = False
+    ) -> LLMResponse:
         choice = raw.choices[0]
         message = choice.message
         tool_calls, invalid = split_tool_calls(getattr(message, "tool_calls", None) or [])
@@ -348,7 +350,7 @@ class LLM(BaseModel):
             latency=latency,
             finish_reason=choice.finish_reason,
         )
-        emit_call(response, attempts=attempts, stream=stream or self.stream, transport="litellm")
+        emit_call(response, attempts=attempts, stream=stream or self.stream, transport="litellm", messages=messages)
         return response
 
 

@@ -207,6 +207,7 @@ class _Call:
     ) -> None:
         self.llm = llm
         self.stream = stream
+        self.messages = messages
         key = llm.api_key.get_secret_value() if llm.api_key is not None else None
         self.point = endpoint(llm.model, llm.api_base, key)
         extra = dict(llm.model_extra or {})
@@ -257,10 +258,12 @@ class _Call:
         return _http_error(response.status_code, body, response.headers, self.point)
 
     def finish(self, reply: dict[str, Any], latency: float, attempts: int) -> LLMResponse:
-        return _response(self.llm.model, reply, latency, attempts, self.stream)
+        return _response(self.llm.model, reply, latency, attempts, self.stream, self.messages)
 
 
-def _response(model: str, reply: dict[str, Any], latency: float, attempts: int, stream: bool) -> LLMResponse:
+def _response(
+    model: str, reply: dict[str, Any], latency: float, attempts: int, stream: bool, messages: Any = None
+) -> LLMResponse:
     choices = reply.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise MalformedResponse("the model's reply holds no choices")
@@ -288,7 +291,7 @@ def _response(model: str, reply: dict[str, Any], latency: float, attempts: int, 
         latency=latency,
         finish_reason=choice.get("finish_reason"),
     )
-    emit_call(response, attempts=attempts, stream=stream, transport=TRANSPORT)
+    emit_call(response, attempts=attempts, stream=stream, transport=TRANSPORT, messages=messages)
     return response
 
 

@@ -35,6 +35,8 @@ def plan_resume(
 ) -> Continuation:
     """Continue ``run_id`` (default: the latest unfinished run): rerun every task without a stored output."""
     run = store.run(run_id) if run_id is not None else store.latest_unfinished()
+    if run.status == "running" and run.host == store.host:
+        raise StoreError(f"run {run.id[:12]} is still running (process {run.pid}): wait for it, or stop it first")
     if run.status == "done":
         raise StoreError(
             f"run {run.id[:12]} finished: nothing to resume (`crew replay {run.id[:12]} --from TASK` redoes part of it)"

@@ -111,7 +111,7 @@ class RunRecorder:
             if out is None:
                 row = (self.run_id, name, position, agents[name], digest, "pending", 0, None, None, None, None, 0)
             else:
-                output = scrub.json(out.model_dump(mode="json"))
+                output = scrub.output(out)
                 row = (self.run_id, name, position, out.agent, digest, "done", 1, output, None, out.started_at)
                 row += (out.finished_at, out.attempts)
             statements.append(
@@ -154,7 +154,7 @@ class RunRecorder:
     def on_task_done(self, out: TaskOutput) -> None:
         """The scheduler's hook: the output is committed before the run goes on."""
         try:
-            document = self.scrub.json(out.model_dump(mode="json"))
+            document = self.scrub.output(out)
             self.store.submit(
                 _UPDATE_TASK,
                 (

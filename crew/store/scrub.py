@@ -21,6 +21,14 @@ class Scrubber:
     def text(self, value: str | None) -> str | None:
         return scrub(value) if value else value
 
+    def output(self, out: Any) -> str:
+        """A pydantic model (a TaskOutput) as JSON text, scrubbed; values pydantic cannot write as their ``str``."""
+        try:
+            text = out.model_dump_json()
+        except ValueError:  # PydanticSerializationError: an arbitrary object in a field
+            return self.json(out.model_dump(mode="python"))
+        return scrub(text)
+
     def json(self, value: Any) -> str:
         """``value`` as JSON text, scrubbed (non-JSON values by their ``str``)."""
         return scrub(json.dumps(value, ensure_ascii=False, default=str))

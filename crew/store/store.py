@@ -59,6 +59,13 @@ class RunStore:
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its path (a crew shipped to another process opens the same file there)."""
+        return (RunStore, (str(self.path),), {"max_text": self.max_text})
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.max_text = state["max_text"]
+
     def close(self) -> None:
         self.flush()
         with self._lock:
@@ -151,13 +158,13 @@ class RunStore:
         raise StoreError(f"run '{ref}' is ambiguous in {self.path}: {', '.join(r['id'][:12] for r in rows[:5])}")
 
     def latest_unfinished(self, folder: str | None = None) -> StoredRun:
-        """The newest run that did not finish and that no later run has continued."""
+        """The newest run that did not finish, is not still running, and that no later run has continued."""
         continued = {r["continued_from"] for r in self._rows("SELECT continued_from FROM runs")}
         for run in self.runs():
             if folder is not None and run.folder not in (None, folder):
                 continue
-            if run.status != "done" and run.id not in continued:
-                return run
+            if run.status not in ("done", "running") and run.id not in continued:
+                return run  # "running" here is a live process: resuming it would do its work twice
         raise StoreError(f"no unfinished run in {self.path} to resume (`crew runs` lists the runs)")
 
     def tasks(self, run_id: str) -> list[StoredTask]:

@@ -19,7 +19,7 @@ def write(folder: Path, files: dict[str, str]) -> Path:
 
 
 def env(**extra: str) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if k not in ("CREW_LLM", "NO_COLOR", "TERM")}
+    out = {k: v for k, v in os.environ.items() if k not in ("CREW_LLM", "NO_COLOR", "TERM", "CREW_STORE")}
     out.update(LITELLM_LOCAL_MODEL_COST_MAP="True", PYTHONUNBUFFERED="1", PYTHONPATH=str(REPO), **extra)
     return out
 

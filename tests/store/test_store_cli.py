@@ -233,3 +233,16 @@ def test_the_timeline_page_renders_in_a_real_browser_with_no_network(leaky, tmp_
     assert colours.get((0xC6, 0x28, 0x28), 0) > 50  # failure red: the failed call, the mark, the border
     assert colours.get((0x4A, 0x7B, 0xD0), 0) > 10  # model-call blue
     assert colours.get((0xCF, 0xE9, 0xD6), 0) > 500  # the done task's bar
+
+
+def test_each_kickoff_of_a_for_each_batch_is_a_recorded_run(tmp_path) -> None:
+    folder = write(
+        tmp_path / "c", {"crew.yaml": _SMALL.replace("description: first", 'description: "first about {topic}"')}
+    )
+    (tmp_path / "in.jsonl").write_text('{"topic": "tea"}\n{"topic": "bees"}\n')
+    done = crew("kickoff", "--llm", "test", "--for-each", str(tmp_path / "in.jsonl"), "-o", "out.jsonl", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in (folder / "out.jsonl").read_text().splitlines()]
+    runs = {r.id: r for r in RunStore(folder / ".crew" / "runs.db").runs()}
+    assert {r["run_id"] for r in results} == set(runs)
+    assert sorted(r.inputs["topic"] for r in runs.values()) == ["bees", "tea"]

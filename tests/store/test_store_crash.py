@@ -157,7 +157,7 @@ def test_max_cost_stops_the_cli_run_and_resume_with_a_larger_budget_finishes_it(
         model.hold = None
     stopped = crew("kickoff", "-q", "--max-cost", "0.00001", cwd=folder, environ=environ)
     assert stopped.returncode == 1
-    assert "budget max_cost=$0.0000 reached before a call to openai/gpt-4o-mini of task 't2'" in stopped.stderr
+    assert "budget max_cost=$0.0000 reached before a model call of agent 'Writer' for task 't2'" in stopped.stderr
     assert model.calls == Counter({"1": 1})
     resumed = crew("resume", "-q", "--max-cost", "1", cwd=folder, environ=environ)
     assert resumed.returncode == 0, resumed.stderr

@@ -167,7 +167,9 @@ def test_budget_stops_before_the_call_that_would_start_past_it_and_resume_goes_o
     assert script.calls == Counter({"a": 1})  # the first call started under budget; the second never did
     assert error.budget == "max_tokens" and error.limit == 1 and error.task == "b"
     assert error.spent.total_tokens > 1
-    assert re.search(r"budget max_tokens=1 tokens reached before a call to function of task 'b'", str(error))
+    assert re.search(
+        r"budget max_tokens=1 tokens reached before a model call of agent 'Analyst' for task 'b'", str(error)
+    )
     assert f"spent {error.spent.total_tokens:,} tokens" in str(error)
     store = crew.run_store()
     stopped = store.run(error.output.run_id)
@@ -315,3 +317,33 @@ def test_a_store_that_cannot_write_says_so_in_an_event_and_the_run_goes_on(tmp_p
     assert [o.status for o in out.tasks_output] == ["done"] * 4 and out.raw == "d ok"
     assert errors and all(e.run_id == out.run_id and str(store.path) == e.data["path"] for e in errors)
     assert "closed database" in errors[0].data["error"]
+
+
+def test_a_run_still_running_is_not_resumed_from_under_its_process(tmp_path) -> None:
+    import os
+
+    crew = _crew(Script(fail={"b"}), tmp_path / "runs.db")
+    with pytest.raises(CrewRunError) as caught:
+        crew.kickoff({"topic": "bees"})
+    store = crew.run_store()
+    run_id = caught.value.output.run_id
+    store.execute("UPDATE runs SET status = 'running', pid = ? WHERE id = ?", (os.getpid(), run_id))
+    with pytest.raises(StoreError, match=rf"run {run_id[:12]} is still running \(process {os.getpid()}\)"):
+        crew.resume(run_id)
+    with pytest.raises(StoreError, match="no unfinished run"):
+        crew.resume()
+    store.execute("UPDATE runs SET pid = 999999999 WHERE id = ?", (run_id,))  # its process is gone
+    assert store.run(run_id).status == "interrupted"
+    for task in crew.tasks:
+        task.agent.llm = FunctionModel(Script())
+    assert crew.resume().continued_from == run_id
+
+
+def test_a_crew_with_an_open_store_pickles_and_opens_the_same_file_again(tmp_path) -> None:
+    import pickle  # Crew(backend="ray") ships the crew the same way (with cloudpickle)
+
+    agent = Agent(role="A", goal="g", llm="test")
+    crew = Crew(agents=[agent], tasks=[Task(description="d", agent=agent)], store=tmp_path / "runs.db")
+    out = crew.kickoff()
+    store = pickle.loads(pickle.dumps(crew)).run_store()
+    assert store.path == tmp_path / "runs.db" and store.run().id == out.run_id
