@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from crew.tasks.output import CrewOutput
 from crew.usage import Usage
 
-Status = Literal["done", "failed", "cancelled", "skipped"]
+Status = Literal["done", "failed", "paused", "cancelled", "skipped"]
 
 
 @runtime_checkable
@@ -38,7 +38,8 @@ class Backend(Protocol):
 class KickoffResult(BaseModel):
     """The outcome of one input of a batch: one line of ``crew kickoff --for-each`` output.
 
-    ``status`` is "done", "failed" (its error says why), "cancelled" (stopped while
+    ``status`` is "done", "failed" (its error says why), "paused" (a tool call waits for
+    a person's approval: ``output.pending_approvals``), "cancelled" (stopped while
     running: Ctrl-C, ``on_error="stop"``) or "skipped" (never started, for the same
     reasons or because the batch budget was spent).
     """
@@ -73,6 +74,8 @@ class BatchStatus(BaseModel):
     total: int = 0
     done: int = 0
     failed: int = 0
+    paused: int = 0
+    """Kickoffs that stopped at a tool call waiting for a person's approval (docs/approvals.md)."""
     cancelled: int = 0
     skipped: int = 0
     running: int = 0
@@ -82,10 +85,12 @@ class BatchStatus(BaseModel):
 
     @property
     def finished(self) -> int:
-        return self.done + self.failed + self.cancelled + self.skipped
+        return self.done + self.failed + self.paused + self.cancelled + self.skipped
 
     def summary(self) -> str:
         parts = [f"{self.done} done", f"{self.failed} failed"]
+        if self.paused:
+            parts.append(f"{self.paused} paused")
         if self.cancelled:
             parts.append(f"{self.cancelled} cancelled")
         if self.skipped:

@@ -77,12 +77,12 @@ async def for_each(
 ) -> AsyncGenerator[KickoffResult, None]:
     """Kick ``crew`` off once per inputs mapping; yield each ``KickoffResult`` as it finishes.
 
-    Every input gets exactly one result: "done", "failed", "cancelled" (running when the
-    batch stopped) or "skipped" (not started: the batch stopped, or its budget was spent;
-    running kickoffs finish, so a budget can be passed by what they spend). ``ordered``
-    yields in input order (holding back results that finish early). ``status`` is kept
-    up to date for a progress view. Use it under ``contextlib.aclosing`` when you may
-    stop reading early: closing cancels what still runs.
+    Every input gets exactly one result: "done", "failed", "paused" (a tool call waits for
+    approval), "cancelled" (running when the batch stopped) or "skipped" (not started: the
+    batch stopped, or its budget was spent; running kickoffs finish, so a budget can be
+    passed by what they spend). ``ordered`` yields in input order (holding back results
+    that finish early). ``status`` is kept up to date for a progress view. Use it under
+    ``contextlib.aclosing`` when you may stop reading early: closing cancels what still runs.
     """
     if max_concurrency < 1:
         raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
@@ -193,7 +193,7 @@ async def _one(runner: Backend, crew: Any, index: int, inputs: dict[str, Any]) -
         return result
     return KickoffResult(
         index=index,
-        status="done",
+        status="paused" if out.status == "paused" else "done",
         inputs=inputs,
         run_id=out.run_id or run_id,
         raw=out.raw,

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from crew.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UsageError
+from crew.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PAUSED, UsageError
 
 _MAX_REPORTED = 20  # bad lines listed before "... and N more"
 
@@ -61,12 +61,19 @@ def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
         sys.stdout.flush()
         os._exit(EXIT_INTERRUPTED)  # threads may still sit in blocking tool calls
     ok = status.done == status.total
+    paused = not ok and status.paused > 0 and status.done + status.paused == status.total
     if not args.quiet or not ok:
-        word = "done" if ok else "failed"
+        word = "done" if ok else "paused" if paused else "failed"
         print(f"{word}: {status.summary()}" + (f" · wrote {args.output}" if args.output else ""), file=sys.stderr)
+    if status.paused:
+        print(
+            f"  {status.paused} kickoff(s) wait for a person's approval: their lines hold the run ids and "
+            "output.pending_approvals; `crew approve RUN CALL_ID`, then `crew resume RUN`",
+            file=sys.stderr,
+        )
     if status.stopped and not ok:
         print(f"  stopped: {status.stopped}", file=sys.stderr)
-    return EXIT_OK if ok else EXIT_FAILED
+    return EXIT_OK if ok else EXIT_PAUSED if paused else EXIT_FAILED
 
 
 def read_inputs(source: Path, project: Any, given: dict[str, Any]) -> list[dict[str, Any]]:

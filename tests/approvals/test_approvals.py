@@ -168,3 +168,19 @@ async def test_a_paused_task_holds_its_readers_while_independent_tasks_finish():
     statuses = {t.name: t.status for t in out.tasks_output}
     assert statuses == {"tidy": "paused", "note": "done", "report": "skipped"}
     assert "paused for a person's approval" in (out.task("report").error or "")
+
+
+async def test_a_batch_kickoff_waiting_for_approval_is_paused_not_done():
+    from contextlib import aclosing
+
+    from crew.backends import BatchStatus, for_each
+
+    script = Script([{"name": "delete_file", "args": {"path": "/tmp/{topic}"}}])
+    crew = one_task_crew(script, [delete_file])
+    status = BatchStatus()
+    async with aclosing(for_each(crew, [{"topic": "a"}, {"topic": "b"}], status=status)) as results:
+        rows = [r async for r in results]
+    assert sorted(r.status for r in rows) == ["paused", "paused"]
+    assert all(r.output is not None and r.output.pending_approvals for r in rows)
+    assert (status.done, status.paused, status.finished) == (0, 2, 2) and "2 paused" in status.summary()
+    assert DELETED == []  # nothing ran without a person's yes

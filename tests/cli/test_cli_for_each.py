@@ -168,3 +168,20 @@ def test_asking_for_ray_without_it_says_how_to_install_it(crew_dir, tmp_path):
     done = run_crew("kickoff", str(folder), "--for-each", str(inputs), "--backend", "ray", env=env)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "crew: the Ray backend needs Ray, which is not installed: pip install 'crew[ray]'" in done.stderr
+
+
+def test_kickoffs_waiting_for_approval_are_paused_lines_and_exit_3(crew_dir, tmp_path):
+    yaml = CREW_YAML.replace("  nap: tools:nap", "  nap:\n    import: tools:nap\n    requires_approval: true")
+    folder = crew_dir({"crew.yaml": yaml, "tools.py": TOOLS})
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text("".join(json.dumps({"topic": f"t{i}"}) + "\n" for i in range(2)))
+    out = tmp_path / "results.jsonl"
+    store = tmp_path / "runs.db"
+    run = run_crew("kickoff", str(folder), "--for-each", str(inputs), "-o", str(out), "--store", str(store))
+    assert run.returncode == 3, run.stderr
+    rows = lines(out)
+    assert [r["status"] for r in rows] == ["paused", "paused"]
+    assert all(r["output"]["pending_approvals"] for r in rows)
+    assert "paused: 2/2: 0 done · 0 failed · 2 paused" in run.stderr and "crew resume RUN" in run.stderr
+    listed = run_crew("runs", str(folder), "--store", str(store), "--json")
+    assert {r["id"] for r in json.loads(listed.stdout)} >= {r["run_id"] for r in rows}
