@@ -159,7 +159,7 @@ def test_what_needs_one_process_is_refused_before_the_run():
 
 
 def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):
-    folder = tmp_path / "crew"
+    folder = tmp_path / "remote_crew"  # not "crew": Ray puts the driver's cwd on the workers' path
     folder.mkdir()
     (folder / "crew.yaml").write_text(
         "name: remote\nllm: test\ntools:\n  nap: tools:nap\n"
@@ -179,7 +179,7 @@ def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):
          "--address", ray_instance, "--ordered"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr + (out.read_text() if out.exists() else "")
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["index"] for r in rows] == list(range(6)) and {r["status"] for r in rows} == {"done"}
     assert "nap: rested" in rows[0]["raw"] and "done: 6/6: 6 done · 0 failed" in done.stderr
