@@ -131,6 +131,12 @@ class EventBus:
             if scope.agent is not None and data.get("agent") is None:
                 data["agent"] = scope.agent
         event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
+        self.publish(event)
+        return event
+
+    def publish(self, event: Event) -> None:
+        """Hand an event made elsewhere (a Ray worker's, already scrubbed there) to the
+        subscribers and the log, as if emitted here, keeping its time."""
         with self._lock:
             subscribers = list(self._subscribers)
         for fn in subscribers:
@@ -139,7 +145,6 @@ class EventBus:
             except Exception:
                 logging.getLogger("crew").exception("event subscriber failed")
         _log(event)
-        return event
 
 
 _logger: Any = None
