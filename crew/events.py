@@ -130,9 +130,11 @@ class EventBus:
                 data["task"] = scope.task
             if scope.agent is not None and data.get("agent") is None:
                 data["agent"] = scope.agent
-        event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
         with self._lock:
             subscribers = list(self._subscribers)
+        if not subscribers and not _logged(_level(type)):
+            return Event(type=type, run_id=run_id, data={})  # nobody listens: nothing to scrub or build
+        event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
         for fn in subscribers:
             try:
                 fn(event)
