@@ -130,8 +130,12 @@ class EventBus:
                 data["task"] = scope.task
             if scope.agent is not None and data.get("agent") is None:
                 data["agent"] = scope.agent
+        with self._lock:
+            subscribers = list(self._subscribers)
+        if not subscribers and not _logged(_level(type)):
+            return Event(type=type, run_id=run_id, data={})  # nobody listens: nothing to scrub or build
         event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
-        self.publish(event)
+        self._deliver(event, subscribers)
         return event
 
     def publish(self, event: Event) -> None:
@@ -139,6 +143,9 @@ class EventBus:
         subscribers and the log, as if emitted here, keeping its time."""
         with self._lock:
             subscribers = list(self._subscribers)
+        self._deliver(event, subscribers)
+
+    def _deliver(self, event: Event, subscribers: list[Subscriber]) -> None:
         for fn in subscribers:
             try:
                 fn(event)
