@@ -130,16 +130,28 @@ class EventBus:
                 data["task"] = scope.task
             if scope.agent is not None and data.get("agent") is None:
                 data["agent"] = scope.agent
-        event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
         with self._lock:
             subscribers = list(self._subscribers)
+        if not subscribers and not _logged(_level(type)):
+            return Event(type=type, run_id=run_id, data={})  # nobody listens: nothing to scrub or build
+        event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
+        self._deliver(event, subscribers)
+        return event
+
+    def publish(self, event: Event) -> None:
+        """Hand an event made elsewhere (a Ray worker's, already scrubbed there) to the
+        subscribers and the log, as if emitted here, keeping its time."""
+        with self._lock:
+            subscribers = list(self._subscribers)
+        self._deliver(event, subscribers)
+
+    def _deliver(self, event: Event, subscribers: list[Subscriber]) -> None:
         for fn in subscribers:
             try:
                 fn(event)
             except Exception:
                 logging.getLogger("crew").exception("event subscriber failed")
         _log(event)
-        return event
 
 
 _logger: Any = None

@@ -22,10 +22,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
+from crew.backends.remote_events import collected, replay, wanted
 from crew.backends.shipping import check_shippable, register_local_modules
 from crew.errors import ConfigError, CrewError, CrewRunError
+from crew.events import Event
 from crew.tasks.output import CrewOutput
 
 INSTALL_HINT = "pip install 'crew[ray]'"
@@ -147,6 +149,8 @@ class Outcome(BaseModel):
     error: str | None = None
     task: str | None = None
     error_type: str | None = None
+    events: list[Event] = Field(default_factory=list)
+    """The kickoff's events the driver's recorder consumes (see ``crew.backends.remote_events``)."""
 
     def result(self) -> Any:
         if self.error is None:
@@ -156,15 +160,16 @@ class Outcome(BaseModel):
         raise CrewError(f"{self.error_type}: {self.error}")
 
 
-def kickoff_on_worker(crew: Any, inputs: dict[str, Any], run_id: str) -> Outcome:
-    """The body of one kickoff's Ray task."""
-    try:
-        output = asyncio.run(crew.kickoff_async(inputs, run_id=run_id))
-    except CrewRunError as exc:
-        return Outcome(output=exc.output, error=str(exc), task=exc.task, error_type="CrewRunError")
-    except Exception as exc:  # noqa: BLE001 - sent back as data, raised again on the driver
-        return Outcome(error=str(exc), error_type=type(exc).__name__)
-    return Outcome(output=output)
+def kickoff_on_worker(crew: Any, inputs: dict[str, Any], run_id: str, types: frozenset[str] = frozenset()) -> Outcome:
+    """The body of one kickoff's Ray task; its events of ``types`` go back with the outcome."""
+    with collected(run_id, types) as events:
+        try:
+            output = asyncio.run(crew.kickoff_async(inputs, run_id=run_id))
+        except CrewRunError as exc:
+            return Outcome(output=exc.output, error=str(exc), task=exc.task, error_type="CrewRunError", events=events)
+        except Exception as exc:  # noqa: BLE001 - sent back as data, raised again on the driver
+            return Outcome(error=str(exc), error_type=type(exc).__name__, events=events)
+        return Outcome(output=output, events=events)
 
 
 _remote: dict[str, Any] = {}
@@ -221,8 +226,19 @@ class RayBackend:
         )
 
     async def kickoff(self, crew: Any, inputs: dict[str, Any], *, run_id: str) -> CrewOutput:
-        ref = self._task.remote(self._crew_ref, inputs, run_id)
-        outcome = await await_ref(ref, what="kickoff", retries=self.max_retries)
+        store = crew.run_store() if getattr(crew, "store", None) is not None else None
+        if store is None:
+            return await self._kickoff(inputs, run_id)
+        from crew.store.recording import recorded_elsewhere
+
+        return await recorded_elsewhere(
+            crew, store, inputs, run_id=run_id, execute=lambda: self._kickoff(inputs, run_id)
+        )
+
+    async def _kickoff(self, inputs: dict[str, Any], run_id: str) -> CrewOutput:
+        ref = self._task.remote(self._crew_ref, inputs, run_id, wanted())  # asked while the recorder listens
+        outcome: Outcome = await await_ref(ref, what="kickoff", retries=self.max_retries)
+        replay(outcome.events)  # only the attempt that came back: each call is recorded once
         return outcome.result()
 
     async def close(self) -> None:

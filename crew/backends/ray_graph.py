@@ -19,8 +19,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from crew.backends.ray import RayBackend, await_ref, connect, load_cloudpickle, load_ray, remote
+from crew.backends.remote_events import RECORDED, collected, replay, wanted
 from crew.errors import ConfigError
-from crew.events import bus
+from crew.events import Event, bus, scoped
 from crew.scheduler import TaskFailed
 from crew.tasks.output import TaskOutput
 from crew.tools.executor import ToolStats
@@ -92,6 +93,8 @@ class TaskOutcome(BaseModel):
     output: TaskOutput
     failed: bool = False
     stats: dict[str, ToolStats] = Field(default_factory=dict)
+    events: list[Event] = Field(default_factory=list)
+    """The task's model and tool call events, replayed on the driver (its recorder writes them)."""
 
 
 async def _accept(output: TaskOutput) -> str:
@@ -99,7 +102,14 @@ async def _accept(output: TaskOutput) -> str:
 
 
 def run_task_on_worker(
-    task: Any, name: str, context: list[TaskOutput], run_id: str, llm: Any, ledger: Any, cached: bool
+    task: Any,
+    name: str,
+    context: list[TaskOutput],
+    run_id: str,
+    llm: Any,
+    ledger: Any,
+    cached: bool,
+    types: frozenset[str] = frozenset(),
 ) -> TaskOutcome:
     """The body of one graph task's Ray task: a TaskRunner of one task, on the run's ledger."""
     from crew.task_runner import TaskRunner
@@ -112,11 +122,12 @@ def run_task_on_worker(
     from crew.run_scope import RunScope
 
     runner = TaskRunner({name: task}, RunScope(run_id=run_id, executor=executor, llm=llm, human_feedback=_accept))
-    try:
-        output = asyncio.run(runner(name, context))
-    except TaskFailed as exc:
-        return TaskOutcome(output=exc.output, failed=True, stats=executor.stats)
-    return TaskOutcome(output=output, stats=executor.stats)
+    with collected(run_id, types, task=name) as events, scoped(run_id=run_id):  # its model calls name the run
+        try:
+            output = asyncio.run(runner(name, context))
+        except TaskFailed as exc:
+            return TaskOutcome(output=exc.output, failed=True, stats=executor.stats, events=events)
+        return TaskOutcome(output=output, stats=executor.stats, events=events)
 
 
 class RayTaskRunner:
@@ -167,11 +178,15 @@ class RayTaskRunner:
         ref = (
             remote(run_task_on_worker)
             .options(**options)
-            .remote(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False)
+            .remote(
+                *(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False),
+                wanted(RECORDED - {"task.start"}),  # the driver says when its task starts
+            )
         )
         started = time.time()
         bus.emit("task.start", run_id=scope.run_id, task=name, agent=inner.label(name).get("agent"), backend="ray")
         outcome: TaskOutcome = await await_ref(ref, what=f"task '{name}'", retries=self.backend.max_retries)
+        replay(outcome.events)  # the attempt that came back: its calls are recorded once, here
         scope.executor.add_stats(outcome.stats)
         out = outcome.output
         scope.ledger.add(name, out.agent, out.model, out.usage)  # the worker's spend, in the run's one ledger

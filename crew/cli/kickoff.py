@@ -32,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
         from crew.cli import for_each
 
         project = _project(args.path, llm=args.llm, out=args.out)
-        if not args.no_store and not (args.backend == "ray" or args.address):
-            project.crew.store = open_store(args.store, project.folder)  # each kickoff of the batch is a run
+        if not args.no_store:  # each kickoff of the batch is a run, recorded here (whatever backend ran it)
+            project.crew.store = open_store(args.store, project.folder)
         return for_each.run(args, project, given)
     project, inputs = load(args.path, given, llm=args.llm, out=args.out)
     crew = project.crew

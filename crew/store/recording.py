@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from os import PathLike
 from typing import Any
 
@@ -29,6 +29,35 @@ def open_store(store: Any) -> RunStore:
     if isinstance(store, (str, PathLike)):
         return RunStore(store)
     raise TypeError(f"store must be a path or a RunStore, got {type(store).__name__}")
+
+
+def run_recorder(
+    crew: Any,
+    store: RunStore,
+    inputs: Mapping[str, Any],
+    *,
+    run_id: str,
+    reused: Mapping[str, TaskOutput] | None = None,
+    mode: str = "kickoff",
+    continued_from: str | None = None,
+    from_task: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    folder: str | None = None,
+) -> RunRecorder:
+    """The recorder of one kickoff of ``crew`` (its budgets kept with the run's settings)."""
+    budgets = {k: getattr(crew, k) for k in _BUDGETS if getattr(crew, k) is not None}
+    return RunRecorder(
+        store,
+        crew,
+        run_id=run_id,
+        inputs=inputs,
+        mode=mode,
+        continued_from=continued_from,
+        from_task=from_task,
+        settings={**{k: v for k, v in (settings or {}).items() if k not in _BUDGETS}, **budgets},
+        folder=folder,
+        reused=reused,
+    )
 
 
 async def recorded_kickoff(
@@ -60,19 +89,18 @@ async def recorded_kickoff(
     crew._prewarm()
     run_id = run_id or uuid.uuid4().hex
     budget = Budget.of(crew, spent_before=spent_before, continued_from=continued_from)
-    budgets = {k: getattr(crew, k) for k in _BUDGETS if getattr(crew, k) is not None}
     reused = {name: out.model_copy(update={"usage": Usage()}) for name, out in (precomputed or {}).items()}
-    recorder = RunRecorder(
-        store,
+    recorder = run_recorder(
         crew,
+        store,
+        inputs,
         run_id=run_id,
-        inputs=inputs,
+        reused=reused,
         mode=mode,
         continued_from=continued_from,
         from_task=from_task,
-        settings={**{k: v for k, v in (settings or {}).items() if k not in _BUDGETS}, **budgets},
+        settings=settings,
         folder=folder,
-        reused=reused,
     )
     run = CrewRun(crew, dict(inputs), run_id=run_id, budget=budget)
     recorder.start()
@@ -84,10 +112,51 @@ async def recorded_kickoff(
             if inspect.isawaitable(result):
                 await result
 
+    execution = run.execute(
+        precomputed=reused, on_task_done=done, approver=approver, approvals=approvals, checkpoints=checkpoints
+    )
+    output = await _finished(recorder, execution, continued_from)
+    output.continued_from = continued_from
+    return output
+
+
+async def recorded_elsewhere(
+    crew: Any,
+    store: RunStore,
+    inputs: Mapping[str, Any],
+    *,
+    run_id: str,
+    execute: Callable[[], Awaitable[CrewOutput]],
+) -> CrewOutput:
+    """A kickoff that runs in another process (a Ray worker), recorded here by the driver.
+
+    The run's row is written before ``execute`` starts it; ``execute`` replays the worker's
+    events on this process's bus before it returns (the recorder writes their model and
+    tool calls); the task outputs come from the ``CrewOutput`` that comes back, failed
+    or not. Only what comes back is recorded, so a retried kickoff is recorded once.
+    """
+    recorder = run_recorder(crew, store, inputs, run_id=run_id)
+    recorder.start()
+
+    async def body() -> CrewOutput:
+        try:
+            output = await execute()
+        except CrewRunError as exc:
+            if isinstance(exc.output, CrewOutput):
+                for out in exc.output.tasks_output:
+                    recorder.on_task_done(out)
+            raise
+        for out in output.tasks_output:
+            recorder.on_task_done(out)
+        return output
+
+    return await _finished(recorder, body(), None)
+
+
+async def _finished(recorder: RunRecorder, body: Awaitable[CrewOutput], continued_from: str | None) -> CrewOutput:
+    """``body``'s output, the run's final row written whatever way it ends."""
     try:
-        output = await run.execute(
-            precomputed=reused, on_task_done=done, approver=approver, approvals=approvals, checkpoints=checkpoints
-        )
+        output = await body
     except CrewRunError as exc:
         usage = exc.output.usage if isinstance(exc.output, CrewOutput) else None
         recorder.finish("failed", usage, str(exc))
@@ -101,13 +170,12 @@ async def recorded_kickoff(
         recorder.finish("failed", None, f"{type(exc).__name__}: {exc}")
         raise
     failed = any(o.status == "failed" for o in output.tasks_output)  # on_error="continue": resumable
-    if output.status == "paused":
+    if output.status == "paused":  # tool calls wait for a person: stored so another process can go on
         from crew.store.approvals import record_pause
 
-        record_pause(store, run_id, output.checkpoints, recorder.scrub)
+        record_pause(recorder.store, recorder.run_id, output.checkpoints, recorder.scrub)
         waiting = ", ".join(p.call_id for p in output.pending_approvals)
         recorder.finish("paused", output.usage, f"waits for approval of {waiting}")
     else:
         recorder.finish("failed" if failed else "done", output.usage, "a task failed" if failed else None)
-    output.continued_from = continued_from
     return output

@@ -31,6 +31,7 @@ from crew.backends import for_each  # noqa: E402
 from crew.backends import ray as ray_backend  # noqa: E402
 from crew.backends.shipping import NotShippableError  # noqa: E402
 from crew.errors import ConfigError  # noqa: E402
+from crew.store import RunStore  # noqa: E402
 from crew.testing import FunctionModel  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -113,6 +114,26 @@ def test_output_files_and_callbacks_of_a_graph_on_ray_happen_on_the_driver(tmp_p
     assert (tmp_path / "joined.md").read_text() == out.raw
 
 
+def call_rows(store: RunStore, run_id: str) -> tuple[list[tuple], list[tuple]]:
+    detail = store.detail(run_id)
+    models = sorted((c.task, c.model, c.status, c.usage.total_tokens) for c in detail.model_calls)
+    tools = sorted((c.task, c.tool, c.status, str(c.args), c.result) for c in detail.tool_calls)
+    return models, tools
+
+
+def test_a_graph_on_ray_with_a_store_records_each_model_and_tool_call_once(tmp_path):
+    store = RunStore(tmp_path / "runs.db")
+    out = graph_crew(kit.ping, cache=False, branches=2, store=store).kickoff()
+    local = graph_crew(kit.ping, cache=False, branches=2, store=store).model_copy(update={"backend": "local"})
+    expected = local.kickoff()
+    models, tools = call_rows(store, out.run_id)
+    assert (models, tools) == call_rows(store, expected.run_id)  # the same rows as a run on this process
+    assert len(models) == out.usage.requests == 6 and len(tools) == 3
+    detail = store.detail(out.run_id)
+    assert detail.run.status == "done" and detail.run.usage == out.usage
+    assert [t.output["raw"] for t in detail.tasks] == [o.raw for o in out.tasks_output]
+
+
 def test_the_runs_cache_is_shared_by_the_workers():
     crew = graph_crew(kit.ping, cache=True, branches=3, max_concurrency=1)  # one at a time: no race to the cache
     out = crew.kickoff()
@@ -122,18 +143,26 @@ def test_the_runs_cache_is_shared_by_the_workers():
 
 async def test_a_killed_worker_is_retried_and_its_result_recorded_once(tmp_path):
     marker = tmp_path / "attempts"
-    crew = kit.topic_crew([kit.crash_once])
+    store = RunStore(tmp_path / "runs.db")
+    crew = kit.topic_crew([kit.crash_once], store=store)
     backend = ray_backend.RayBackend(max_retries=2)
     async with aclosing(for_each(crew, [{"topic": f"x marker={marker} end"}], backend=backend)) as results:
         seen = [r async for r in results]
     assert [r.status for r in seen] == ["done"] and "survived after 2 attempts" in seen[0].raw
     assert marker.read_text() == "2"  # the first worker died in the tool; Ray ran the kickoff again
+    detail = store.detail(seen[0].run_id)  # the driver recorded the attempt that came back, once
+    assert detail.run.status == "done" and detail.run.usage == seen[0].usage
+    assert [t.output["raw"] for t in detail.tasks] == [seen[0].raw]
+    assert len(detail.model_calls) == 2 and [c.result for c in detail.tool_calls] == ["survived after 2 attempts"]
     marker.unlink()
     once = ray_backend.RayBackend(max_retries=0)
     async with aclosing(for_each(crew, [{"topic": f"x marker={marker} end"}], backend=once)) as results:
         failed = [r async for r in results]
     assert [r.status for r in failed] == ["failed"]
     assert failed[0].error == "the Ray worker running this kickoff died 1 time (max_retries=0): WorkerCrashedError"
+    lost = store.detail(failed[0].run_id)
+    assert (lost.run.status, lost.run.error) == ("failed", "CrewError: " + failed[0].error)
+    assert lost.model_calls == [] and lost.tool_calls == [] and len(store.runs()) == 2
 
 
 def test_an_unshippable_tool_is_named_before_anything_is_sent():
@@ -169,7 +198,7 @@ def test_what_needs_one_process_is_refused_before_the_run():
 
 
 def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):
-    folder = tmp_path / "crew"
+    folder = tmp_path / "remote_crew"  # not "crew": Ray puts the driver's cwd on the workers' path
     folder.mkdir()
     (folder / "crew.yaml").write_text(
         "name: remote\nllm: test\ntools:\n  nap: tools:nap\n"
@@ -186,13 +215,25 @@ def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--for-each", str(inputs), "-o", str(out),
-         "--address", ray_instance, "--ordered"],
+         "--address", ray_instance, "--ordered", "--store", str(tmp_path / "runs.db")],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr + (out.read_text() if out.exists() else "")
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["index"] for r in rows] == list(range(6)) and {r["status"] for r in rows} == {"done"}
     assert "nap: rested" in rows[0]["raw"] and "done: 6/6: 6 done · 0 failed" in done.stderr
+    with RunStore(tmp_path / "runs.db") as store:  # the driver recorded every kickoff, once
+        runs = {r.id: r for r in store.runs()}
+        assert sorted(runs) == sorted(r["run_id"] for r in rows)
+        for row in rows:
+            detail = store.detail(row["run_id"])
+            assert (detail.run.status, detail.run.inputs, detail.run.usage.model_dump()) == (
+                "done",
+                row["inputs"],
+                row["usage"],
+            )
+            assert [t.output["raw"] for t in detail.tasks] == [row["raw"]]
+            assert len(detail.model_calls) == row["usage"]["requests"] and len(detail.tool_calls) == 1
 
 
 PROBE = """

@@ -1,0 +1,57 @@
+"""A worker's events, carried back to the driver with its result and replayed there.
+
+Events fire where the work happens; on a Ray worker nobody listens (no run store, no
+progress view, no tracer). So a worker keeps the events of its kickoff or task that the
+driver's listeners consume (as plain JSON data, already scrubbed by ``bus.emit``), sends
+them back inside its result, and the driver publishes them on its own bus, where its run
+recorder writes them. A worker that dies takes its list with it: only the attempt whose
+result comes back is replayed, so every call is recorded exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from crew.events import Event, bus
+
+RECORDED = frozenset({"task.start", "llm.call", "llm.error", "tool.call"})
+"""The event types a run recorder consumes (see ``crew.store.recorder``)."""
+
+
+def wanted(types: Iterable[str] = RECORDED) -> frozenset[str]:
+    """``types``, or nothing when no one on the driver would hear them (shipping messages costs)."""
+    types = frozenset(types)
+    return types if any(bus.enabled(t) for t in types) else frozenset()
+
+
+@contextmanager
+def collected(run_id: str, types: frozenset[str], task: str | None = None) -> Iterator[list[Event]]:
+    """The events of run ``run_id`` (of ``task`` only, if given) of ``types`` emitted inside."""
+    events: list[Event] = []
+    if not types:
+        yield events
+        return
+
+    def keep(event: Event) -> None:
+        if event.run_id == run_id and event.type in types and (task is None or event.data.get("task") == task):
+            events.append(portable(event))
+
+    unsubscribe = bus.subscribe(keep)
+    try:
+        yield events
+    finally:
+        unsubscribe()
+
+
+def portable(event: Event) -> Event:
+    """The event with JSON data only: a tool's result object must not stop the result pickling."""
+    data = json.loads(json.dumps(event.data, default=str))
+    return Event(type=event.type, time=event.time, run_id=event.run_id, data=data)
+
+
+def replay(events: Iterable[Event]) -> None:
+    """Publish a worker's events on this process's bus, in the order they happened."""
+    for event in events:
+        bus.publish(event)
