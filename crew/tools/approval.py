@@ -16,9 +16,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crew.tools.calls import ToolCall
+from crew.events import bus
+from crew.tools.calls import RunContext, ToolCall, ToolResult
 
-__all__ = ["Approval", "ApprovalRequest", "Approver", "needs_approval"]
+__all__ = [
+    "Approval",
+    "ApprovalRequest",
+    "Approver",
+    "announce_decision",
+    "ask_approver",
+    "needs_approval",
+    "request_for",
+    "waiting_result",
+]
 
 
 class ApprovalRequest(BaseModel):
@@ -83,3 +93,56 @@ def needs_approval(rule: Any, call: ToolCall) -> bool:
     if inspect.isawaitable(decided):
         raise TypeError("requires_approval must be a plain function of the call (not async): it decides at once")
     return bool(decided)
+
+
+def request_for(
+    rule: Any, name: str, args: dict[str, Any], call_id: str, context: RunContext | None, run_id: str | None
+) -> ApprovalRequest | None:
+    """The request for a person when this call needs one (``rule``: its tool's ``requires_approval``)."""
+    if not needs_approval(rule, ToolCall(name=name, args=args, id=call_id)):
+        return None
+    return ApprovalRequest(
+        call_id=call_id,
+        tool=name,
+        args=args,
+        agent=context.agent if context is not None else None,
+        task=context.task if context is not None else None,
+        run_id=run_id,
+    )
+
+
+async def ask_approver(approver: Approver, request: ApprovalRequest) -> Any:
+    """The approver's answer from async code: a sync approver runs in a worker thread (it may prompt)."""
+    if inspect.iscoroutinefunction(approver):
+        return await approver(request)
+    from crew.blocking import in_thread
+
+    answer = await in_thread(approver, request)
+    return await answer if inspect.isawaitable(answer) else answer
+
+
+def waiting_result(request: ApprovalRequest) -> ToolResult:
+    """A call nobody decided yet: announced, and handed back ``pending`` (it never ran)."""
+    if bus.enabled("approval.requested"):
+        bus.emit("approval.requested", **request.model_dump())
+    return ToolResult(
+        content=f"the call of '{request.tool}' waits for a person's approval",
+        tool_call_id=request.call_id,
+        name=request.tool,
+        status="error",
+        pending=True,
+    )
+
+
+def announce_decision(request: ApprovalRequest, decision: Approval) -> None:
+    if bus.enabled("approval.decided"):
+        bus.emit(
+            "approval.decided",
+            run_id=request.run_id,
+            call_id=request.call_id,
+            tool=request.tool,
+            decision=decision.decision,
+            reason=decision.reason,
+            task=request.task,
+            agent=request.agent,
+        )

@@ -15,25 +15,35 @@ one lock, so limits stay exact when threads and tasks race.
 
 from __future__ import annotations
 
-import inspect
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import Future
 from inspect import isawaitable
 from time import perf_counter
-from typing import Any, Protocol
+from typing import Any
 
 from crew.blocking import run_blocking
 from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.secrets import scrub
 from crew.tools.adapters import adapt_tool
-from crew.tools.approval import Approval, ApprovalRequest, Approver, needs_approval
+from crew.tools.approval import (
+    Approval,
+    ApprovalRequest,
+    Approver,
+    announce_decision,
+    ask_approver,
+    request_for,
+    waiting_result,
+)
 from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
 from crew.tools.definition import known_keys, never_cache
+from crew.tools.limits import UsageCounts, UsageLimits
+from crew.tools.pending import Pending
+from crew.tools.results import build_result, emit_tool_call, exit_error, unknown_tool_message
+from crew.tools.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
 from crew.tools.stats import ToolStats
 
 __all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
@@ -46,120 +56,6 @@ def _running_loop() -> Any:
     importing it here would cost every ``import crew`` ~40 ms (``crew validate`` needs none)."""
     aio = sys.modules.get("asyncio")
     return None if aio is None else aio.events._get_running_loop()
-
-
-_NOT_SHARED = object()  # what a leader hands its waiters when it stored nothing: they run themselves
-_LEADER_GONE = object()  # what a cancelled leader hands its waiters: one of them takes the lead
-
-
-class UsageLimits(Protocol):
-    """Somewhere else that counts usage slots (a Ray actor holding one run's counts)."""
-
-    def claim(self, tool_name: str, limit: int) -> bool:
-        """Take one of the tool's ``limit`` slots; False when none is left. Atomic."""
-        ...
-
-
-class _Pending:
-    """One resolved, validated call on its way through the pipeline."""
-
-    __slots__ = (
-        "args",
-        "call_id",
-        "context",
-        "counted",
-        "key",
-        "leading",
-        "name",
-        "shared",
-        "start",
-        "tool",
-        "waiters",
-    )
-
-    def __init__(
-        self, tool: BaseTool, name: str, call_id: str, args: dict[str, Any], context: RunContext | None, start: float
-    ) -> None:
-        self.tool = tool
-        self.name = name
-        self.call_id = call_id
-        self.args = args
-        self.context = context
-        self.start = start
-        self.key: str | None = None
-        self.leading = False  # True while identical calls may wait for this one
-        self.waiters: Future[Any] | None = None  # created by the first identical call that waits
-        self.shared: Any = _NOT_SHARED  # the stored cache value, once there is one
-        self.counted = False  # whether ToolStats counted this call already
-
-
-def _exit_error(pending: _Pending, exc: BaseException) -> Exception:
-    """A tool's ``SystemExit``/``KeyboardInterrupt`` as an ordinary error of that tool."""
-    from crew.errors import ToolException
-
-    if isinstance(exc, SystemExit):
-        what = f"called sys.exit({exc.code!r})" if exc.code is not None else "called sys.exit()"
-    else:
-        what = "raised KeyboardInterrupt"
-    error = ToolException(f"tool '{pending.name}' {what}; the run goes on without its result")
-    error.__cause__ = exc
-    return error
-
-
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _result(
-    content: str,
-    call_id: str,
-    name: str,
-    status: str,
-    artifact: Any,
-    raw: Any,
-    as_answer: bool,
-    cached: bool,
-    refused: bool,
-    duration: float,
-) -> ToolResult:
-    """A ToolResult from values the executor made itself (content is text, status a literal).
-
-    Built without a validation pass: on a cache hit, validating them again was a third of
-    the executor's cost. ``model_fields_set`` holds what differs from the defaults, as
-    ``ToolResult(**those)`` would.
-    """
-    values = {
-        "content": content,
-        "tool_call_id": call_id,
-        "name": name,
-        "status": status,
-        "artifact": artifact,
-        "raw": raw,
-        "result_as_answer": as_answer,
-        "cached": cached,
-        "refused": refused,
-        "pending": False,  # a call waiting for approval is built elsewhere: it never ran
-        "duration": duration,
-    }
-    given = {"content", "tool_call_id", "name", "duration"}
-    if status != "success":
-        given.add("status")
-    if artifact is not None:
-        given.add("artifact")
-    if raw is not None:
-        given.add("raw")
-    if as_answer:
-        given.add("result_as_answer")
-    if cached:
-        given.add("cached")
-    if refused:
-        given.add("refused")
-    result = _new(ToolResult)
-    _set(result, "__dict__", values)
-    _set(result, "__pydantic_fields_set__", given)
-    _set(result, "__pydantic_extra__", None)
-    _set(result, "__pydantic_private__", None)
-    return result
 
 
 class ToolExecutor:
@@ -197,8 +93,8 @@ class ToolExecutor:
         self._tools: dict[str, BaseTool] = {}  # tool_name -> first tool registered under it
         self._lookup: dict[str, tuple[BaseTool, str]] = {}  # accepted spelling -> (tool, tool_name)
         self._stats: dict[str, ToolStats] = {}
-        self._usage: dict[str, int] = {}
-        self._inflight: dict[str, _Pending] = {}  # cache key -> the call computing it
+        self._usage = UsageCounts(self._lock)
+        self._flight = SingleFlight(self._lock)
         self.approver: Approver | None = None
         """Decides calls whose tool ``requires_approval``; None: such calls come back ``pending``."""
         self.decisions: dict[str, Any] = {}
@@ -250,12 +146,12 @@ class ToolExecutor:
                 mine = self._stats.setdefault(name, ToolStats())
                 for field, value in vars(other).items():
                     setattr(mine, field, getattr(mine, field) + value)
-                self._usage[name] = self._usage.get(name, 0) + other.runs
+                self._usage.add_locked(name, other.runs)
 
     def usage(self, tool_name: str) -> int:
         """How many usage slots the tool has consumed in this executor (its runs, not its cache hits)."""
         found = self._lookup.get(tool_name) or self._lookup.get(tool_name.lower())
-        return self._usage.get(found[1] if found is not None else tool_name, 0)
+        return self._usage.used(found[1] if found is not None else tool_name)
 
     # -- entry points -------------------------------------------------------------
 
@@ -264,7 +160,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if not isinstance(pending, _Pending):  # a plain class: cheaper to test than the pydantic result
+        if not isinstance(pending, Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         if pending.tool.requires_approval:
             request = self._approval_request(pending)
@@ -274,19 +170,19 @@ class ToolExecutor:
                     answer = self.approver(request)
                     if isawaitable(answer):
                         answer = run_blocking(answer)
-                stop = self._apply_decision(pending, request, answer)
+                stop = self._apply_decision(pending, answer, request)
                 if stop is not None:
                     return stop
         while pending.key is not None:
-            waiting = self._join(pending)
+            waiting = self._flight.join(pending, self._cache_get)
             # Blocking on a leader that may be a task of the loop running in this very
             # thread would deadlock; such a caller runs the tool itself instead.
             if waiting is None or not (waiting.done() or _running_loop() is None):
                 break
             shared = waiting.result()
-            if shared is _LEADER_GONE:
+            if shared is LEADER_GONE:
                 continue  # the leader was cancelled: lead (or follow the waiter who does)
-            if shared is not _NOT_SHARED:
+            if shared is not NOT_SHARED:
                 return self._hit(pending, shared)
             break
         try:
@@ -301,40 +197,40 @@ class ToolExecutor:
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             except SystemExit as exc:  # the tool's own sys.exit(): its error, not the process's end
-                return self._failed(pending, _exit_error(pending, exc), perf_counter() - started)
+                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
             except KeyboardInterrupt as exc:
                 if threading.current_thread() is threading.main_thread():
                     raise  # in the main thread it may be the user's Ctrl-C
-                return self._failed(pending, _exit_error(pending, exc), perf_counter() - started)
+                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         except BaseException:
             if not pending.counted:
                 self._abandoned(pending)
                 if pending.leading:
-                    pending.shared = _LEADER_GONE
+                    pending.shared = LEADER_GONE
             raise
         finally:
             if pending.leading:
-                self._release(pending)
+                self._flight.release(pending)
 
     async def aexecute(
         self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if not isinstance(pending, _Pending):  # a plain class: cheaper to test than the pydantic result
+        if not isinstance(pending, Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         if pending.tool.requires_approval:
             request = self._approval_request(pending)
             if request is not None:
                 answer = self._decision(request)
                 if answer is None and self.approver is not None:
-                    answer = await self._ask_approver(request)
-                stop = self._apply_decision(pending, request, answer)
+                    answer = await ask_approver(self.approver, request)
+                stop = self._apply_decision(pending, answer, request)
                 if stop is not None:
                     return stop
         while pending.key is not None:
-            waiting = self._join(pending)
+            waiting = self._flight.join(pending, self._cache_get)
             if waiting is None:
                 break
             import asyncio
@@ -344,9 +240,9 @@ class ToolExecutor:
             except BaseException:  # cancelled while waiting: still a call that named the tool
                 self._abandoned(pending)
                 raise
-            if shared is _LEADER_GONE:
+            if shared is LEADER_GONE:
                 continue  # the leader was cancelled: lead (or follow the waiter who does)
-            if shared is not _NOT_SHARED:
+            if shared is not NOT_SHARED:
                 return self._hit(pending, shared)
             break
         try:
@@ -359,17 +255,17 @@ class ToolExecutor:
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
-                return self._failed(pending, _exit_error(pending, exc), perf_counter() - started)
+                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         except BaseException:  # cancelled (its task timed out): hand the lead to a waiter
             if not pending.counted:
                 self._abandoned(pending)
                 if pending.leading:
-                    pending.shared = _LEADER_GONE
+                    pending.shared = LEADER_GONE
             raise
         finally:
             if pending.leading:
-                self._release(pending)
+                self._flight.release(pending)
 
     def execute_many(
         self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
@@ -403,19 +299,10 @@ class ToolExecutor:
 
     # -- approval -------------------------------------------------------------------
 
-    def _approval_request(self, pending: _Pending) -> ApprovalRequest | None:
-        """The request for a person when this call needs one (its tool's ``requires_approval``)."""
-        call = ToolCall(name=pending.name, args=pending.args, id=pending.call_id)
-        if not needs_approval(pending.tool.requires_approval, call):
-            return None
-        context = pending.context
-        return ApprovalRequest(
-            call_id=pending.call_id,
-            tool=pending.name,
-            args=pending.args,
-            agent=context.agent if context is not None else None,
-            task=context.task if context is not None else None,
-            run_id=self._run_id(context),
+    def _approval_request(self, pending: Pending) -> ApprovalRequest | None:
+        rule = pending.tool.requires_approval
+        return request_for(
+            rule, pending.name, pending.args, pending.call_id, pending.context, self._run_id(pending.context)
         )
 
     def _decision(self, request: ApprovalRequest) -> Any:
@@ -423,41 +310,12 @@ class ToolExecutor:
         with self._lock:
             return self.decisions.pop(request.call_id, None)
 
-    async def _ask_approver(self, request: ApprovalRequest) -> Any:
-        approver = self.approver
-        assert approver is not None
-        if inspect.iscoroutinefunction(approver):
-            return await approver(request)
-        from crew.blocking import in_thread
-
-        answer = await in_thread(approver, request)  # a sync approver may block (a prompt)
-        return await answer if isawaitable(answer) else answer
-
-    def _apply_decision(self, pending: _Pending, request: ApprovalRequest, answer: Any) -> ToolResult | None:
+    def _apply_decision(self, pending: Pending, answer: Any, request: ApprovalRequest) -> ToolResult | None:
         """None: the call goes on (perhaps with edited arguments); else its result (denied, pending)."""
         decision = Approval.of(answer)
-        run_id = request.run_id
         if decision is None:
-            if bus.enabled("approval.requested"):
-                bus.emit("approval.requested", **request.model_dump())
-            return ToolResult(
-                content=f"the call of '{pending.name}' waits for a person's approval",
-                tool_call_id=pending.call_id,
-                name=pending.name,
-                status="error",
-                pending=True,
-            )
-        if bus.enabled("approval.decided"):
-            bus.emit(
-                "approval.decided",
-                run_id=run_id,
-                call_id=pending.call_id,
-                tool=pending.name,
-                decision=decision.decision,
-                reason=decision.reason,
-                task=request.task,
-                agent=request.agent,
-            )
+            return waiting_result(request)
+        announce_decision(request, decision)
         if decision.decision == "deny":
             reason = decision.reason or "no reason given"
             pending.key = None  # a denial is never cached
@@ -475,7 +333,7 @@ class ToolExecutor:
 
     def _prepare(
         self, call: Call, tools: Sequence[BaseTool] | None, context: RunContext | None
-    ) -> ToolResult | _Pending:
+    ) -> ToolResult | Pending:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
         if isinstance(call, ToolCall):
@@ -486,7 +344,7 @@ class ToolExecutor:
         if found is None:
             return self._unknown(requested, args, call_id, tools, context, start)
         tool, name = found
-        pending = _Pending(tool, name, call_id, args, context, start)
+        pending = Pending(tool, name, call_id, args, context, start)
         try:
             pending.args = tool.validate_args(args)
         except ToolArgumentsError as exc:
@@ -527,43 +385,7 @@ class ToolExecutor:
                 return allowed, name
         return None
 
-    def _join(self, pending: _Pending) -> Future[Any] | None:
-        """Lead the identical calls in flight (returns None) or get a future of the leader's outcome.
-
-        The future is only built when a second identical call actually shows up, so an
-        uncontended call pays for a dict entry, not for a Future and its condition lock.
-        """
-        key: str = pending.key  # type: ignore[assignment]
-        with self._lock:
-            leader = self._inflight.get(key)
-            if leader is not None:
-                if leader.waiters is None:
-                    leader.waiters = Future()
-                    leader.waiters.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
-                return leader.waiters
-            self._inflight[key] = pending
-            pending.leading = True
-        # The previous leader may have stored its result between our cache lookup and
-        # our taking the lead: look again so that result is never computed twice.
-        hit, value = self._cache_get(pending)
-        if not hit:
-            return None
-        pending.shared = value
-        self._release(pending)
-        done: Future[Any] = Future()
-        done.set_result(value)
-        return done
-
-    def _release(self, pending: _Pending) -> None:
-        """Hand the stored value (or the news that nothing was stored) to the waiters."""
-        pending.leading = False
-        with self._lock:
-            del self._inflight[pending.key]  # type: ignore[arg-type]
-            waiters = pending.waiters
-        if waiters is not None:
-            waiters.set_result(pending.shared)
-
-    def _abandoned(self, pending: _Pending) -> None:
+    def _abandoned(self, pending: Pending) -> None:
         """Count a call that ended without a result (cancelled): ``calls`` counts every call."""
         pending.counted = True
         with self._lock:
@@ -572,23 +394,13 @@ class ToolExecutor:
                 stats = self._stats[pending.name] = ToolStats()
             stats.calls += 1
 
-    def _claim(self, pending: _Pending) -> ToolResult | None:
+    def _claim(self, pending: Pending) -> ToolResult | None:
         """Take a usage slot atomically, or return the refusal when none is left."""
-        limit = pending.tool.max_usage_count
-        if limit is not None and self.limits is not None:
-            if self.limits.claim(pending.name, limit):
-                with self._lock:
-                    self._usage[pending.name] = self._usage.get(pending.name, 0) + 1
-                return None
-            return self._finish(pending, pending.tool.usage_limit_message, "error", refused=True)
-        with self._lock:
-            used = self._usage.get(pending.name, 0)
-            if limit is None or used < limit:
-                self._usage[pending.name] = used + 1
-                return None
+        if self._usage.claim(pending.name, pending.tool.max_usage_count, self.limits):
+            return None
         return self._finish(pending, pending.tool.usage_limit_message, "error", refused=True)
 
-    def _succeeded(self, pending: _Pending, raw: Any, seconds: float) -> ToolResult:
+    def _succeeded(self, pending: Pending, raw: Any, seconds: float) -> ToolResult:
         try:
             content, artifact = pending.tool.format_result(raw)
         except Exception as exc:  # noqa: BLE001 - e.g. a content_and_artifact tool that returned no pair
@@ -602,14 +414,14 @@ class ToolExecutor:
             pending.shared = value
         return self._finish(pending, content, "success", artifact=artifact, raw=raw, seconds=seconds)
 
-    def _cache_get(self, pending: _Pending) -> tuple[bool, Any]:
+    def _cache_get(self, pending: Pending) -> tuple[bool, Any]:
         try:
             return self.cache.get(pending.key)  # type: ignore[union-attr,arg-type]
         except Exception as exc:  # noqa: BLE001 - an unreadable cache is a miss, not a crash
             self._cache_error(pending, "get", exc)
             return False, None
 
-    def _cache_error(self, pending: _Pending, operation: str, exc: Exception) -> None:
+    def _cache_error(self, pending: Pending, operation: str, exc: Exception) -> None:
         bus.emit(
             "tool.cache.error",
             run_id=self._run_id(pending.context),
@@ -618,7 +430,7 @@ class ToolExecutor:
             error=f"{type(exc).__name__}: {exc}",
         )
 
-    def _worth_storing(self, pending: _Pending, raw: Any) -> bool:
+    def _worth_storing(self, pending: Pending, raw: Any) -> bool:
         try:
             return bool(pending.tool.cache_function(pending.args, raw))
         except Exception as exc:  # noqa: BLE001 - a broken predicate must not lose the result
@@ -630,19 +442,19 @@ class ToolExecutor:
             )
             return False
 
-    def _failed(self, pending: _Pending, exc: Exception, seconds: float) -> ToolResult:
+    def _failed(self, pending: Pending, exc: Exception, seconds: float) -> ToolResult:
         text = pending.tool.format_error(exc)
         result = self._finish(pending, text or f"{type(exc).__name__}: {exc}", "error", raw=exc, seconds=seconds)
         if text is None:  # the tool asked for its exceptions to reach the caller
             raise exc
         return result
 
-    def _hit(self, pending: _Pending, value: Mapping[str, Any]) -> ToolResult:
+    def _hit(self, pending: Pending, value: Mapping[str, Any]) -> ToolResult:
         return self._finish(
             pending, value["content"], "success", artifact=value.get("artifact"), raw=value.get("raw"), cached=True
         )
 
-    def _invalid(self, pending: _Pending, exc: ToolArgumentsError) -> ToolResult:
+    def _invalid(self, pending: Pending, exc: ToolArgumentsError) -> ToolResult:
         text = pending.tool.format_validation_error(exc)
         if text is None:  # handle_validation_error=False: the caller wants the exception
             raise exc
@@ -657,25 +469,19 @@ class ToolExecutor:
         context: RunContext | None,
         start: float,
     ) -> ToolResult:
-        names = sorted({t.tool_name for t in (self._tools.values() if tools is None else tools)})
-        if not names:
-            message = f"Unknown tool '{requested}'. No tools are available."
-        else:
-            message = f"Unknown tool '{requested}'. Available tools: {', '.join(names)}."
-            import difflib  # only a model that misspells a tool pays for it
-
-            by_lower = {name.lower(): name for name in names}
-            close = difflib.get_close_matches(requested.lower(), list(by_lower), n=1, cutoff=0.5)
-            if close:
-                message += f" Did you mean '{by_lower[close[0]]}'?"
+        message = unknown_tool_message(
+            requested, (t.tool_name for t in (self._tools.values() if tools is None else tools))
+        )
         duration = perf_counter() - start
         if bus.enabled("tool.call"):
-            self._emit(requested, args, "error", False, False, duration, context, call_id, message)
+            emit_tool_call(
+                requested, args, "error", False, False, duration, context, self._run_id(context), call_id, message
+            )
         return ToolResult(content=message, tool_call_id=call_id, name=requested, status="error", duration=duration)
 
     def _finish(
         self,
-        pending: _Pending,
+        pending: Pending,
         content: str,
         status: str,
         *,
@@ -705,10 +511,20 @@ class ToolExecutor:
                     stats.errors += 1
         duration = perf_counter() - pending.start
         if bus.enabled("tool.call"):
-            self._emit(
-                pending.name, pending.args, status, cached, refused, duration, pending.context, pending.call_id, content
+            context = pending.context
+            emit_tool_call(
+                pending.name,
+                pending.args,
+                status,
+                cached,
+                refused,
+                duration,
+                context,
+                self._run_id(context),
+                pending.call_id,
+                content,
             )
-        return _result(
+        return build_result(
             content,
             pending.call_id,
             pending.name,
@@ -721,37 +537,10 @@ class ToolExecutor:
             duration,
         )
 
-    def _emit(
-        self,
-        tool: str,
-        args: Any,
-        status: str,
-        cached: bool,
-        refused: bool,
-        duration: float,
-        context: RunContext | None,
-        call_id: str | None = None,
-        result: str | None = None,
-    ) -> None:
-        bus.emit(
-            "tool.call",
-            run_id=self._run_id(context),
-            tool=tool,
-            call_id=call_id,
-            args=args,
-            status=status,
-            cached=cached,
-            refused=refused,
-            duration=duration,
-            task=context and context.task,
-            agent=context and context.agent,
-            result=result,
-        )
-
     def _run_id(self, context: RunContext | None) -> str | None:
         return (context.run_id if context is not None else None) or self.run_id
 
-    def _tool_context(self, pending: _Pending) -> RunContext | None:
+    def _tool_context(self, pending: Pending) -> RunContext | None:
         """The RunContext the tool receives: built only for tools that ask for one."""
         if not pending.tool.injected_params:
             return pending.context

@@ -1,0 +1,49 @@
+"""The executor's record of one resolved, validated call on its way through the pipeline.
+
+A plain class with slots, not a pydantic model: the pipeline tells it from a finished
+``ToolResult`` with one ``isinstance`` and fills it in step by step.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from typing import Any
+
+from crew.tools.base import BaseTool
+from crew.tools.calls import RunContext
+from crew.tools.single_flight import NOT_SHARED
+
+__all__ = ["Pending"]
+
+
+class Pending:
+    """One resolved, validated call on its way through the pipeline."""
+
+    __slots__ = (
+        "args",
+        "call_id",
+        "context",
+        "counted",
+        "key",
+        "leading",
+        "name",
+        "shared",
+        "start",
+        "tool",
+        "waiters",
+    )
+
+    def __init__(
+        self, tool: BaseTool, name: str, call_id: str, args: dict[str, Any], context: RunContext | None, start: float
+    ) -> None:
+        self.tool = tool
+        self.name = name
+        self.call_id = call_id
+        self.args = args
+        self.context = context
+        self.start = start
+        self.key: str | None = None
+        self.leading = False  # True while identical calls may wait for this one
+        self.waiters: Future[Any] | None = None  # created by the first identical call that waits
+        self.shared: Any = NOT_SHARED  # the stored cache value, once there is one
+        self.counted = False  # whether ToolStats counted this call already

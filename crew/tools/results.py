@@ -1,0 +1,127 @@
+"""What the executor hands back and announces: the ``ToolResult`` a model reads, the ``tool.call`` event.
+
+Kept apart from the pipeline so the executor reads as its steps; these are built on every
+call, so they stay cheap (no validation pass, no event built when nobody listens).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from crew.events import bus
+from crew.tools.calls import RunContext, ToolResult
+
+__all__ = ["build_result", "emit_tool_call", "exit_error", "unknown_tool_message"]
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def build_result(
+    content: str,
+    call_id: str,
+    name: str,
+    status: str,
+    artifact: Any,
+    raw: Any,
+    as_answer: bool,
+    cached: bool,
+    refused: bool,
+    duration: float,
+) -> ToolResult:
+    """A ToolResult from values the executor made itself (content is text, status a literal).
+
+    Built without a validation pass: on a cache hit, validating them again was a third of
+    the executor's cost. ``model_fields_set`` holds what differs from the defaults, as
+    ``ToolResult(**those)`` would.
+    """
+    values = {
+        "content": content,
+        "tool_call_id": call_id,
+        "name": name,
+        "status": status,
+        "artifact": artifact,
+        "raw": raw,
+        "result_as_answer": as_answer,
+        "cached": cached,
+        "refused": refused,
+        "pending": False,  # a call waiting for approval is built elsewhere: it never ran
+        "duration": duration,
+    }
+    given = {"content", "tool_call_id", "name", "duration"}
+    if status != "success":
+        given.add("status")
+    if artifact is not None:
+        given.add("artifact")
+    if raw is not None:
+        given.add("raw")
+    if as_answer:
+        given.add("result_as_answer")
+    if cached:
+        given.add("cached")
+    if refused:
+        given.add("refused")
+    result = _new(ToolResult)
+    _set(result, "__dict__", values)
+    _set(result, "__pydantic_fields_set__", given)
+    _set(result, "__pydantic_extra__", None)
+    _set(result, "__pydantic_private__", None)
+    return result
+
+
+def emit_tool_call(
+    tool: str,
+    args: Any,
+    status: str,
+    cached: bool,
+    refused: bool,
+    duration: float,
+    context: RunContext | None,
+    run_id: str | None,
+    call_id: str | None = None,
+    result: str | None = None,
+) -> None:
+    """Announce one finished call (the caller checked ``bus.enabled("tool.call")``)."""
+    bus.emit(
+        "tool.call",
+        run_id=run_id,
+        tool=tool,
+        call_id=call_id,
+        args=args,
+        status=status,
+        cached=cached,
+        refused=refused,
+        duration=duration,
+        task=context and context.task,
+        agent=context and context.agent,
+        result=result,
+    )
+
+
+def exit_error(name: str, exc: BaseException) -> Exception:
+    """A tool's ``SystemExit``/``KeyboardInterrupt`` as an ordinary error of that tool."""
+    from crew.errors import ToolException
+
+    if isinstance(exc, SystemExit):
+        what = f"called sys.exit({exc.code!r})" if exc.code is not None else "called sys.exit()"
+    else:
+        what = "raised KeyboardInterrupt"
+    error = ToolException(f"tool '{name}' {what}; the run goes on without its result")
+    error.__cause__ = exc
+    return error
+
+
+def unknown_tool_message(requested: str, available: Iterable[str]) -> str:
+    """What a model reads when it names no tool it has: the tools it has, and the closest name."""
+    names = sorted(set(available))
+    if not names:
+        return f"Unknown tool '{requested}'. No tools are available."
+    message = f"Unknown tool '{requested}'. Available tools: {', '.join(names)}."
+    import difflib  # only a model that misspells a tool pays for it
+
+    by_lower = {name.lower(): name for name in names}
+    close = difflib.get_close_matches(requested.lower(), list(by_lower), n=1, cutoff=0.5)
+    if close:
+        message += f" Did you mean '{by_lower[close[0]]}'?"
+    return message

@@ -1,0 +1,70 @@
+"""Single flight: identical calls in flight run the tool once, the others wait for its value.
+
+The first call with a cache key leads; an identical call arriving meanwhile gets a future
+of the leader's outcome. A leader that stored nothing hands its waiters ``NOT_SHARED``
+(they run the tool themselves); a leader that was cancelled hands them ``LEADER_GONE`` (one
+of them takes the lead). The lock is the executor's own, so the calls in flight change
+under the same lock as its usage counts and statistics.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from crew.tools.pending import Pending
+
+__all__ = ["LEADER_GONE", "NOT_SHARED", "SingleFlight"]
+
+NOT_SHARED = object()  # what a leader hands its waiters when it stored nothing: they run themselves
+LEADER_GONE = object()  # what a cancelled leader hands its waiters: one of them takes the lead
+
+
+class SingleFlight:
+    """The calls in flight of one executor, by cache key."""
+
+    __slots__ = ("_inflight", "_lock")
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self._lock = lock
+        self._inflight: dict[str, Pending] = {}  # cache key -> the call computing it
+
+    def join(self, pending: Pending, lookup: Callable[[Pending], tuple[bool, Any]]) -> Future[Any] | None:
+        """Lead the identical calls in flight (returns None) or get a future of the leader's outcome.
+
+        The future is only built when a second identical call actually shows up, so an
+        uncontended call pays for a dict entry, not for a Future and its condition lock.
+        ``lookup`` reads the cache once the lead is taken.
+        """
+        key: str = pending.key  # type: ignore[assignment]
+        with self._lock:
+            leader = self._inflight.get(key)
+            if leader is not None:
+                if leader.waiters is None:
+                    leader.waiters = Future()
+                    leader.waiters.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
+                return leader.waiters
+            self._inflight[key] = pending
+            pending.leading = True
+        # The previous leader may have stored its result between our cache lookup and
+        # our taking the lead: look again so that result is never computed twice.
+        hit, value = lookup(pending)
+        if not hit:
+            return None
+        pending.shared = value
+        self.release(pending)
+        done: Future[Any] = Future()
+        done.set_result(value)
+        return done
+
+    def release(self, pending: Pending) -> None:
+        """Hand the stored value (or the news that nothing was stored) to the waiters."""
+        pending.leading = False
+        with self._lock:
+            del self._inflight[pending.key]  # type: ignore[arg-type]
+            waiters = pending.waiters
+        if waiters is not None:
+            waiters.set_result(pending.shared)
