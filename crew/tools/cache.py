@@ -148,3 +148,17 @@ class SQLiteCache:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def as_backend(cache: bool | CacheBackend | None) -> CacheBackend | None:
+    """An executor's ``cache=``: True (in memory), False or None (none), or a backend of one's own."""
+    if cache is True:
+        return InMemoryCache()
+    if cache is False or cache is None:
+        return None
+    if isinstance(cache, CacheBackend):
+        return cache
+    raise TypeError(
+        "ToolExecutor(cache=...) takes True (in memory), False, or a backend with get/set/clear "
+        f"such as SQLiteCache, got {type(cache).__name__}"
+    )

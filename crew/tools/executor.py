@@ -26,7 +26,7 @@ from crew.blocking import run_blocking
 from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.secrets import scrub
-from crew.tools.adapters import adapt_tool
+from crew.tools import cache_guard
 from crew.tools.approval import (
     Approval,
     ApprovalRequest,
@@ -37,14 +37,16 @@ from crew.tools.approval import (
     waiting_result,
 )
 from crew.tools.base import _PLAIN, BaseTool
-from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
+from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
 from crew.tools.definition import known_keys, never_cache
 from crew.tools.limits import UsageCounts, UsageLimits
 from crew.tools.pending import Pending
-from crew.tools.results import build_result, emit_tool_call, exit_error, unknown_tool_message
+from crew.tools.registry import ToolRegistry, as_tools
+from crew.tools.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool_message
 from crew.tools.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
 from crew.tools.stats import ToolStats
+from crew.tools.tally import Tally
 
 __all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 
@@ -78,21 +80,10 @@ class ToolExecutor:
     ) -> None:
         self.run_id = run_id
         self.limits = limits
-        if cache is True:
-            self.cache: CacheBackend | None = InMemoryCache()
-        elif cache is False or cache is None:
-            self.cache = None
-        elif isinstance(cache, CacheBackend):
-            self.cache = cache
-        else:
-            raise TypeError(
-                "ToolExecutor(cache=...) takes True (in memory), False, or a backend with get/set/clear "
-                f"such as SQLiteCache, got {type(cache).__name__}"
-            )
+        self.cache: CacheBackend | None = as_backend(cache)
         self._lock = threading.Lock()
-        self._tools: dict[str, BaseTool] = {}  # tool_name -> first tool registered under it
-        self._lookup: dict[str, tuple[BaseTool, str]] = {}  # accepted spelling -> (tool, tool_name)
-        self._stats: dict[str, ToolStats] = {}
+        self._registry = ToolRegistry()
+        self._tally = Tally(self._lock)
         self._usage = UsageCounts(self._lock)
         self._flight = SingleFlight(self._lock)
         self.approver: Approver | None = None
@@ -112,46 +103,28 @@ class ToolExecutor:
         statistics, usage count and cache entries, and a call made with ``tools=``
         runs the caller's own instance.
         """
-        if isinstance(tools, BaseTool):
-            raise TypeError(f"register a list of tools, got the single tool '{tools.name}': wrap it in a list")
-        tools = [tool if isinstance(tool, BaseTool) else adapt_tool(tool) or tool for tool in tools]
-        for tool in tools:
-            if not isinstance(tool, BaseTool):
-                what = getattr(tool, "__name__", None) or type(tool).__name__
-                raise TypeError(f"{what!r} is not a tool: decorate the function with @tool, or subclass BaseTool")
+        tools = as_tools(tools)
         with self._lock:
             for tool in tools:
-                name = tool.tool_name
-                if name in self._tools:
-                    continue
-                self._tools[name] = tool
-                self._stats.setdefault(name, ToolStats())
-                for spelling in (name, tool.name, name.lower(), tool.name.lower()):
-                    self._lookup.setdefault(spelling, (tool, name))
+                if self._registry.add(tool):
+                    self._tally.add_locked(tool.tool_name)
 
     @property
     def tools(self) -> list[BaseTool]:
-        return list(self._tools.values())
+        return list(self._registry.by_name.values())
 
     @property
     def stats(self) -> dict[str, ToolStats]:
         """A consistent snapshot of every tool's counters, keyed by tool name."""
-        with self._lock:
-            return {name: ToolStats(**vars(s)) for name, s in self._stats.items()}
+        return self._tally.snapshot()
 
     def add_stats(self, stats: Mapping[str, ToolStats]) -> None:
         """Count calls made by executors elsewhere (Ray workers of this run) in this one's statistics."""
-        with self._lock:
-            for name, other in stats.items():
-                mine = self._stats.setdefault(name, ToolStats())
-                for field, value in vars(other).items():
-                    setattr(mine, field, getattr(mine, field) + value)
-                self._usage.add_locked(name, other.runs)
+        self._tally.merge(stats, self._usage)
 
     def usage(self, tool_name: str) -> int:
         """How many usage slots the tool has consumed in this executor (its runs, not its cache hits)."""
-        found = self._lookup.get(tool_name) or self._lookup.get(tool_name.lower())
-        return self._usage.used(found[1] if found is not None else tool_name)
+        return self._usage.used(self._registry.name_of(tool_name))
 
     # -- entry points -------------------------------------------------------------
 
@@ -163,16 +136,9 @@ class ToolExecutor:
         if not isinstance(pending, Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         if pending.tool.requires_approval:
-            request = self._approval_request(pending)
-            if request is not None:
-                answer = self._decision(request)
-                if answer is None and self.approver is not None:
-                    answer = self.approver(request)
-                    if isawaitable(answer):
-                        answer = run_blocking(answer)
-                stop = self._apply_decision(pending, answer, request)
-                if stop is not None:
-                    return stop
+            stop = self._approve(pending)
+            if stop is not None:
+                return stop
         while pending.key is not None:
             waiting = self._flight.join(pending, self._cache_get)
             # Blocking on a leader that may be a task of the loop running in this very
@@ -221,14 +187,9 @@ class ToolExecutor:
         if not isinstance(pending, Pending):  # a plain class: cheaper to test than the pydantic result
             return pending
         if pending.tool.requires_approval:
-            request = self._approval_request(pending)
-            if request is not None:
-                answer = self._decision(request)
-                if answer is None and self.approver is not None:
-                    answer = await ask_approver(self.approver, request)
-                stop = self._apply_decision(pending, answer, request)
-                if stop is not None:
-                    return stop
+            stop = await self._aapprove(pending)
+            if stop is not None:
+                return stop
         while pending.key is not None:
             waiting = self._flight.join(pending, self._cache_get)
             if waiting is None:
@@ -299,6 +260,27 @@ class ToolExecutor:
 
     # -- approval -------------------------------------------------------------------
 
+    def _approve(self, pending: Pending) -> ToolResult | None:
+        """None: the call goes on; else its result (denied, or waiting for a person)."""
+        request = self._approval_request(pending)
+        if request is None:
+            return None
+        answer = self._decision(request)
+        if answer is None and self.approver is not None:
+            answer = self.approver(request)
+            if isawaitable(answer):
+                answer = run_blocking(answer)
+        return self._apply_decision(pending, answer, request)
+
+    async def _aapprove(self, pending: Pending) -> ToolResult | None:
+        request = self._approval_request(pending)
+        if request is None:
+            return None
+        answer = self._decision(request)
+        if answer is None and self.approver is not None:
+            answer = await ask_approver(self.approver, request)
+        return self._apply_decision(pending, answer, request)
+
     def _approval_request(self, pending: Pending) -> ApprovalRequest | None:
         rule = pending.tool.requires_approval
         return request_for(
@@ -340,7 +322,7 @@ class ToolExecutor:
             requested, args, call_id = call.name, call.args, call.id
         else:
             requested, args, call_id = read_call(call)
-        found = self._resolve(requested, tools)
+        found = self._registry.resolve(requested, tools)
         if found is None:
             return self._unknown(requested, args, call_id, tools, context, start)
         tool, name = found
@@ -352,14 +334,7 @@ class ToolExecutor:
         known = known_keys(tool.args_schema) if type(args) is dict else None
         dropped = None if known is None or known.issuperset(args) else tool.dropped_args(args)
         if dropped and bus.enabled("tool.args_dropped"):
-            bus.emit(
-                "tool.args_dropped",
-                run_id=self._run_id(context),
-                tool=name,
-                dropped=dropped,
-                task=context and context.task,
-                agent=context and context.agent,
-            )
+            emit_args_dropped(name, dropped, context, self._run_id(context))
         cache = self.cache
         if cache is not None and tool.cache_function is not never_cache:
             pending.key = key = cache_key(name, pending.args, tool.injected_params)
@@ -369,30 +344,10 @@ class ToolExecutor:
                     return self._hit(pending, value)
         return pending
 
-    def _resolve(self, requested: str, tools: Sequence[BaseTool] | None) -> tuple[BaseTool, str] | None:
-        """The tool called ``requested`` (exact, then case-insensitive), among ``tools`` when given."""
-        found = self._lookup.get(requested) or self._lookup.get(requested.lower())
-        if tools is None:
-            return found
-        if found is not None:
-            for allowed in tools:
-                if allowed is found[0]:
-                    return found
-        lowered = requested.lower()
-        for allowed in tools:
-            name = allowed.tool_name
-            if lowered in (name.lower(), allowed.name.lower()):
-                return allowed, name
-        return None
-
     def _abandoned(self, pending: Pending) -> None:
         """Count a call that ended without a result (cancelled): ``calls`` counts every call."""
         pending.counted = True
-        with self._lock:
-            stats = self._stats.get(pending.name)
-            if stats is None:
-                stats = self._stats[pending.name] = ToolStats()
-            stats.calls += 1
+        self._tally.abandoned(pending.name)
 
     def _claim(self, pending: Pending) -> ToolResult | None:
         """Take a usage slot atomically, or return the refusal when none is left."""
@@ -405,42 +360,17 @@ class ToolExecutor:
             content, artifact = pending.tool.format_result(raw)
         except Exception as exc:  # noqa: BLE001 - e.g. a content_and_artifact tool that returned no pair
             return self._failed(pending, exc, seconds)
-        if pending.key is not None and self._worth_storing(pending, raw):
-            value = {"content": content, "artifact": artifact, "raw": raw}
-            try:
-                self.cache.set(pending.key, value)  # type: ignore[union-attr]
-            except Exception as exc:  # noqa: BLE001 - a failing backend (disk full, locked) must not lose the result
-                self._cache_error(pending, "set", exc)
-            pending.shared = value
+        key = pending.key
+        if key is not None:
+            run_id = self._run_id(pending.context)
+            if cache_guard.worth_storing(pending.tool, pending.name, pending.args, raw, run_id):
+                value = {"content": content, "artifact": artifact, "raw": raw}
+                cache_guard.store(self.cache, key, value, pending.name, run_id)  # type: ignore[arg-type]
+                pending.shared = value
         return self._finish(pending, content, "success", artifact=artifact, raw=raw, seconds=seconds)
 
     def _cache_get(self, pending: Pending) -> tuple[bool, Any]:
-        try:
-            return self.cache.get(pending.key)  # type: ignore[union-attr,arg-type]
-        except Exception as exc:  # noqa: BLE001 - an unreadable cache is a miss, not a crash
-            self._cache_error(pending, "get", exc)
-            return False, None
-
-    def _cache_error(self, pending: Pending, operation: str, exc: Exception) -> None:
-        bus.emit(
-            "tool.cache.error",
-            run_id=self._run_id(pending.context),
-            tool=pending.name,
-            operation=operation,
-            error=f"{type(exc).__name__}: {exc}",
-        )
-
-    def _worth_storing(self, pending: Pending, raw: Any) -> bool:
-        try:
-            return bool(pending.tool.cache_function(pending.args, raw))
-        except Exception as exc:  # noqa: BLE001 - a broken predicate must not lose the result
-            bus.emit(
-                "tool.cache_function.error",
-                run_id=self._run_id(pending.context),
-                tool=pending.name,
-                error=f"{type(exc).__name__}: {exc}",
-            )
-            return False
+        return cache_guard.read(self.cache, pending.key, pending.name, self._run_id(pending.context))  # type: ignore[arg-type]
 
     def _failed(self, pending: Pending, exc: Exception, seconds: float) -> ToolResult:
         text = pending.tool.format_error(exc)
@@ -470,7 +400,7 @@ class ToolExecutor:
         start: float,
     ) -> ToolResult:
         message = unknown_tool_message(
-            requested, (t.tool_name for t in (self._tools.values() if tools is None else tools))
+            requested, (t.tool_name for t in (self._registry.by_name.values() if tools is None else tools))
         )
         duration = perf_counter() - start
         if bus.enabled("tool.call"):
@@ -494,21 +424,7 @@ class ToolExecutor:
         """Count the outcome, announce it and build the result the model reads."""
         pending.counted = True
         content = scrub(content)  # an observation goes to a model: no secret in it
-        with self._lock:
-            stats = self._stats.get(pending.name)
-            if stats is None:
-                stats = self._stats[pending.name] = ToolStats()
-            stats.calls += 1
-            if cached:
-                stats.cache_hits += 1
-            elif refused:
-                stats.refused += 1
-            else:
-                if seconds is not None:
-                    stats.runs += 1
-                    stats.run_seconds += seconds
-                if status == "error":
-                    stats.errors += 1
+        self._tally.count(pending.name, status, cached, refused, seconds)
         duration = perf_counter() - pending.start
         if bus.enabled("tool.call"):
             context = pending.context

@@ -12,7 +12,7 @@ from typing import Any
 from crew.events import bus
 from crew.tools.calls import RunContext, ToolResult
 
-__all__ = ["build_result", "emit_tool_call", "exit_error", "unknown_tool_message"]
+__all__ = ["build_result", "emit_args_dropped", "emit_tool_call", "exit_error", "unknown_tool_message"]
 
 _new = object.__new__
 _set = object.__setattr__
@@ -96,6 +96,18 @@ def emit_tool_call(
         task=context and context.task,
         agent=context and context.agent,
         result=result,
+    )
+
+
+def emit_args_dropped(tool: str, dropped: Any, context: RunContext | None, run_id: str | None) -> None:
+    """Announce arguments the tool does not take, left out of its call (the caller checked the bus)."""
+    bus.emit(
+        "tool.args_dropped",
+        run_id=run_id,
+        tool=tool,
+        dropped=dropped,
+        task=context and context.task,
+        agent=context and context.agent,
     )
 
 
