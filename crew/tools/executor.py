@@ -11,6 +11,12 @@ cheap tool costs a few microseconds instead of the tens of microseconds an event
 loop or a thread hop would add. ``aexecute`` never blocks its loop (sync tools go to a
 worker thread). Shared state (usage counts, statistics, calls in flight) sits behind
 one lock, so limits stay exact when threads and tasks race.
+
+This module is the pipeline; each step's idea lives beside it: ``registry`` (names),
+``single_flight`` (identical calls in flight), ``limits`` (usage slots, the ``UsageLimits``
+hook), ``approval`` (a person's say), ``cache_guard`` (a failing cache loses nothing),
+``tally`` (statistics), ``results`` (the result and event built for each call) and
+``pending`` (the record of a call on its way).
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ from crew.tools.definition import known_keys, never_cache
 from crew.tools.limits import UsageCounts, UsageLimits
 from crew.tools.pending import Pending
 from crew.tools.registry import ToolRegistry, as_tools
-from crew.tools.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool_message
+from crew.tools.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool
 from crew.tools.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
 from crew.tools.stats import ToolStats
 from crew.tools.tally import Tally
@@ -157,7 +163,7 @@ class ToolExecutor:
                 return refusal
             started = perf_counter()
             try:
-                raw = pending.tool._execute_sync(pending.args, self._tool_context(pending))
+                raw = pending.tool._execute_sync(pending.args, pending.tool_context(self._run_id(pending.context)))
                 if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
                     raw = run_blocking(raw)
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
@@ -212,7 +218,7 @@ class ToolExecutor:
                 return refusal
             started = perf_counter()
             try:
-                raw = await pending.tool._execute(pending.args, self._tool_context(pending))
+                raw = await pending.tool._execute(pending.args, pending.tool_context(self._run_id(pending.context)))
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
@@ -324,7 +330,8 @@ class ToolExecutor:
             requested, args, call_id = read_call(call)
         found = self._registry.resolve(requested, tools)
         if found is None:
-            return self._unknown(requested, args, call_id, tools, context, start)
+            available = self._registry.by_name.values() if tools is None else tools
+            return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
         tool, name = found
         pending = Pending(tool, name, call_id, args, context, start)
         try:
@@ -390,25 +397,6 @@ class ToolExecutor:
             raise exc
         return self._finish(pending, text, "error")
 
-    def _unknown(
-        self,
-        requested: str,
-        args: Any,
-        call_id: str,
-        tools: Sequence[BaseTool] | None,
-        context: RunContext | None,
-        start: float,
-    ) -> ToolResult:
-        message = unknown_tool_message(
-            requested, (t.tool_name for t in (self._registry.by_name.values() if tools is None else tools))
-        )
-        duration = perf_counter() - start
-        if bus.enabled("tool.call"):
-            emit_tool_call(
-                requested, args, "error", False, False, duration, context, self._run_id(context), call_id, message
-            )
-        return ToolResult(content=message, tool_call_id=call_id, name=requested, status="error", duration=duration)
-
     def _finish(
         self,
         pending: Pending,
@@ -455,12 +443,3 @@ class ToolExecutor:
 
     def _run_id(self, context: RunContext | None) -> str | None:
         return (context.run_id if context is not None else None) or self.run_id
-
-    def _tool_context(self, pending: Pending) -> RunContext | None:
-        """The RunContext the tool receives: built only for tools that ask for one."""
-        if not pending.tool.injected_params:
-            return pending.context
-        update = {"run_id": self._run_id(pending.context), "tool_call_id": pending.call_id}
-        if pending.context is None:
-            return RunContext(**update)
-        return pending.context.model_copy(update=update)

@@ -47,3 +47,12 @@ class Pending:
         self.waiters: Future[Any] | None = None  # created by the first identical call that waits
         self.shared: Any = NOT_SHARED  # the stored cache value, once there is one
         self.counted = False  # whether ToolStats counted this call already
+
+    def tool_context(self, run_id: str | None) -> RunContext | None:
+        """The RunContext the tool receives: built only for tools that ask for one."""
+        if not self.tool.injected_params:
+            return self.context
+        update = {"run_id": run_id, "tool_call_id": self.call_id}
+        if self.context is None:
+            return RunContext(**update)
+        return self.context.model_copy(update=update)

@@ -7,12 +7,14 @@ call, so they stay cheap (no validation pass, no event built when nobody listens
 from __future__ import annotations
 
 from collections.abc import Iterable
+from time import perf_counter
 from typing import Any
 
 from crew.events import bus
+from crew.tools.base import BaseTool
 from crew.tools.calls import RunContext, ToolResult
 
-__all__ = ["build_result", "emit_args_dropped", "emit_tool_call", "exit_error", "unknown_tool_message"]
+__all__ = ["build_result", "emit_args_dropped", "emit_tool_call", "exit_error", "unknown_tool", "unknown_tool_message"]
 
 _new = object.__new__
 _set = object.__setattr__
@@ -137,3 +139,20 @@ def unknown_tool_message(requested: str, available: Iterable[str]) -> str:
     if close:
         message += f" Did you mean '{by_lower[close[0]]}'?"
     return message
+
+
+def unknown_tool(
+    requested: str,
+    args: Any,
+    call_id: str,
+    available: Iterable[BaseTool],
+    context: RunContext | None,
+    run_id: str | None,
+    start: float,
+) -> ToolResult:
+    """The error result (announced) of a call naming no tool among ``available``."""
+    message = unknown_tool_message(requested, (t.tool_name for t in available))
+    duration = perf_counter() - start
+    if bus.enabled("tool.call"):
+        emit_tool_call(requested, args, "error", False, False, duration, context, run_id, call_id, message)
+    return ToolResult(content=message, tool_call_id=call_id, name=requested, status="error", duration=duration)
