@@ -146,7 +146,7 @@ class ToolExecutor:
             if stop is not None:
                 return stop
         while pending.key is not None:
-            waiting = self._flight.join(pending, self._cache_get)
+            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
             # Blocking on a leader that may be a task of the loop running in this very
             # thread would deadlock; such a caller runs the tool itself instead.
             if waiting is None or not (waiting.done() or _running_loop() is None):
@@ -158,12 +158,11 @@ class ToolExecutor:
                 return self._hit(pending, shared)
             break
         try:
-            refusal = self._claim(pending)
-            if refusal is not None:
-                return refusal
+            if not self._usage.claim(pending.name, pending.tool.max_usage_count, self.limits):
+                return self._refused(pending)
             started = perf_counter()
             try:
-                raw = pending.tool._execute_sync(pending.args, pending.tool_context(self._run_id(pending.context)))
+                raw = pending.tool._execute_sync(pending.args, pending.tool_context(self.run_id))
                 if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
                     raw = run_blocking(raw)
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
@@ -197,7 +196,7 @@ class ToolExecutor:
             if stop is not None:
                 return stop
         while pending.key is not None:
-            waiting = self._flight.join(pending, self._cache_get)
+            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
             if waiting is None:
                 break
             import asyncio
@@ -213,12 +212,11 @@ class ToolExecutor:
                 return self._hit(pending, shared)
             break
         try:
-            refusal = self._claim(pending)
-            if refusal is not None:
-                return refusal
+            if not self._usage.claim(pending.name, pending.tool.max_usage_count, self.limits):
+                return self._refused(pending)
             started = perf_counter()
             try:
-                raw = await pending.tool._execute(pending.args, pending.tool_context(self._run_id(pending.context)))
+                raw = await pending.tool._execute(pending.args, pending.tool_context(self.run_id))
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
                 return self._failed(pending, exc, perf_counter() - started)
             except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
@@ -346,7 +344,8 @@ class ToolExecutor:
         if cache is not None and tool.cache_function is not never_cache:
             pending.key = key = cache_key(name, pending.args, tool.injected_params)
             if key is not None:
-                hit, value = cache.get(key) if type(cache) is InMemoryCache else self._cache_get(pending)
+                in_memory = type(cache) is InMemoryCache
+                hit, value = cache.get(key) if in_memory else cache_guard.read(cache, key, name, context, self.run_id)
                 if hit:
                     return self._hit(pending, value)
         return pending
@@ -356,10 +355,8 @@ class ToolExecutor:
         pending.counted = True
         self._tally.abandoned(pending.name)
 
-    def _claim(self, pending: Pending) -> ToolResult | None:
-        """Take a usage slot atomically, or return the refusal when none is left."""
-        if self._usage.claim(pending.name, pending.tool.max_usage_count, self.limits):
-            return None
+    def _refused(self, pending: Pending) -> ToolResult:
+        """No usage slot left: the tool's limit message, counted as refused."""
         return self._finish(pending, pending.tool.usage_limit_message, "error", refused=True)
 
     def _succeeded(self, pending: Pending, raw: Any, seconds: float) -> ToolResult:
@@ -369,15 +366,12 @@ class ToolExecutor:
             return self._failed(pending, exc, seconds)
         key = pending.key
         if key is not None:
-            run_id = self._run_id(pending.context)
-            if cache_guard.worth_storing(pending.tool, pending.name, pending.args, raw, run_id):
+            name, context = pending.name, pending.context
+            if cache_guard.worth_storing(pending.tool, name, pending.args, raw, context, self.run_id):
                 value = {"content": content, "artifact": artifact, "raw": raw}
-                cache_guard.store(self.cache, key, value, pending.name, run_id)  # type: ignore[arg-type]
+                cache_guard.store(self.cache, key, value, name, context, self.run_id)  # type: ignore[arg-type]
                 pending.shared = value
         return self._finish(pending, content, "success", artifact=artifact, raw=raw, seconds=seconds)
-
-    def _cache_get(self, pending: Pending) -> tuple[bool, Any]:
-        return cache_guard.read(self.cache, pending.key, pending.name, self._run_id(pending.context))  # type: ignore[arg-type]
 
     def _failed(self, pending: Pending, exc: Exception, seconds: float) -> ToolResult:
         text = pending.tool.format_error(exc)

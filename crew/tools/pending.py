@@ -49,10 +49,11 @@ class Pending:
         self.counted = False  # whether ToolStats counted this call already
 
     def tool_context(self, run_id: str | None) -> RunContext | None:
-        """The RunContext the tool receives: built only for tools that ask for one."""
+        """The RunContext the tool receives: built only for tools that ask for one (``run_id``: the executor's)."""
         if not self.tool.injected_params:
             return self.context
-        update = {"run_id": run_id, "tool_call_id": self.call_id}
+        update: dict[str, Any] = {"run_id": (self.context.run_id if self.context is not None else None) or run_id}
+        update["tool_call_id"] = self.call_id
         if self.context is None:
             return RunContext(**update)
         return self.context.model_copy(update=update)

@@ -10,11 +10,13 @@ under the same lock as its usage counts and statistics.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from crew.tools import cache_guard
+
 if TYPE_CHECKING:
+    from crew.tools.cache import CacheBackend
     from crew.tools.pending import Pending
 
 __all__ = ["LEADER_GONE", "NOT_SHARED", "SingleFlight"]
@@ -32,12 +34,12 @@ class SingleFlight:
         self._lock = lock
         self._inflight: dict[str, Pending] = {}  # cache key -> the call computing it
 
-    def join(self, pending: Pending, lookup: Callable[[Pending], tuple[bool, Any]]) -> Future[Any] | None:
+    def join(self, pending: Pending, cache: CacheBackend, run_id: str | None) -> Future[Any] | None:
         """Lead the identical calls in flight (returns None) or get a future of the leader's outcome.
 
         The future is only built when a second identical call actually shows up, so an
         uncontended call pays for a dict entry, not for a Future and its condition lock.
-        ``lookup`` reads the cache once the lead is taken.
+        ``cache`` is read again once the lead is taken (``run_id``: the executor's, for its error event).
         """
         key: str = pending.key  # type: ignore[assignment]
         with self._lock:
@@ -51,7 +53,7 @@ class SingleFlight:
             pending.leading = True
         # The previous leader may have stored its result between our cache lookup and
         # our taking the lead: look again so that result is never computed twice.
-        hit, value = lookup(pending)
+        hit, value = cache_guard.read(cache, key, pending.name, pending.context, run_id)
         if not hit:
             return None
         pending.shared = value
