@@ -10,6 +10,7 @@
   or litellm. ``resolve``: ``as_chat_model``, which turns ``llm=...`` into a model.
 - ``pricing``: litellm's bundled price table read as data; ``failures``: errors both doors share.
 - ``retry``, ``ratelimit``: backoff policy; request budgets and ``Throttled``.
+- ``attempts``: the attempt loop both doors run; a door only says how to make one attempt.
 
 An agent talks to a model only through the contract. Importing this package imports
 neither httpx nor litellm: litellm comes on the first call that needs it, or in the background when

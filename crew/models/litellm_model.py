@@ -17,14 +17,13 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
 
+from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
-from crew.models.failures import after_failure, give_up
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
 from crew.models.transport import Door, Transport, choose
@@ -201,6 +200,10 @@ class LLM(BaseModel):
         return kwargs
 
     # -- calls -------------------------------------------------------------
+    def _attempts(self) -> Attempts:
+        key = self.api_key.get_secret_value() if self.api_key is not None else None
+        return Attempts(self.model, self.retry_policy, self.limiter, secrets=[key])
+
     async def acomplete(
         self,
         messages: list[dict[str, Any]],
@@ -214,26 +217,15 @@ class LLM(BaseModel):
             return await openai_http.acomplete(self, messages, tools)
         litellm = await _aload_litellm()
         kwargs = self._request(messages, tools)
-        policy, limiter = self.retry_policy, self.limiter
-        attempts = 0
-        while True:
-            if limiter is not None:
-                await limiter.acquire()
-            attempts += 1
-            started = time.perf_counter()
-            try:
-                raw = await litellm.acompletion(**kwargs)
-                if self.stream:
-                    raw = _assembled(litellm, [chunk async for chunk in raw], messages)
-                _readable(raw)
-            except Exception as exc:  # noqa: BLE001 - classified by the retry policy
-                failure = exc
-            else:
-                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
-            # outside the except block, so an LLMError raised here has no implicit __context__
-            import asyncio
 
-            await asyncio.sleep(self._after_failure(failure, attempts, policy))
+        async def attempt(this: Attempt) -> LLMResponse:
+            raw = await litellm.acompletion(**kwargs)
+            if self.stream:
+                raw = _assembled(litellm, [chunk async for chunk in raw], messages)
+            _readable(raw)
+            return self._finish(litellm, raw, this.elapsed(), this.number)
+
+        return await self._attempts().run(attempt)
 
     async def astream(
         self,
@@ -253,35 +245,22 @@ class LLM(BaseModel):
             async for item in openai_http.astream(self, messages, tools):
                 yield item
             return
-        import asyncio
-
         litellm = await _aload_litellm()
         kwargs = self._request(messages, tools, stream=True)
-        policy, limiter = self.retry_policy, self.limiter
-        attempts = 0
-        while True:
-            if limiter is not None:
-                await limiter.acquire()
-            attempts += 1
-            started = time.perf_counter()
+
+        async def attempt(this: Attempt) -> AsyncGenerator[ModelDelta | LLMResponse]:
             chunks: list[Any] = []
-            try:
-                async for chunk in await litellm.acompletion(**kwargs):
-                    chunks.append(chunk)
-                    text = _delta_text(chunk)
-                    if text:
-                        yield ModelDelta(text=text)
-                raw = _assembled(litellm, chunks, messages)
-                _readable(raw)
-            except Exception as exc:  # noqa: BLE001 - classified by the retry policy
-                failure = exc
-            else:
-                yield self._finish(litellm, raw, time.perf_counter() - started, attempts, messages, stream=True)
-                return
-            if any(_delta_text(chunk) for chunk in chunks):
-                key = self.api_key.get_secret_value() if self.api_key is not None else None
-                give_up(self.model, failure, attempts, "the stream broke after text was delivered", secrets=[key])
-            await asyncio.sleep(self._after_failure(failure, attempts, policy))
+            async for chunk in await litellm.acompletion(**kwargs):
+                chunks.append(chunk)
+                text = _delta_text(chunk)
+                if text:
+                    yield ModelDelta(text=text)
+            raw = _assembled(litellm, chunks, messages)
+            _readable(raw)
+            yield self._finish(litellm, raw, this.elapsed(), this.number, messages, stream=True)
+
+        async for item in self._attempts().stream(attempt):
+            yield item
 
     def complete(
         self,
@@ -297,29 +276,15 @@ class LLM(BaseModel):
             return openai_http.complete(self, messages, tools)
         litellm = load_litellm()
         kwargs = self._request(messages, tools)
-        policy, limiter = self.retry_policy, self.limiter
-        attempts = 0
-        while True:
-            if limiter is not None:
-                limiter.acquire_sync()
-            attempts += 1
-            started = time.perf_counter()
-            try:
-                raw = litellm.completion(**kwargs)
-                if self.stream:
-                    raw = _assembled(litellm, list(raw), messages)
-                _readable(raw)
-            except Exception as exc:  # noqa: BLE001 - classified by the retry policy
-                failure = exc
-            else:
-                return self._finish(litellm, raw, time.perf_counter() - started, attempts)
-            # outside the except block, so an LLMError raised here has no implicit __context__
-            time.sleep(self._after_failure(failure, attempts, policy))
 
-    def _after_failure(self, exc: Exception, attempts: int, policy: RetryPolicy) -> float:
-        """Seconds to wait before the next attempt; raises LLMError when there is none."""
-        key = self.api_key.get_secret_value() if self.api_key is not None else None
-        return after_failure(self.model, exc, attempts, policy, secrets=[key])
+        def attempt(this: Attempt) -> LLMResponse:
+            raw = litellm.completion(**kwargs)
+            if self.stream:
+                raw = _assembled(litellm, list(raw), messages)
+            _readable(raw)
+            return self._finish(litellm, raw, this.elapsed(), this.number)
+
+        return self._attempts().run_sync(attempt)
 
     def model_post_init(self, context: Any, /) -> None:
         """Register the key and secret-looking headers: they are scrubbed from every text we emit."""

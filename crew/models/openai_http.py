@@ -15,15 +15,15 @@ import atexit
 import json
 import ssl
 import threading
-import time
 import weakref
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
-from crew.models.failures import after_failure, give_up, shorten
+from crew.models.failures import shorten
 from crew.models.pricing import cost
 from crew.models.retry import MalformedResponse
 from crew.models.transport import Endpoint, endpoint
@@ -239,26 +239,19 @@ class _Call:
         if self.point.api_key is None and self.point.base_url.rstrip("/") == "https://api.openai.com/v1":
             raise MissingKeyError(f"no API key for {self.point.base_url}: set api_key or {self.point.key_source}")
 
-    def secrets(self) -> list[str | None]:
-        return [self.point.api_key]
-
-    def wait_or_raise(self, exc: Exception, attempts: int) -> float:
-        if isinstance(exc, MissingKeyError):
-            self._give_up(exc, attempts, "refused before sending: a configuration problem")
-        return after_failure(self.llm.model, exc, attempts, self.llm.retry_policy, secrets=self.secrets())
-
-    def _give_up(self, exc: Exception, attempts: int, why: str) -> NoReturn:
-        give_up(self.llm.model, exc, attempts, why, secrets=self.secrets())
-
-    def broken_mid_stream(self, exc: Exception, attempts: int) -> None:
-        """A stream that broke after text reached the caller cannot be retried without repeating it."""
-        self._give_up(exc, attempts, "the stream broke after text was delivered")
+    def attempts(self) -> Attempts:
+        """The LLM's retry loop; the key the endpoint resolved (maybe from the environment) is never shown."""
+        return Attempts(self.llm.model, self.llm.retry_policy, self.llm.limiter, [self.point.api_key], _refused)
 
     def fail_status(self, response: httpx.Response, body: bytes) -> ProviderError:
         return _http_error(response.status_code, body, response.headers, self.point)
 
     def finish(self, reply: dict[str, Any], latency: float, attempts: int) -> LLMResponse:
         return _response(self.llm.model, reply, latency, attempts, self.stream, self.messages)
+
+
+def _refused(exc: Exception) -> str | None:
+    return "refused before sending: a configuration problem" if isinstance(exc, MissingKeyError) else None
 
 
 def _response(
@@ -398,24 +391,13 @@ async def acomplete(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[s
                 final = item
         assert final is not None  # astream always ends with the response
         return final
-    import asyncio
-
     call = _Call(llm, messages, tools, stream=False)
-    limiter = llm.limiter
-    attempts = 0
-    while True:
-        if limiter is not None:
-            await limiter.acquire()
-        attempts += 1
-        started = time.perf_counter()
-        try:
-            call.check_key()
-            response = call.finish(await _apost(call), time.perf_counter() - started, attempts)
-        except Exception as exc:  # noqa: BLE001 - classified by the retry policy
-            failure = exc
-        else:
-            return response
-        await asyncio.sleep(call.wait_or_raise(failure, attempts))
+
+    async def attempt(this: Attempt) -> LLMResponse:
+        call.check_key()
+        return call.finish(await _apost(call), this.elapsed(), this.number)
+
+    return await call.attempts().run(attempt)
 
 
 async def _apost(call: _Call) -> dict[str, Any]:
@@ -441,20 +423,12 @@ async def astream(
 ) -> AsyncIterator[ModelDelta | LLMResponse]:
     """Text deltas as they arrive, then the whole response, once. Failures before the first
     delta are retried; after it, retrying would repeat text the caller already has."""
-    import asyncio
-
     call = _Call(llm, messages, tools, stream=True)
-    limiter = llm.limiter
-    attempts = 0
-    while True:
-        if limiter is not None:
-            await limiter.acquire()
-        attempts += 1
-        started = time.perf_counter()
-        delivered = False
+
+    async def attempt(this: Attempt) -> AsyncGenerator[ModelDelta | LLMResponse]:
+        call.check_key()
+        client = await _async_client(call.point.url)
         try:
-            call.check_key()
-            client = await _async_client(call.point.url)
             async with client.stream(
                 "POST", call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
             ) as response:
@@ -468,22 +442,17 @@ async def astream(
                     async for line in response.aiter_lines():
                         text = stream.feed(line)
                         if text:
-                            delivered = True
                             yield ModelDelta(text=text)
                     reply = stream.reply()
-            final = call.finish(reply, time.perf_counter() - started, attempts)
         except httpx.TransportError as exc:
-            failure: Exception = _transport_error(exc, call.point)
-        except Exception as exc:  # noqa: BLE001 - classified by the retry policy
-            failure = exc
-        else:
-            if not sse and final.content:
-                yield ModelDelta(text=final.content)
-            yield final
-            return
-        if delivered:
-            call.broken_mid_stream(failure, attempts)
-        await asyncio.sleep(call.wait_or_raise(failure, attempts))
+            raise _transport_error(exc, call.point) from None
+        final = call.finish(reply, this.elapsed(), this.number)
+        if not sse and final.content:
+            yield ModelDelta(text=final.content)
+        yield final
+
+    async for item in call.attempts().stream(attempt):
+        yield item
 
 
 # -- sync -----------------------------------------------------------------------------
@@ -492,21 +461,12 @@ async def astream(
 def complete(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> LLMResponse:
     """Blocking twin of :func:`acomplete` (the process's sync client; safe in any thread)."""
     call = _Call(llm, messages, tools, stream=llm.stream)
-    limiter = llm.limiter
-    attempts = 0
-    while True:
-        if limiter is not None:
-            limiter.acquire_sync()
-        attempts += 1
-        started = time.perf_counter()
-        try:
-            call.check_key()
-            response = call.finish(_post(call), time.perf_counter() - started, attempts)
-        except Exception as exc:  # noqa: BLE001 - classified by the retry policy
-            failure = exc
-        else:
-            return response
-        time.sleep(call.wait_or_raise(failure, attempts))
+
+    def attempt(this: Attempt) -> LLMResponse:
+        call.check_key()
+        return call.finish(_post(call), this.elapsed(), this.number)
+
+    return call.attempts().run_sync(attempt)
 
 
 def _post(call: _Call) -> dict[str, Any]:

@@ -282,7 +282,7 @@ async def test_a_stream_broken_after_text_is_an_error_not_a_repeated_answer(open
     openai_server.enqueue(Reply.text("The first part of a long answer, then more.", cut_after=3))
     openai_server.enqueue(Reply.text("never asked for"))
     seen: list[object] = []
-    with pytest.raises(LLMError):
+    with pytest.raises(LLMError, match=r"1 attempt\(s\) \(the stream broke after text was delivered\)"):
         async for item in local_llm(openai_server, transport, num_retries=2).astream(MESSAGES):
             seen.append(item)
     assert seen and all(isinstance(d, ModelDelta) for d in seen)  # the text that came before the break
