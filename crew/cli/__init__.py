@@ -87,15 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p = command("kickoff", "run a crew and show its progress")
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=path_help)
-    p.add_argument(
-        "-i",
-        "--input",
-        dest="inputs",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="an input for {placeholders} (repeatable); VALUE is read as JSON when it parses, else text",
-    )
+    _input_option(p, "an input for {placeholders} (repeatable); VALUE is read as JSON when it parses, else text")
     p.add_argument("--inputs-file", metavar="FILE", help="inputs from a .json, .yaml or .yml file")
     p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (e.g. test, openai/gpt-4o-mini)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
@@ -151,15 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "replay":
             p.add_argument("--from", dest="from_task", required=True, metavar="TASK", help="the task to rerun first")
         _store_options(p)
-        p.add_argument(
-            "-i",
-            "--input",
-            dest="inputs",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="change an input of the run (repeatable)",
-        )
+        _input_option(p, "change an input of the run (repeatable)")
         p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (default: the run's)")
         p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
         p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: the run's)")
@@ -229,6 +213,10 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-store", action="store_true", help="do not record the run")
     _budget_options(p)
+
+
+def _input_option(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("-i", "--input", dest="inputs", action="append", default=[], metavar="KEY=VALUE", help=help)
 
 
 def _budget_options(p: argparse.ArgumentParser) -> None:

@@ -51,13 +51,9 @@ def invoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None)
     """Arguments dict -> the result; tool call ``{"name","args","id","type":"tool_call"}`` -> ToolResult."""
     args, call_id = _read_input(tool, input)
     started = perf_counter()
-    try:
-        validated = tool.validate_args(args)
-    except ToolArgumentsError as exc:
-        return _deliver(tool, call_id, started, _refused_arguments(tool, exc))
-    refusal = tool._claim_usage()
-    if refusal is not None:
-        return _deliver(tool, call_id, started, _Outcome("error", refusal, refused=True))
+    validated = _admit(tool, args)
+    if isinstance(validated, _Outcome):  # invalid arguments, or no usage slot left
+        return _deliver(tool, call_id, started, validated)
     try:
         raw = tool._execute_sync(validated, _call_context(tool, context, call_id))
         if inspect.isawaitable(raw):
@@ -67,17 +63,25 @@ def invoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None)
     return _deliver(tool, call_id, started, _succeeded(tool, raw))
 
 
+def _admit(tool: ToolSteps, args: dict[str, Any]) -> dict[str, Any] | _Outcome:
+    """The validated arguments with a usage slot taken, or the outcome that refuses the call."""
+    try:
+        validated = tool.validate_args(args)
+    except ToolArgumentsError as exc:
+        return _refused_arguments(tool, exc)
+    refusal = tool._claim_usage()
+    if refusal is not None:
+        return _Outcome("error", refusal, refused=True)
+    return validated
+
+
 async def ainvoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None) -> Any:
     """The async twin of :func:`invoke`."""
     args, call_id = _read_input(tool, input)
     started = perf_counter()
-    try:
-        validated = tool.validate_args(args)
-    except ToolArgumentsError as exc:
-        return _deliver(tool, call_id, started, _refused_arguments(tool, exc))
-    refusal = tool._claim_usage()
-    if refusal is not None:
-        return _deliver(tool, call_id, started, _Outcome("error", refusal, refused=True))
+    validated = _admit(tool, args)
+    if isinstance(validated, _Outcome):  # invalid arguments, or no usage slot left
+        return _deliver(tool, call_id, started, validated)
     try:
         raw = await tool._execute(validated, _call_context(tool, context, call_id))
     except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
