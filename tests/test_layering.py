@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "crew.secrets",
             "crew.daemon_pool",
             "crew.ledger",
+            "crew.sqlite_files",
         ),
     ),
     ("tools", ("crew.tools", "crew.mcp")),

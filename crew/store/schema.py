@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from crew.errors import StoreError
+from crew.sqlite_files import open_shared
 
 APP = "crew-run-store"
 """What ``crew_meta.app`` says in a file this module made."""
@@ -162,21 +163,17 @@ def connect(path: Path) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create the folder of the run store {path}: {exc.strerror or exc}") from None
-    try:
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot open the run store {path}: {exc}") from None
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
+
+    def setup(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA synchronous=NORMAL")
         _upgrade(conn, path)
+
+    try:
+        return open_shared(path, setup)
     except StoreError:
-        conn.close()
         raise
     except sqlite3.Error as exc:
-        conn.close()
         raise StoreError(f"{path} is not a usable crew run store ({exc}); {_HINT}") from None
-    return conn
 
 
 def _check_header(path: Path) -> None:

@@ -83,6 +83,11 @@ class InMemoryCache:
         return len(self._data)
 
 
+def _create_table(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS tool_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL)")
+    conn.execute("CREATE INDEX IF NOT EXISTS tool_cache_expiry ON tool_cache (expires_at)")
+
+
 class SQLiteCache:
     """A persistent cache in one SQLite file, shared by runs and processes.
 
@@ -98,19 +103,14 @@ class SQLiteCache:
             raise ValueError(f"SQLiteCache ttl must be positive seconds or None, got {ttl!r}")
         import sqlite3  # only users of the persistent cache pay for loading it
 
+        from crew.sqlite_files import open_shared
+
         self.path = Path(path)
         self.ttl = ttl
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn: sqlite3.Connection = sqlite3.connect(
-                self.path, timeout=30, check_same_thread=False, isolation_level=None
-            )
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS tool_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, expires_at REAL)"
-            )
-            self._conn.execute("CREATE INDEX IF NOT EXISTS tool_cache_expiry ON tool_cache (expires_at)")
+            self._conn: sqlite3.Connection = open_shared(self.path, _create_table)
         except (OSError, sqlite3.Error) as exc:
             raise OSError(f"cannot open the SQLite tool cache at {self.path}: {exc}") from exc
 
