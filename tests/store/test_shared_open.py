@@ -2,42 +2,34 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from crew import RunStore
 from crew.sqlite_files import open_shared
-from crew.tools.cache import SQLiteCache
+
+_OPENERS = {
+    "run store": "from crew import RunStore; RunStore(path).close()",
+    "tool cache": "from crew.tools.cache import SQLiteCache; c = SQLiteCache(path); c.set('k', path); c.close()",
+}
 
 
-def _open_store(path: str) -> str | None:
-    try:
-        RunStore(path).close()
-    except Exception as exc:  # noqa: BLE001 - the parent reports what any child met
-        return repr(exc)
-    return None
-
-
-def _open_cache(path: str) -> str | None:
-    try:
-        cache = SQLiteCache(path)
-        cache.set("k", path)
-        cache.close()
-    except Exception as exc:  # noqa: BLE001 - the parent reports what any child met
-        return repr(exc)
-    return None
-
-
-@pytest.mark.parametrize("opener", [_open_store, _open_cache], ids=["run store", "tool cache"])
-def test_processes_creating_one_file_together_all_open_it(tmp_path: Path, opener) -> None:
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(6) as pool:
-        paths = [str(tmp_path / f"round{r}" / "runs.db") for r in range(3) for _ in range(6)]
-        failures = [error for error in pool.map(opener, paths) if error]
-    assert failures == []
+@pytest.mark.parametrize("opener", list(_OPENERS))
+def test_processes_creating_one_file_together_all_open_it(tmp_path: Path, opener: str) -> None:
+    code = f"import sys; path = sys.argv[1]; {_OPENERS[opener]}"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    for round_ in range(3):
+        path = str(tmp_path / f"round{round_}" / "shared.db")
+        procs = [
+            subprocess.Popen([sys.executable, "-c", code, path], stderr=subprocess.PIPE, text=True, env=env)
+            for _ in range(6)
+        ]
+        errors = [proc.communicate(timeout=60)[1] for proc in procs]
+        assert [proc.returncode for proc in procs] == [0] * 6, errors
 
 
 def test_a_lock_sqlite_did_not_wait_for_is_retried_until_the_setup_succeeds(tmp_path: Path) -> None:
