@@ -120,7 +120,10 @@ class EventBus:
         Building an event costs microseconds; hot paths (every tool call) check this
         first and skip building the payload when nobody listens.
         """
-        return bool(self._subscribers) or _logged(_level(type))
+        if self._subscribers:
+            return True
+        level = _LEVELS.get(type) or _level(type)
+        return _crew_logger.isEnabledFor(level) and _logged(level)
 
     def emit(self, type: str, run_id: str | None = None, **data: Any) -> Event:
         scope = _scope.get()
@@ -216,8 +219,16 @@ def configure_logging(level: str | int = "info", *, json: bool = False) -> None:
 
 def _level(type: str) -> int:
     if type.endswith((".error", ".failed")):
-        return logging.WARNING
-    return logging.INFO if type in _INFO_EVENTS else logging.DEBUG
+        level = logging.WARNING
+    else:
+        level = logging.INFO if type in _INFO_EVENTS else logging.DEBUG
+    if len(_LEVELS) < 1024:  # event types are a small fixed set; a caller inventing them must not grow this
+        _LEVELS[type] = level
+    return level
+
+
+_LEVELS: dict[str, int] = {}
+"""Each event type's log level, worked out once (``Bus.enabled`` runs on every tool call)."""
 
 
 _INFO_EVENTS = frozenset({"run.start", "run.done", "task.start", "task.done", "task.skipped", "task.retry"})

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "generation",
     "looks_secret",
     "register",
     "register_environment",
@@ -60,6 +61,7 @@ _lock = threading.Lock()
 _values: set[str] = set()
 _pattern: re.Pattern[str] | None = None
 _env_seen: dict[str, str] = {}
+_generation = [0]
 
 
 def looks_secret(name: str) -> bool:
@@ -79,6 +81,7 @@ def register(value: Any) -> None:
         if value not in _values:
             _values.add(value)
             _pattern = None
+            _generation[0] += 1
 
 
 def register_headers(headers: Any) -> None:
@@ -94,6 +97,12 @@ def register_headers(headers: Any) -> None:
             scheme, _, token = value.partition(" ")
             if token and scheme.lower() in ("bearer", "basic", "token"):
                 register(token)
+
+
+def generation() -> int:
+    """A number that changes whenever a secret is registered: a text scrubbed at one generation
+    is still clean while the number stays the same (hot paths keep scrubbed texts by it)."""
+    return _generation[0]
 
 
 def registered() -> frozenset[str]:

@@ -45,7 +45,7 @@ from crew.tools.definition import (
     known_keys,
     pick_description,
 )
-from crew.tools.fields import validate_fields
+from crew.tools.fields import fields_validator, validate_fields
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.recipe import ShippedSchema, generated, recipe_of
 from crew.tools.schema import (
@@ -85,7 +85,7 @@ class _UsageLock:
 class _Runtime:
     """Facts derived once at build time, read on every call (one attribute lookup)."""
 
-    __slots__ = ("async_only", "described", "injected", "native_async", "usage")
+    __slots__ = ("async_only", "described", "fields", "injected", "native_async", "usage")
 
     def __init__(self, native_async: bool, async_only: bool, injected: frozenset[str]) -> None:
         self.native_async = native_async
@@ -93,6 +93,16 @@ class _Runtime:
         self.injected = injected
         self.usage = _UsageLock()
         self.described: tuple[tuple[Any, ...], str] | None = None  # describe()'s text, by what it says
+        # (args_schema, its fields validator): the schema is checked by identity, so a tool
+        # given another args_schema after it was built validates with the new one
+        self.fields: tuple[Any, Any] | None = None
+
+    def validator(self, schema: Any) -> Any:
+        """``schema``'s fields validator (``crew.tools.fields``), kept here after the first call."""
+        pair = self.fields
+        if pair is None or pair[0] is not schema:
+            pair = self.fields = (schema, fields_validator(schema))
+        return pair[1]
 
 
 def signature_model(source: Callable[..., Any] | None, name: str) -> type[BaseModel]:

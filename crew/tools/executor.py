@@ -48,6 +48,7 @@ from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
 from crew.tools.definition import known_keys, never_cache
 from crew.tools.limits import UsageCounts, UsageLimits
 from crew.tools.pending import Pending
+from crew.tools.recall import Recall, Seen
 from crew.tools.registry import ToolRegistry, as_tools
 from crew.tools.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool
 from crew.tools.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
@@ -92,6 +93,7 @@ class ToolExecutor:
         self._tally = Tally(self._lock)
         self._usage = UsageCounts(self._lock)
         self._flight = SingleFlight(self._lock)
+        self._recall = Recall()
         self.approver: Approver | None = None
         """Decides calls whose tool ``requires_approval``; None: such calls come back ``pending``."""
         self.decisions: dict[str, Any] = {}
@@ -322,7 +324,9 @@ class ToolExecutor:
     ) -> ToolResult | Pending:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
-        if isinstance(call, ToolCall):
+        if type(call) is ToolCall or isinstance(
+            call, ToolCall
+        ):  # ``type is`` first: a model class's isinstance is slow
             requested, args, call_id = call.name, call.args, call.id
         else:
             requested, args, call_id = read_call(call)
@@ -331,24 +335,66 @@ class ToolExecutor:
             available = self._registry.by_name.values() if tools is None else tools
             return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
         tool, name = found
+        cache = self.cache
+        plain = type(args) is dict
+        seen = self._recall.find(tool, name, args) if plain and cache is not None else None
+        if seen is not None:  # these raw arguments were validated before: same arguments, same key
+            key = seen.key
+            hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)  # type: ignore[union-attr]
+            if hit:
+                return self._served(seen, value, call_id, context, start)
+            pending = Pending(tool, name, call_id, dict(seen.args), context, start)
+            pending.key = key
+            return pending
         pending = Pending(tool, name, call_id, args, context, start)
         try:
             pending.args = tool.validate_args(args)
         except ToolArgumentsError as exc:
             return self._invalid(pending, exc)
-        known = known_keys(tool.args_schema) if type(args) is dict else None
+        known = known_keys(tool.args_schema) if plain else None
         dropped = None if known is None or known.issuperset(args) else tool.dropped_args(args)
         if dropped and bus.enabled("tool.args_dropped"):
             emit_args_dropped(name, dropped, context, self._run_id(context))
-        cache = self.cache
         if cache is not None and tool.cache_function is not never_cache:
             pending.key = key = cache_key(name, pending.args, tool.injected_params)
             if key is not None:
-                in_memory = type(cache) is InMemoryCache
-                hit, value = cache.get(key) if in_memory else cache_guard.read(cache, key, name, context, self.run_id)
+                if plain and not dropped:
+                    self._recall.keep(tool, name, args, dict(pending.args), key)
+                hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
                 if hit:
                     return self._hit(pending, value)
         return pending
+
+    def _read(self, cache: CacheBackend, key: str, name: str, context: RunContext | None) -> tuple[bool, Any]:
+        return cache_guard.read(cache, key, name, context, self.run_id)
+
+    def _served(
+        self, seen: Seen, value: Mapping[str, Any], call_id: str, context: RunContext | None, start: float
+    ) -> ToolResult:
+        """A cache hit of a call seen before: counted, announced and built without the general pipeline."""
+        name = seen.name
+        content = seen.content(value)
+        with self._lock:  # ``Tally.hit``, inlined: this is the hottest path
+            stats = self._tally.stats_locked(name)
+            stats.calls += 1
+            stats.cache_hits += 1
+        duration = perf_counter() - start
+        if bus.enabled("tool.call"):
+            run_id = self._run_id(context)
+            emit_tool_call(name, dict(seen.args), "success", True, False, duration, context, run_id, call_id, content)
+        raw = value.get("raw")
+        return build_result(
+            content,
+            call_id,
+            name,
+            "success",
+            value.get("artifact"),
+            raw,
+            seen.tool.result_as_answer,
+            True,
+            False,
+            duration,
+        )
 
     def _abandoned(self, pending: Pending) -> None:
         """Count a call that ended without a result (cancelled): ``calls`` counts every call."""

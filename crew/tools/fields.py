@@ -22,15 +22,23 @@ _VALIDATORS: dict[type[BaseModel], SchemaValidator | None] = {}
 
 def validate_fields(model: type[BaseModel], args: Any) -> dict[str, Any]:
     """``model``'s validated fields (and extras, when it keeps them) as a new dict; raises ValidationError."""
-    validator = _VALIDATORS.get(model, _UNKNOWN) if type(args) is dict else None
-    if validator is _UNKNOWN:
-        validator = _fields_validator(model)
+    validator = fields_validator(model) if type(args) is dict else None
     if validator is None:
         validated = model.__pydantic_validator__.validate_python(args)
         extra = validated.__pydantic_extra__
         return {**validated.__dict__, **extra} if extra else dict(validated.__dict__)
     fields, extra, _ = validator.validate_python(args)  # type: ignore[union-attr]
     return {**fields, **extra} if extra else fields
+
+
+def fields_validator(model: type[BaseModel]) -> SchemaValidator | None:
+    """The inner validator of ``model`` (built once), or None where only the model's own one is right.
+
+    Its ``validate_python(args)`` gives ``(fields, extras, fields_set)``: hot paths that
+    hold it skip the lookups of ``validate_fields``.
+    """
+    validator = _VALIDATORS.get(model, _UNKNOWN)
+    return _fields_validator(model) if validator is _UNKNOWN else validator
 
 
 _UNKNOWN: Any = object()

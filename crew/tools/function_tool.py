@@ -21,7 +21,6 @@ from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.calls import RunContext
 from crew.tools.definition import is_async_callable, pick_description
 from crew.tools.docstrings import parse_google_docstring
-from crew.tools.fields import validate_fields
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.recipe import generated
 from crew.tools.schema import (
@@ -71,15 +70,30 @@ class Tool(BaseTool):
         """``BaseTool.run`` with the common case inlined (keyword arguments, a plain function, no
         injected context): validate, claim a usage slot, call. Every other case takes the general path."""
         func = self.func
-        if args or func is None or self.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript]
+        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        if args or func is None or rt.injected:
             return super().run(*args, **kwargs)
-        try:
-            validated = validate_fields(self.args_schema, kwargs)
-        except ValidationError:
-            validated = self.validate_args(kwargs)  # extras under extra="forbid", or the readable error
-        refusal = self._claim_usage()
-        if refusal is not None:
-            return refusal
+        schema, validator = rt.fields or (None, None)
+        if schema is not self.args_schema:
+            validator = rt.validator(self.args_schema)
+        validated = None
+        if validator is not None:
+            try:
+                validated, extra, _ = validator.validate_python(kwargs)
+            except ValidationError:
+                pass
+            else:
+                if extra:
+                    validated = {**validated, **extra}
+        if validated is None:  # the model's own validator, extras under extra="forbid", or the readable error
+            validated = self.validate_args(kwargs)
+        state = self.__dict__
+        with rt.usage.lock:  # the limit checked and the use counted in one step (``_claim_usage`` inlined)
+            count = state["current_usage_count"]
+            limit = state["max_usage_count"]
+            if limit is not None and count >= limit:
+                return self.usage_limit_message
+            state["current_usage_count"] = count + 1
         result = func(**validated)
         if type(result) not in _PLAIN and isawaitable(result):
             result = run_blocking(result)

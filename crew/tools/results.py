@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from time import perf_counter
 from typing import Any
 
+from pydantic import BaseModel
+
 from crew.events import bus
 from crew.tools.base import BaseTool
 from crew.tools.calls import RunContext, ToolResult
@@ -17,7 +19,22 @@ from crew.tools.calls import RunContext, ToolResult
 __all__ = ["build_result", "emit_args_dropped", "emit_tool_call", "exit_error", "unknown_tool", "unknown_tool_message"]
 
 _new = object.__new__
-_set = object.__setattr__
+# BaseModel's slots, set through their descriptors: a third cheaper than object.__setattr__
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+_ALWAYS = ("content", "tool_call_id", "name", "duration")
+_GIVEN: dict[tuple[bool, ...], frozenset[str]] = {}
+"""``model_fields_set`` by which optional values differ from their defaults, built once each."""
+
+
+def _given(error: bool, artifact: bool, raw: bool, as_answer: bool, cached: bool, refused: bool) -> frozenset[str]:
+    flags = (error, artifact, raw, as_answer, cached, refused)
+    names = zip(("status", "artifact", "raw", "result_as_answer", "cached", "refused"), flags, strict=True)
+    given = _GIVEN[flags] = frozenset(_ALWAYS).union(name for name, flag in names if flag)
+    return given
 
 
 def build_result(
@@ -38,37 +55,28 @@ def build_result(
     the executor's cost. ``model_fields_set`` holds what differs from the defaults, as
     ``ToolResult(**those)`` would.
     """
-    values = {
-        "content": content,
-        "tool_call_id": call_id,
-        "name": name,
-        "status": status,
-        "artifact": artifact,
-        "raw": raw,
-        "result_as_answer": as_answer,
-        "cached": cached,
-        "refused": refused,
-        "pending": False,  # a call waiting for approval is built elsewhere: it never ran
-        "duration": duration,
-    }
-    given = {"content", "tool_call_id", "name", "duration"}
-    if status != "success":
-        given.add("status")
-    if artifact is not None:
-        given.add("artifact")
-    if raw is not None:
-        given.add("raw")
-    if as_answer:
-        given.add("result_as_answer")
-    if cached:
-        given.add("cached")
-    if refused:
-        given.add("refused")
     result = _new(ToolResult)
-    _set(result, "__dict__", values)
-    _set(result, "__pydantic_fields_set__", given)
-    _set(result, "__pydantic_extra__", None)
-    _set(result, "__pydantic_private__", None)
+    _set_dict(
+        result,
+        {
+            "content": content,
+            "tool_call_id": call_id,
+            "name": name,
+            "status": status,
+            "artifact": artifact,
+            "raw": raw,
+            "result_as_answer": as_answer,
+            "cached": cached,
+            "refused": refused,
+            "pending": False,  # a call waiting for approval is built elsewhere: it never ran
+            "duration": duration,
+        },
+    )
+    flags = (status != "success", artifact is not None, raw is not None, as_answer, cached, refused)
+    given = _GIVEN.get(flags) or _given(*flags)
+    _set_fields_set(result, set(given))  # the result's own set: pydantic adds to it on assignment
+    _set_extra(result, None)
+    _set_private(result, None)
     return result
 
 
