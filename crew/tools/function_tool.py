@@ -87,7 +87,7 @@ class Tool(BaseTool):
                     validated = {**validated, **extra}
         if validated is None:  # the model's own validator, extras under extra="forbid", or the readable error
             validated = self.validate_args(kwargs)
-        state: dict[str, Any] = self.__dict__  # the instance dict, past pydantic's slow __setattr__
+        state: dict[str, Any] = self.__dict__  # pyright: ignore[reportAssignmentType] - the instance dict, past pydantic's slow __setattr__
         with rt.usage.lock:  # the limit checked and the use counted in one step (``_claim_usage`` inlined)
             count = state["current_usage_count"]
             limit = state["max_usage_count"]
