@@ -41,6 +41,7 @@ _SERVER = {
         "tool_filter": _NAMES,
         "prefix": {"type": "string"},
         "timeout": {"type": "number", "exclusiveMinimum": 0},
+        "approve_destructive": {"type": "boolean"},
     },
     "additionalProperties": False,
     "description": "a stdio server (command, args, env, cwd) or an HTTP one (url, headers, transport)",

@@ -34,6 +34,7 @@ _KEYS: dict[str, str] = {
     "tool_filter": "the server's tool names to keep (a list)",
     "prefix": "prefix for the tool names (prefix_name)",
     "timeout": "seconds allowed for start-up and the handshake",
+    "approve_destructive": "true: the tools the server marks destructiveHint wait for a person's approval",
 }
 
 
@@ -71,6 +72,7 @@ def _server(builder: Builder, entry: Entry) -> Any:
         "headers": _mapping,
         "timeout": _positive,
         "transport": _transport,
+        "approve_destructive": _flag,
     }
     values: dict[str, Any] = {}
     for key, check in checks.items():
@@ -105,6 +107,7 @@ def _make(builder: Builder, entry: Entry, values: dict[str, Any]) -> Any:
         "tool_filter": values.get("tool_filter"),
         "prefix": values.get("prefix"),
         "timeout": float(values.get("timeout", 30)),
+        "approve_destructive": values.get("approve_destructive", False),
     }
     if "command" in values:
         cwd = values.get("cwd")
@@ -156,6 +159,10 @@ def _mapping(value: Any) -> str | None:
 def _positive(value: Any) -> str | None:
     ok = isinstance(value, int | float) and not isinstance(value, bool) and value > 0
     return None if ok else "expected a positive number of seconds"
+
+
+def _flag(value: Any) -> str | None:
+    return None if isinstance(value, bool) else f"expected true or false, got {value!r}"
 
 
 def _transport(value: Any) -> str | None:

@@ -177,3 +177,26 @@ def test_sigterm_during_a_kickoff_leaves_no_server_behind(tmp_path: Path) -> Non
             process.kill()
     assert process.returncode == 143, err
     assert wait_until(lambda: not anywhere(marker), 10), "the MCP server outlived the run"
+
+
+def test_approve_destructive_is_a_server_key_and_must_be_a_bool(tmp_path: Path) -> None:
+    text = """
+        llm: test
+        mcp_servers:
+          time: {command: mcp-server-time, approve_destructive: true}
+          other: {command: mcp-server-time}
+        agents:
+          clock: {role: Clock, goal: Tell, backstory: B., mcp: [time, other]}
+        tasks:
+          now: {description: Now, expected_output: time, agent: clock}
+        """
+    project = load_project(folder(tmp_path / "ok", text))
+    assert project.servers["time"].approve_destructive is True
+    assert project.servers["other"].approve_destructive is False
+    with pytest.raises(ConfigError) as info:
+        load_project(
+            folder(tmp_path / "bad", text.replace("approve_destructive: true", "approve_destructive: yes please"))
+        )
+    assert "crew.yaml:3: mcp_servers.time.approve_destructive: expected true or false, got 'yes please'" in "\n".join(
+        info.value.errors
+    )
