@@ -31,7 +31,7 @@ from typing import Any
 from crew.blocking import run_blocking
 from crew.errors import ToolArgumentsError
 from crew.events import bus
-from crew.secrets import scrub
+from crew.secrets import generation, scrub
 from crew.tools import cache_guard
 from crew.tools.approval import (
     Approval,
@@ -50,7 +50,7 @@ from crew.tools.limits import UsageCounts, UsageLimits
 from crew.tools.pending import Pending
 from crew.tools.recall import Recall, Seen
 from crew.tools.registry import ToolRegistry, as_tools
-from crew.tools.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool
+from crew.tools.results import build_result, emit_args_dropped, emit_tool_call, exit_error, hit_result, unknown_tool
 from crew.tools.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
 from crew.tools.stats import ToolStats
 from crew.tools.tally import Tally
@@ -359,7 +359,7 @@ class ToolExecutor:
             pending.key = key = cache_key(name, pending.args, tool.injected_params)
             if key is not None:
                 if plain and not dropped:
-                    self._recall.keep(tool, name, args, dict(pending.args), key)
+                    self._recall.keep(tool, name, args, dict(pending.args), key, self._tally.of(name))
                 hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
                 if hit:
                     return self._hit(pending, value)
@@ -373,28 +373,17 @@ class ToolExecutor:
     ) -> ToolResult:
         """A cache hit of a call seen before: counted, announced and built without the general pipeline."""
         name = seen.name
-        content = seen.content(value)
-        with self._lock:  # ``Tally.hit``, inlined: this is the hottest path
-            stats = self._tally.stats_locked(name)
+        kept = seen.scrubbed  # ``Seen.content`` inlined for its common case: the text scrubbed already
+        content = kept[2] if kept is not None and kept[0] is value and kept[1] == generation() else seen.content(value)
+        stats = seen.stats
+        with self._lock:  # the counters the Tally keeps for this name
             stats.calls += 1
             stats.cache_hits += 1
         duration = perf_counter() - start
         if bus.enabled("tool.call"):
             run_id = self._run_id(context)
             emit_tool_call(name, dict(seen.args), "success", True, False, duration, context, run_id, call_id, content)
-        raw = value.get("raw")
-        return build_result(
-            content,
-            call_id,
-            name,
-            "success",
-            value.get("artifact"),
-            raw,
-            seen.tool.result_as_answer,
-            True,
-            False,
-            duration,
-        )
+        return hit_result(content, call_id, name, value, seen.tool.result_as_answer, duration)
 
     def _abandoned(self, pending: Pending) -> None:
         """Count a call that ended without a result (cancelled): ``calls`` counts every call."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from crew.secrets import generation, scrub
 from crew.tools.base import BaseTool
+from crew.tools.stats import ToolStats
 
 __all__ = ["Recall", "Seen"]
 
@@ -31,13 +32,14 @@ LIMIT = 4096
 class Seen:
     """One tool's validated arguments for one set of raw arguments, and their cache key."""
 
-    __slots__ = ("args", "key", "name", "scrubbed", "tool")
+    __slots__ = ("args", "key", "name", "scrubbed", "stats", "tool")
 
-    def __init__(self, tool: BaseTool, name: str, args: dict[str, Any], key: str) -> None:
+    def __init__(self, tool: BaseTool, name: str, args: dict[str, Any], key: str, stats: ToolStats) -> None:
         self.tool = tool
         self.name = name
         self.args = args
         self.key = key
+        self.stats = stats  # the name's counters (the executor's ``Tally`` keeps one object per name)
         self.scrubbed: tuple[Any, int, str] | None = None  # (cached value, secrets generation, its scrubbed text)
 
     def content(self, value: Any) -> str:
@@ -68,10 +70,12 @@ class Recall:
             return None
         return seen
 
-    def keep(self, tool: BaseTool, name: str, raw: dict[str, Any], args: dict[str, Any], key: str) -> None:
+    def keep(
+        self, tool: BaseTool, name: str, raw: dict[str, Any], args: dict[str, Any], key: str, stats: ToolStats
+    ) -> None:
         types = tuple(map(type, raw.values()))
         if not _SCALARS.issuperset(types):
             return
         if len(self._seen) >= LIMIT:
             self._seen.clear()
-        self._seen[(id(tool), tuple(raw.items()), types)] = Seen(tool, name, args, key)
+        self._seen[(id(tool), tuple(raw.items()), types)] = Seen(tool, name, args, key, stats)

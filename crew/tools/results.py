@@ -6,7 +6,7 @@ call, so they stay cheap (no validation pass, no event built when nobody listens
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from time import perf_counter
 from typing import Any
 
@@ -16,7 +16,15 @@ from crew.events import bus
 from crew.tools.base import BaseTool
 from crew.tools.calls import RunContext, ToolResult
 
-__all__ = ["build_result", "emit_args_dropped", "emit_tool_call", "exit_error", "unknown_tool", "unknown_tool_message"]
+__all__ = [
+    "build_result",
+    "emit_args_dropped",
+    "emit_tool_call",
+    "exit_error",
+    "hit_result",
+    "unknown_tool",
+    "unknown_tool_message",
+]
 
 _new = object.__new__
 # BaseModel's slots, set through their descriptors: a third cheaper than object.__setattr__
@@ -75,6 +83,44 @@ def build_result(
     flags = (status != "success", artifact is not None, raw is not None, as_answer, cached, refused)
     given = _GIVEN.get(flags) or _given(*flags)
     _set_fields_set(result, set(given))  # the result's own set: pydantic adds to it on assignment
+    _set_extra(result, None)
+    _set_private(result, None)
+    return result
+
+
+_HIT_GIVEN = frozenset({*_ALWAYS, "cached"})
+
+
+def hit_result(
+    content: str, call_id: str, name: str, value: Mapping[str, Any], as_answer: bool, duration: float
+) -> ToolResult:
+    """``build_result`` for a cache hit (a success, cached, not refused) from the stored ``value``."""
+    artifact, raw = value.get("artifact"), value.get("raw")
+    result = _new(ToolResult)
+    _set_dict(
+        result,
+        {
+            "content": content,
+            "tool_call_id": call_id,
+            "name": name,
+            "status": "success",
+            "artifact": artifact,
+            "raw": raw,
+            "result_as_answer": as_answer,
+            "cached": True,
+            "refused": False,
+            "pending": False,
+            "duration": duration,
+        },
+    )
+    given = set(_HIT_GIVEN)
+    if artifact is not None:
+        given.add("artifact")
+    if raw is not None:
+        given.add("raw")
+    if as_answer:
+        given.add("result_as_answer")
+    _set_fields_set(result, given)
     _set_extra(result, None)
     _set_private(result, None)
     return result

@@ -49,12 +49,14 @@ class Tally:
                 stats = self._stats[name] = ToolStats()
             stats.calls += 1
 
-    def stats_locked(self, name: str) -> ToolStats:
-        """The counters of ``name`` (made if new); the caller holds the lock and updates them."""
-        stats = self._stats.get(name)
-        if stats is None:
-            stats = self._stats[name] = ToolStats()
-        return stats
+    def of(self, name: str) -> ToolStats:
+        """The counters of ``name`` (made if new): one object per name for the executor's life,
+        so a caller may keep it and update it under the lock."""
+        with self._lock:
+            stats = self._stats.get(name)
+            if stats is None:
+                stats = self._stats[name] = ToolStats()
+            return stats
 
     def count(self, name: str, status: str, cached: bool, refused: bool, seconds: float | None) -> None:
         """A call's outcome: a cache hit, a refusal, or a result (a run when it was timed)."""
