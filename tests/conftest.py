@@ -22,6 +22,12 @@ _stores = tempfile.mkdtemp(prefix="crew-test-stores-")
 atexit.register(shutil.rmtree, _stores, True)
 os.environ["CREW_STORE"] = os.path.join(_stores, "runs.db")
 
+# A suite started in the background (`pytest &` from a script) inherits Ctrl-C ignored, and so
+# would every child it starts: the tests that deliver Ctrl-C to a kickoff need it handled.
+import signal  # noqa: E402
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a handler: children get the default
 
 import pytest  # noqa: E402
 

@@ -14,13 +14,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 EXIT_PAUSED = 3
 """A run paused: tool calls wait for a person's approval (`crew approve`, then `crew resume`)."""
 
 _signalled: dict[str, bool] = {"terminated": False}
+
+T = TypeVar("T")
 
 
 def interrupt_code() -> int:
@@ -37,7 +40,41 @@ def _on_sigterm(signum: int, frame: object) -> None:
     import signal
 
     _signalled["terminated"] = True
-    signal.raise_signal(signal.SIGINT)
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.raise_signal(signal.SIGINT)
+        return
+    # Started with Ctrl-C ignored (a background job of a script, some process managers):
+    # asyncio's runner then handles no SIGINT, and a raised one would be ignored too. Cancel
+    # the run's main task as that runner would; outside a run, interrupt as Python's own
+    # Ctrl-C handler does.
+    main = _running.get("main")
+    if main is None:
+        raise KeyboardInterrupt
+    task, loop = main
+    loop.call_soon_threadsafe(task.cancel)
+
+
+_running: dict[str, Any] = {}
+
+
+async def interruptible(coro: Coroutine[Any, Any, T]) -> T:
+    """Run the command's main coroutine so that SIGTERM stops it even when Ctrl-C is ignored.
+
+    ``asyncio.Runner.run(interruptible(main()))``: a cancellation that SIGTERM asked for ends
+    as ``KeyboardInterrupt``, the way asyncio's runner ends a Ctrl-C.
+    """
+    import asyncio
+
+    task = asyncio.current_task()
+    _running["main"] = (task, asyncio.get_running_loop())
+    try:
+        return await coro
+    except asyncio.CancelledError:
+        if _signalled["terminated"]:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        _running.pop("main", None)
 
 
 def _handle_sigterm() -> object:

@@ -41,9 +41,11 @@ def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
     try:
         import asyncio
 
+        from crew.cli import interruptible
+
         runner = asyncio.Runner()
         try:
-            runner.run(_batch(project.crew, inputs, backend, args, status, writer, view))
+            runner.run(interruptible(_batch(project.crew, inputs, backend, args, status, writer, view)))
         except KeyboardInterrupt:
             interrupted = True
         finally:

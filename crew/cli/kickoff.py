@@ -177,6 +177,7 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
     """
     import asyncio
 
+    from crew.cli import interruptible
     from crew.cli.streams import tool_output_to_stderr
     from crew.errors import CrewRunError
 
@@ -189,10 +190,12 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
                 from crew.stream.drive import stream_run
 
                 with _result_stream() as out, tool_output_to_stderr():  # tools' prints go to stderr, the stream not
-                    output = runner.run(print_stream(stream_run(run_id, start), as_json=as_json, out=out))
+                    output = runner.run(
+                        interruptible(print_stream(stream_run(run_id, start), as_json=as_json, out=out))
+                    )
             else:
                 with tool_output_to_stderr():
-                    output = runner.run(start())
+                    output = runner.run(interruptible(start()))
             error = None
         except CrewRunError as exc:
             from crew.tasks.output import CrewOutput

@@ -207,8 +207,16 @@ def test_sys_exit_while_importing_tools_is_a_config_error(crew_dir):
 # -- 6. SIGTERM -----------------------------------------------------------------------------------
 
 
-def test_sigterm_stops_like_ctrl_c_with_its_own_exit_code(crew_dir):
-    """Item 6: SIGTERM killed kickoff with no orderly shutdown."""
+def _ignore_ctrl_c() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("ctrl_c", ["handled", "ignored"])
+def test_sigterm_stops_like_ctrl_c_with_its_own_exit_code(crew_dir, ctrl_c):
+    """Item 6: SIGTERM killed kickoff with no orderly shutdown.
+
+    "ignored": started as a script's background job (Ctrl-C ignored), SIGTERM used to stop nothing.
+    """
     folder = tool_crew(crew_dir, "nap", "    print('napping', flush=True)\n    time.sleep(600)\n    return text")
     proc = subprocess.Popen(
         [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--json", "-q"],
@@ -217,12 +225,18 @@ def test_sigterm_stops_like_ctrl_c_with_its_own_exit_code(crew_dir):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ignore_ctrl_c if ctrl_c == "ignored" else None,
     )
     assert proc.stderr is not None
-    line = proc.stderr.readline()  # the tool prints (to stderr) once the first task is done
-    assert "napping" in line
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=20)
+    try:
+        line = proc.stderr.readline()  # the tool prints (to stderr) once the first task is done
+        assert "napping" in line
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:  # a failed check leaves no kickoff behind
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 143
     assert "crew: terminated; finished: first; stopped while running: second" in err
     document = json.loads(out)
