@@ -95,12 +95,18 @@ class _Runtime:
         self.described: tuple[tuple[Any, ...], str] | None = None  # describe()'s text, by what it says
         # (args_schema, its fields validator): the schema is checked by identity, so a tool
         # given another args_schema after it was built validates with the new one
-        self.fields: tuple[Any, Any] | None = None
+        self.fields: tuple[Any, Any] = (None, None)
+
+    def __reduce__(self) -> tuple[type[_Runtime], tuple[bool, bool, frozenset[str]]]:
+        """A copied or shipped tool starts with fresh caches and its own usage lock: the cached
+        validator and argument class may not exist where it goes (a generated schema travels as
+        its recipe and is built again there)."""
+        return _Runtime, (self.native_async, self.async_only, self.injected)
 
     def validator(self, schema: Any) -> Any:
         """``schema``'s fields validator (``crew.tools.fields``), kept here after the first call."""
         pair = self.fields
-        if pair is None or pair[0] is not schema:
+        if pair[0] is not schema:
             pair = self.fields = (schema, fields_validator(schema))
         return pair[1]
 

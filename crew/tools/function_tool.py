@@ -69,13 +69,14 @@ class Tool(BaseTool):
     def run(self, *args: Any, **kwargs: Any) -> Any:
         """``BaseTool.run`` with the common case inlined (keyword arguments, a plain function, no
         injected context): validate, claim a usage slot, call. Every other case takes the general path."""
-        func = self.func
+        state: dict[str, Any] = self.__dict__  # pyright: ignore[reportAssignmentType] - read (and written) past pydantic's attribute machinery
+        func = state["func"]
         rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
         if args or func is None or rt.injected:
             return super().run(*args, **kwargs)
-        schema, validator = rt.fields or (None, None)
-        if schema is not self.args_schema:
-            validator = rt.validator(self.args_schema)
+        schema, validator = rt.fields
+        if schema is not state["args_schema"]:
+            validator = rt.validator(state["args_schema"])
         validated = None
         if validator is not None:
             try:
@@ -87,7 +88,6 @@ class Tool(BaseTool):
                     validated = {**validated, **extra}
         if validated is None:  # the model's own validator, extras under extra="forbid", or the readable error
             validated = self.validate_args(kwargs)
-        state: dict[str, Any] = self.__dict__  # pyright: ignore[reportAssignmentType] - the instance dict, past pydantic's slow __setattr__
         with rt.usage.lock:  # the limit checked and the use counted in one step (``_claim_usage`` inlined)
             count = state["current_usage_count"]
             limit = state["max_usage_count"]
