@@ -109,11 +109,14 @@ class _Workers:
                 failed = False
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task as it is
                 outcome, failed = exc, True
+            # Counted idle before the outcome goes back: the caller's next job (often submitted
+            # as soon as it has this one's result) then reserves this thread, still awake on
+            # its way to ``get``, instead of starting another or waking a sleeping one.
+            with self._lock:
+                self._idle += 1
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for this tool any more
                 loop.call_soon_threadsafe(_settle, future, outcome, failed)
             del context, fn, args, kwargs, loop, future, outcome
-            with self._lock:
-                self._idle += 1
 
 
 def _settle(future: asyncio.Future[Any], outcome: Any, failed: bool) -> None:
