@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import threading
 from abc import ABC
 from collections.abc import Callable
 from typing import Any, Literal
@@ -45,9 +44,10 @@ from crew.tools.definition import (
     known_keys,
     pick_description,
 )
-from crew.tools.fields import fields_validator, validate_fields
+from crew.tools.fields import validate_fields
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.recipe import ShippedSchema, generated, recipe_of
+from crew.tools.runtime import _Runtime
 from crew.tools.schema import (
     args_hint,
     build_args_model,
@@ -62,53 +62,6 @@ ErrorHandler = bool | str | Callable[[Exception], str]
 
 _PLAIN = frozenset({str, int, float, bool, type(None), dict, list, tuple, bytes})
 """Result types that are never awaitable: ``inspect.isawaitable`` is skipped for them (a third of a cheap call)."""
-
-
-class _UsageLock:
-    """The lock guarding a tool's usage count; a copied tool gets a lock of its own."""
-
-    __slots__ = ("lock",)
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-
-    def __copy__(self) -> _UsageLock:
-        return _UsageLock()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> _UsageLock:
-        return _UsageLock()
-
-    def __reduce__(self) -> tuple[type[_UsageLock], tuple[()]]:
-        return _UsageLock, ()
-
-
-class _Runtime:
-    """Facts derived once at build time, read on every call (one attribute lookup)."""
-
-    __slots__ = ("async_only", "described", "fields", "injected", "native_async", "usage")
-
-    def __init__(self, native_async: bool, async_only: bool, injected: frozenset[str]) -> None:
-        self.native_async = native_async
-        self.async_only = async_only
-        self.injected = injected
-        self.usage = _UsageLock()
-        self.described: tuple[tuple[Any, ...], str] | None = None  # describe()'s text, by what it says
-        # (args_schema, its fields validator): the schema is checked by identity, so a tool
-        # given another args_schema after it was built validates with the new one
-        self.fields: tuple[Any, Any] = (None, None)
-
-    def __reduce__(self) -> tuple[type[_Runtime], tuple[bool, bool, frozenset[str]]]:
-        """A copied or shipped tool starts with fresh caches and its own usage lock: the cached
-        validator and argument class may not exist where it goes (a generated schema travels as
-        its recipe and is built again there)."""
-        return _Runtime, (self.native_async, self.async_only, self.injected)
-
-    def validator(self, schema: Any) -> Any:
-        """``schema``'s fields validator (``crew.tools.fields``), kept here after the first call."""
-        pair = self.fields
-        if pair[0] is not schema:
-            pair = self.fields = (schema, fields_validator(schema))
-        return pair[1]
 
 
 def signature_model(source: Callable[..., Any] | None, name: str) -> type[BaseModel]:

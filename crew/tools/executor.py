@@ -15,8 +15,9 @@ one lock, so limits stay exact when threads and tasks race.
 This module is the pipeline; each step's idea lives beside it: ``registry`` (names),
 ``single_flight`` (identical calls in flight), ``limits`` (usage slots, the ``UsageLimits``
 hook), ``approval`` (a person's say), ``cache_guard`` (a failing cache loses nothing),
-``tally`` (statistics), ``results`` (the result and event built for each call) and
-``pending`` (the record of a call on its way).
+``tally`` (statistics), ``results`` (the result and event built for each call),
+``pending`` (the record of a call on its way) and ``recall`` (calls seen before: a repeated
+call of a cacheable tool skips validation and is served without the general pipeline).
 """
 
 from __future__ import annotations
