@@ -106,11 +106,29 @@ def start_local(num_cpus: int | None = None, *, temp_dir: str | None = None, obj
                 object_store_memory=object_store_mb * 1024 * 1024,
                 log_to_driver=False,
                 logging_level=logging.WARNING,
-                runtime_env={"env_vars": {"HOME": real_home}},
+                runtime_env={"env_vars": {"HOME": real_home, **_package_path()}},
             )
         finally:
             os.environ["HOME"] = real_home
         _local["temp_dir"] = None if temp_dir else folder
+
+
+def _package_path() -> dict[str, str]:
+    """``PYTHONPATH`` for the workers when crew is not installed in site-packages (an editable install).
+
+    Ray puts the driver's working folder on its workers' path, and such an install is found by
+    a finder that only runs after the path: a crew folder named ``crew`` in that working folder
+    would then be imported as the package itself. With crew's own folder on the path, the real
+    package wins (a package with ``__init__.py`` beats a folder without one). An installed crew
+    needs nothing: site-packages is on every worker's path already.
+    """
+    import sysconfig
+
+    parent = str(Path(__file__).resolve().parents[2])
+    installed = {str(Path(sysconfig.get_paths()[key]).resolve()) for key in ("purelib", "platlib")}
+    if parent in installed:
+        return {}
+    return {"PYTHONPATH": os.pathsep.join([parent, "${PYTHONPATH}"])}
 
 
 def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
@@ -121,7 +139,12 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
         return False
     address = address or os.environ.get("RAY_ADDRESS")
     if address:
-        ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        ray.init(
+            address=address,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+            runtime_env={"env_vars": _package_path()},
+        )
         return False
     start_local(num_cpus)
     return True

@@ -198,7 +198,9 @@ def test_what_needs_one_process_is_refused_before_the_run():
 
 
 def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):
-    folder = tmp_path / "remote_crew"  # not "crew": Ray puts the driver's cwd on the workers' path
+    # named "crew", in the driver's working folder, which Ray puts on its workers' path: the
+    # folder must not be taken for the package (it was, with crew installed editable)
+    folder = tmp_path / "crew"
     folder.mkdir()
     (folder / "crew.yaml").write_text(
         "name: remote\nllm: test\ntools:\n  nap: tools:nap\n"
