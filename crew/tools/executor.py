@@ -325,9 +325,8 @@ class ToolExecutor:
     ) -> ToolResult | Pending:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
-        if type(call) is ToolCall or isinstance(
-            call, ToolCall
-        ):  # ``type is`` first: a model class's isinstance is slow
+        # ``type is`` first: isinstance against a pydantic model class goes through ABCMeta (slow)
+        if type(call) is ToolCall or isinstance(call, ToolCall):
             requested, args, call_id = call.name, call.args, call.id
         else:
             requested, args, call_id = read_call(call)
