@@ -128,11 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inputs-file", metavar="FILE", help="inputs from a .json, .yaml or .yml file")
     p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (e.g. test, openai/gpt-4o-mini)")
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
-    p.add_argument(
-        "--stream",
-        action="store_true",
-        help="print the models' text as it arrives (with --json: one JSON event per line, JSON Lines)",
-    )
+    _stream_option(p)
     p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: current folder)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     batch = p.add_argument_group("many kickoffs (--for-each)")
@@ -183,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         _input_option(p, "change an input of the run (repeatable)")
         p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (default: the run's)")
         p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
+        _stream_option(p)
         p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: the run's)")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress display")
         _budget_options(p)
@@ -268,6 +265,14 @@ def _budget_options(p: argparse.ArgumentParser) -> None:
         type=float,
         metavar="USD",
         help="budget: stop before a model call once the run cost USD (--for-each: the whole batch)",
+    )
+
+
+def _stream_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--stream",
+        action="store_true",
+        help="print the models' text as it arrives (with --json: one JSON event per line, JSON Lines)",
     )
 
 

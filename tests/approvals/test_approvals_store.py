@@ -119,6 +119,23 @@ def test_a_denied_call_reaches_the_model_as_a_persons_refusal(openai_server, tmp
     assert not (folder / "ran.log").exists() and len(openai_server.requests) == 2
 
 
+def test_a_resumed_run_streams_its_events_ending_with_the_output(openai_server, tmp_path):
+    openai_server.enqueue(
+        Reply.tools({"name": "delete_file", "args": {"path": "/tmp/old.log"}}), Reply.text("Removed the old log.")
+    )
+    folder = crew_folder(tmp_path, openai_server.url)
+    run, call_id = paused_run(folder)
+    assert crew_cmd("approve", run, call_id, "--path", str(folder), cwd=tmp_path).returncode == 0
+    resumed = crew_cmd("resume", run, "--path", str(folder), "--stream", "--json", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    events = [json.loads(line) for line in resumed.stdout.splitlines()]
+    assert events[0]["type"] == "run.started" and events[-1]["type"] == "output"
+    text = "".join(e["text"] for e in events if e["type"] == "text.delta")
+    assert text == events[-1]["output"]["raw"] == "Removed the old log."
+    assert {e["run_id"] for e in events[:-1]} == {events[-1]["output"]["run_id"]}
+    assert (folder / "ran.log").read_text() == "/tmp/old.log\n" and len(openai_server.requests) == 2
+
+
 def test_the_terminal_prompt_edits_the_arguments(openai_server, tmp_path):
     openai_server.enqueue(
         Reply.tools({"name": "delete_file", "args": {"path": "/"}}), Reply.text("Removed what you allowed.")
