@@ -253,6 +253,34 @@ class Crew(BaseModel):
         """
         return _run_sync(lambda: self.resume_async(run_id, inputs=inputs, approvals=approvals))
 
+    def astream_resume(
+        self,
+        run_id: str | None = None,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        approvals: Mapping[str, Any] | None = None,
+        buffer: int = 256,
+    ) -> AsyncGenerator[Any, None]:
+        """:meth:`resume` as a stream: the continued run's events as :meth:`astream` yields them, then its output."""
+        from crew.stream.drive import stream_run
+
+        new_run_id = uuid.uuid4().hex
+        start = lambda: self.resume_async(run_id, inputs=inputs, new_run_id=new_run_id, approvals=approvals)  # noqa: E731
+        return stream_run(new_run_id, start, buffer=buffer)
+
+    def stream_resume(
+        self,
+        run_id: str | None = None,
+        *,
+        inputs: Mapping[str, Any] | None = None,
+        approvals: Mapping[str, Any] | None = None,
+        buffer: int = 256,
+    ) -> Iterator[Any]:
+        """The sync twin of :meth:`astream_resume`."""
+        from crew.stream.drive import iterate_sync
+
+        return iterate_sync(lambda: self.astream_resume(run_id, inputs=inputs, approvals=approvals, buffer=buffer))
+
     async def resume_async(
         self,
         run_id: str | None = None,

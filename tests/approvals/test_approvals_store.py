@@ -199,3 +199,20 @@ def test_python_resume_with_approvals_continues_a_stored_paused_run(openai_serve
     out = again.resume(paused.run_id, approvals={request.call_id: True})
     assert out.status == "done" and out.raw == "Wiped." and RAN == ["/tmp/cache"]
     assert len(openai_server.requests) == 2
+
+
+def test_python_stream_resume_yields_the_continued_runs_events_then_its_output(openai_server, tmp_path):
+    openai_server.enqueue(Reply.tools({"name": "wipe", "args": {"path": "/tmp/stream"}}), Reply.text("Wiped it."))
+    llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, api_key="sk-test", num_retries=0)
+    agent = Agent(role="Operator", goal="g", llm=llm, tools=[wipe])
+    task = Task(name="wipe", description="Wipe the cache", expected_output="x", agent=agent)
+    paused = Crew(agents=[agent], tasks=[task], store=tmp_path / "runs.db").kickoff()
+    (request,) = paused.pending_approvals
+    again = Crew(agents=[agent], tasks=[task], store=tmp_path / "runs.db")
+    items = list(again.stream_resume(paused.run_id, approvals={request.call_id: True}))
+    out, events = items[-1], items[:-1]
+    assert out.status == "done" and out.raw == "Wiped it." and out.run_id != paused.run_id
+    assert type(events[0]).__name__ == "RunStarted" and {e.run_id for e in events} == {out.run_id}
+    finished = [e for e in events if type(e).__name__ == "ToolCallFinished"]
+    assert [e.tool for e in finished] == ["wipe"] and RAN[-1] == "/tmp/stream"
+    assert "".join(e.text for e in events if type(e).__name__ == "TextDelta") == "Wiped it."
