@@ -159,10 +159,11 @@ class Builder:
         return accepted
 
     def value_of(self, entry: Entry, key: str, spec: FieldSpec, value: Any) -> tuple[bool, Any]:
-        """Resolve a ``value``, ``model`` or ``import`` key; (False, None) after an error."""
+        """Resolve a ``value``, ``model`` or ``import`` key (a ``value_or_import`` one imports
+        only a string); (False, None) after an error."""
         if isinstance(value, Resolved):
             return True, value.obj
-        if spec.kind == "import":
+        if spec.kind == "import" or (spec.kind == "value_or_import" and isinstance(value, str)):
             if value is None:
                 return True, None
             try:

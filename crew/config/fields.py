@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from crew.keywords import Section
 
-Kind = Literal["value", "model", "import", "agent", "tasks", "tools", "servers", "section"]
+Kind = Literal["value", "value_or_import", "model", "import", "agent", "tasks", "tools", "servers", "section"]
 
 # Keys whose YAML value names something declared in the same crew.
 _REFS: dict[str, dict[str, Kind]] = {
@@ -114,13 +114,21 @@ def _kind(section: Section, name: str, annotation: Any) -> Kind:
         return _REFS[section][name]
     if name == "llm" or name.endswith("_llm"):
         return "model"
-    return "import" if _only_callables(annotation) else "value"
+    if _only_callables(annotation):
+        return "import"
+    return "value_or_import" if _callable_or_value(annotation) else "value"
+
+
+def _callable_or_value(annotation: Any) -> bool:
+    """A callable or a value that is never text (``bool | Callable``): a string names the callable."""
+    options = [a for a in _alternatives(annotation) if a is not type(None)]
+    return any(callable_annotation(a) for a in options) and str not in options
 
 
 def _only_callables(annotation: Any) -> bool:
     """True when every non-None alternative is a callable or a class: YAML can only name it."""
     options = [a for a in _alternatives(annotation) if a is not type(None)]
-    return bool(options) and all(_is_callable_or_class(a) for a in options)
+    return bool(options) and all(callable_annotation(a) for a in options)
 
 
 def _alternatives(annotation: Any) -> tuple[Any, ...]:
@@ -129,6 +137,7 @@ def _alternatives(annotation: Any) -> tuple[Any, ...]:
     return (annotation,)
 
 
-def _is_callable_or_class(annotation: Any) -> bool:
+def callable_annotation(annotation: Any) -> bool:
+    """Whether ``annotation`` is a callable or a class (YAML names such a value by its import path)."""
     origin = typing.get_origin(annotation) or annotation
     return origin in (collections.abc.Callable, typing.Callable, type)

@@ -8,10 +8,13 @@ Each key's schema follows from how ``crew.config.fields`` says it is written in 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import operator
+import typing
 from typing import Any
 
-from crew.config.fields import FieldSpec, Section, fields_of
+from crew.config.fields import FieldSpec, Section, callable_annotation, fields_of
 from crew.keywords import CREWAI_KEYS
 
 _IMPORT = {"type": "string", "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"}
@@ -87,6 +90,9 @@ def _field(spec: FieldSpec, defs: dict[str, Any]) -> dict[str, Any]:
         schema: dict[str, Any] = json.loads(json.dumps(_MODEL))
     elif spec.kind == "import":
         schema = dict(_IMPORT, description="import path 'module:attr', relative to the crew folder")
+    elif spec.kind == "value_or_import":
+        values = _value_schema(spec, defs, without_callables=True)
+        schema = {"anyOf": [values, _IMPORT], "description": "a value, or 'module:attr' of a function"}
     elif spec.kind == "agent":
         schema = {"type": "string", "description": "the name of an agent under `agents:`"}
     elif spec.kind == "tasks":
@@ -103,12 +109,17 @@ def _field(spec: FieldSpec, defs: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _value_schema(spec: FieldSpec, defs: dict[str, Any]) -> dict[str, Any]:
-    """Pydantic's own schema for the annotation; ``{}`` (anything) when it has none."""
+def _value_schema(spec: FieldSpec, defs: dict[str, Any], *, without_callables: bool = False) -> dict[str, Any]:
+    """Pydantic's own schema for the annotation (its non-callable alternatives, when asked);
+    ``{}`` (anything) when it has none."""
     from pydantic import TypeAdapter
 
+    annotation = spec.annotation
+    if without_callables:
+        options = [a for a in typing.get_args(annotation) if not callable_annotation(a)]
+        annotation = functools.reduce(operator.or_, options)
     try:
-        schema = TypeAdapter(spec.annotation).json_schema(ref_template="#/$defs/{model}")
+        schema = TypeAdapter(annotation).json_schema(ref_template="#/$defs/{model}")
     except Exception:  # noqa: BLE001 - arbitrary Python types have no JSON Schema: accept anything
         return {}
     defs.update(schema.pop("$defs", {}))

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from crew import Agent, Approval, ApprovalRequest, Crew, Task, tool
+from crew.config import load_project
+from crew.errors import ConfigError
 from crew.stream import ApprovalRequested
 from crew.testing import FunctionModel
+from crew.tools import ToolExecutor
 
 DELETED: list[str] = []
 
@@ -184,3 +189,26 @@ async def test_a_batch_kickoff_waiting_for_approval_is_paused_not_done():
     assert all(r.output is not None and r.output.pending_approvals for r in rows)
     assert (status.done, status.paused, status.finished) == (0, 2, 2) and "2 paused" in status.summary()
     assert DELETED == []  # nothing ran without a person's yes
+
+
+def test_a_yaml_tool_takes_a_function_that_decides_per_call(tmp_path):
+    (tmp_path / "tools.py").write_text(
+        "from crew import tool\n\n"
+        "@tool\ndef remove(path: str) -> str:\n    '''Remove a file.'''\n    return f'removed {path}'\n\n"
+        "def outside_tmp(call) -> bool:\n    return not call.args['path'].startswith('/tmp/')\n"
+    )
+    crew_yaml = (
+        "llm: test\ntools:\n  remove: {import: tools:remove, requires_approval: tools:outside_tmp}\n"
+        "agents:\n  ops: {role: Ops, goal: Tidy, tools: [remove]}\n"
+        "tasks:\n  tidy: {description: Tidy, agent: ops}\n"
+    )
+    (tmp_path / "crew.yaml").write_text(crew_yaml)
+    remove = load_project(tmp_path).tools["remove"]
+    executor = ToolExecutor([remove])
+    assert executor.execute({"name": "remove", "args": {"path": "/tmp/a"}}).content == "removed /tmp/a"
+    assert executor.execute({"name": "remove", "args": {"path": "/etc/passwd"}}).pending
+    (tmp_path / "crew.yaml").write_text(crew_yaml.replace("tools:outside_tmp", "tools:outside"))
+    with pytest.raises(ConfigError) as info:
+        load_project(tmp_path)
+    assert "crew.yaml:3: tools.remove.requires_approval:" in "\n".join(info.value.errors)
+    assert "outside" in "\n".join(info.value.errors)
