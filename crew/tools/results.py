@@ -88,42 +88,13 @@ def build_result(
     return result
 
 
-_HIT_GIVEN = frozenset({*_ALWAYS, "cached"})
-
-
 def hit_result(
     content: str, call_id: str, name: str, value: Mapping[str, Any], as_answer: bool, duration: float
 ) -> ToolResult:
     """``build_result`` for a cache hit (a success, cached, not refused) from the stored ``value``."""
-    artifact, raw = value.get("artifact"), value.get("raw")
-    result = _new(ToolResult)
-    _set_dict(
-        result,
-        {
-            "content": content,
-            "tool_call_id": call_id,
-            "name": name,
-            "status": "success",
-            "artifact": artifact,
-            "raw": raw,
-            "result_as_answer": as_answer,
-            "cached": True,
-            "refused": False,
-            "pending": False,
-            "duration": duration,
-        },
+    return build_result(
+        content, call_id, name, "success", value.get("artifact"), value.get("raw"), as_answer, True, False, duration
     )
-    given = set(_HIT_GIVEN)
-    if artifact is not None:
-        given.add("artifact")
-    if raw is not None:
-        given.add("raw")
-    if as_answer:
-        given.add("result_as_answer")
-    _set_fields_set(result, given)
-    _set_extra(result, None)
-    _set_private(result, None)
-    return result
 
 
 def emit_tool_call(
