@@ -56,6 +56,8 @@ _KEY_SHAPES = re.compile(
 
 _SHAPE_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "AKIA", "AIza", "hf_")
 """Every key shape starts with one of these: a substring test (C speed) skips the regex for most texts."""
+_SHORTEST_SHAPE = 15
+"""The fewest characters any key shape matches (``xox?-`` and ten more): a shorter text holds none."""
 
 _lock = threading.Lock()
 _values: set[str] = set()
@@ -118,6 +120,8 @@ def scrub(text: str) -> str:
     pattern = _pattern if _pattern is not None or not _values else _current_pattern()
     if pattern is not None:
         text = pattern.sub(MASK, text)
+    if len(text) < _SHORTEST_SHAPE:  # most tool results of tiny tools: no scan at all
+        return text
     for prefix in _SHAPE_PREFIXES:
         if prefix in text:
             return _KEY_SHAPES.sub(MASK, text)

@@ -19,6 +19,26 @@ def test_registered_values_and_key_shapes_are_replaced():
     assert scrub_data({"k": ["registered-value-0001", 3], "n": None}) == {"k": ["***", 3], "n": None}
 
 
+def test_the_shortest_key_of_every_shape_is_found_alone_and_in_a_text():
+    from crew.secrets import _SHORTEST_SHAPE
+
+    shortest = [
+        "sk-" + "a" * 16,
+        "ghp_" + "a" * 20,
+        "github_pat_" + "a" * 20,
+        "xoxb-" + "a" * 10,
+        "AKIA" + "A" * 16,
+        "AIza" + "a" * 30,
+        "hf_" + "a" * 20,
+    ]
+    for key in shortest:
+        assert scrub(key) == "***", key
+        assert scrub(f"x {key} y") == "x *** y", key
+        assert scrub(key[:-1]) == key[:-1]  # one character short of its shape: not a key
+    # texts shorter than the shortest shape skip the scan: it must really be the shortest
+    assert min(map(len, shortest)) == _SHORTEST_SHAPE
+
+
 def test_secret_looking_headers_and_environment_are_registered(monkeypatch):
     register_headers({"Authorization": "Bearer tok-123456789abc", "X-Trace": "trace-id-visible-1"})
     assert scrub("Bearer tok-123456789abc / tok-123456789abc / trace-id-visible-1") == "*** / *** / trace-id-visible-1"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import sqlite3
 
 _MISS: tuple[bool, Any] = (False, None)
+_ABSENT = object()
 # The C encoder built once: json.dumps(sort_keys=True, separators=(",", ":")) rebuilds it
 # on every call, which would more than double the cost of a cache hit.
 _key_encoder = c_make_encoder(None, to_jsonable_python, encode_basestring, None, ":", ",", True, False, True)
@@ -68,10 +69,8 @@ class InMemoryCache:
         self._data: dict[str, Any] = {}
 
     def get(self, key: str) -> tuple[bool, Any]:
-        try:
-            return True, self._data[key]
-        except KeyError:
-            return _MISS
+        value = self._data.get(key, _ABSENT)  # no KeyError raised and caught on a miss: a third of its cost
+        return _MISS if value is _ABSENT else (True, value)
 
     def set(self, key: str, value: Any) -> None:
         self._data[key] = value

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.dataclasses import dataclass
 from pydantic_core import to_jsonable_python
 
 
@@ -30,20 +32,27 @@ class ToolCall(BaseModel):
     type: Literal["tool_call"] = "tool_call"
 
 
-class ToolResult(BaseModel):
+ToolStatus = Literal["success", "error"]
+
+
+@dataclass(slots=True, config=ConfigDict(arbitrary_types_allowed=True, defer_build=True))
+class ToolResult:
     """What a tool call produced, ready to go back to the model as a tool message.
 
     ``content`` is always text (what the model reads); ``raw`` keeps the Python
     value for callers that want it, and ``artifact`` is the second element of a
     ``content_and_artifact`` tool's return value (never shown to the model).
-    """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True, defer_build=True)
+    A pydantic dataclass with slots, as PydanticAI's message parts are, not a ``BaseModel``:
+    the executor builds one for every call, cache hits included, and setting slots costs a
+    fifth of what a model instance does. Pydantic validates and serialises it wherever it is
+    a field (checkpoints, steps); ``model_dump`` and ``model_dump_json`` are kept for callers.
+    """
 
     content: str
     tool_call_id: str
     name: str
-    status: Literal["success", "error"] = "success"
+    status: ToolStatus = "success"
     artifact: Any = None
     raw: Any = Field(default=None, exclude=True, repr=False)
     result_as_answer: bool = False
@@ -51,6 +60,19 @@ class ToolResult(BaseModel):
     refused: bool = False
     pending: bool = False  # waits for a person's approval: the tool has not run
     duration: float = 0.0
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        """The fields as a dict (``raw`` left out), with pydantic's dump options (``mode="json"``, ``exclude``...)."""
+        return _result_adapter().dump_python(self, **options)
+
+    def model_dump_json(self, **options: Any) -> str:
+        """The fields as JSON text (``raw`` left out), with pydantic's dump options."""
+        return _result_adapter().dump_json(self, **options).decode()
+
+
+@cache
+def _result_adapter() -> TypeAdapter[ToolResult]:
+    return TypeAdapter(ToolResult)
 
 
 class RunContext(BaseModel):

@@ -26,6 +26,7 @@ import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from inspect import isawaitable
+from marshal import dumps
 from time import perf_counter
 from typing import Any
 
@@ -45,13 +46,13 @@ from crew.tools.approval import (
 )
 from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
-from crew.tools.calls import RunContext, ToolCall, ToolResult, read_call
+from crew.tools.calls import RunContext, ToolCall, ToolResult, ToolStatus, read_call
 from crew.tools.definition import known_keys, never_cache
 from crew.tools.limits import UsageCounts, UsageLimits
 from crew.tools.pending import Pending
 from crew.tools.recall import Recall, Seen
 from crew.tools.registry import ToolRegistry, as_tools
-from crew.tools.results import build_result, emit_args_dropped, emit_tool_call, exit_error, hit_result, unknown_tool
+from crew.tools.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool
 from crew.tools.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
 from crew.tools.stats import ToolStats
 from crew.tools.tally import Tally
@@ -95,6 +96,7 @@ class ToolExecutor:
         self._usage = UsageCounts(self._lock)
         self._flight = SingleFlight(self._lock)
         self._recall = Recall()
+        self._seen = self._recall.seen
         self.approver: Approver | None = None
         """Decides calls whose tool ``requires_approval``; None: such calls come back ``pending``."""
         self.decisions: dict[str, Any] = {}
@@ -142,7 +144,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if not isinstance(pending, Pending):  # a plain class: cheaper to test than the pydantic result
+        if isinstance(pending, ToolResult):  # a plain class now: a cheap test
             return pending
         if pending.tool.requires_approval:
             stop = self._approve(pending)
@@ -192,7 +194,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if not isinstance(pending, Pending):  # a plain class: cheaper to test than the pydantic result
+        if isinstance(pending, ToolResult):  # a plain class now: a cheap test
             return pending
         if pending.tool.requires_approval:
             stop = await self._aapprove(pending)
@@ -330,22 +332,28 @@ class ToolExecutor:
             requested, args, call_id = call.name, call.args, call.id
         else:
             requested, args, call_id = read_call(call)
-        found = self._registry.resolve(requested, tools)
+        found = self._registry.lookup.get(requested) if tools is None else None  # the common case, inline
         if found is None:
-            available = self._registry.by_name.values() if tools is None else tools
-            return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
+            found = self._registry.resolve(requested, tools)
+            if found is None:
+                available = self._registry.by_name.values() if tools is None else tools
+                return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
         tool, name = found
         cache = self.cache
         plain = type(args) is dict
-        seen = self._recall.find(tool, name, args) if plain and cache is not None else None
-        if seen is not None:  # these raw arguments were validated before: same arguments, same key
-            key = seen.key
-            hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)  # type: ignore[union-attr]
-            if hit:
-                return self._served(seen, value, call_id, context, start)
-            pending = Pending(tool, name, call_id, dict(seen.args), context, start)
-            pending.key = key
-            return pending
+        if plain and cache is not None:
+            try:  # ``Recall.find`` inlined: this is every repeated call
+                seen = self._seen.get(dumps((id(tool), args), 2))
+            except ValueError:  # a value marshal cannot write exactly: validated below
+                seen = None
+            if seen is not None and seen.tool is tool:  # validated before: same arguments, same key
+                key = seen.key
+                hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
+                if hit:
+                    return self._served(seen, value, call_id, context, start)
+                pending = Pending(tool, name, call_id, dict(seen.args), context, start)
+                pending.key = key
+                return pending
         pending = Pending(tool, name, call_id, args, context, start)
         try:
             pending.args = tool.validate_args(args)
@@ -372,18 +380,22 @@ class ToolExecutor:
         self, seen: Seen, value: Mapping[str, Any], call_id: str, context: RunContext | None, start: float
     ) -> ToolResult:
         """A cache hit of a call seen before: counted, announced and built without the general pipeline."""
-        name = seen.name
-        kept = seen.scrubbed  # ``Seen.content`` inlined for its common case: the text scrubbed already
-        content = kept[2] if kept is not None and kept[0] is value and kept[1] == generation() else seen.content(value)
+        kept = seen.hit
+        if kept is None or kept[0] is not value or kept[1] != generation():
+            kept = seen.remember(value)
         stats = seen.stats
-        with self._lock:  # the counters the Tally keeps for this name
-            stats.calls += 1
-            stats.cache_hits += 1
+        lock = self._lock
+        lock.acquire()  # the counters the Tally keeps for this name; no ``with``: nothing in between raises
+        stats.calls += 1
+        stats.cache_hits += 1
+        lock.release()
         duration = perf_counter() - start
+        name = seen.name
         if bus.enabled("tool.call"):
             run_id = self._run_id(context)
-            emit_tool_call(name, dict(seen.args), "success", True, False, duration, context, run_id, call_id, content)
-        return hit_result(content, call_id, name, value, seen.tool.result_as_answer, duration)
+            emit_tool_call(name, dict(seen.args), "success", True, False, duration, context, run_id, call_id, kept[2])
+        as_answer = seen.tool.result_as_answer
+        return build_result(kept[2], call_id, name, "success", kept[3], kept[4], as_answer, True, False, duration)
 
     def _abandoned(self, pending: Pending) -> None:
         """Count a call that ended without a result (cancelled): ``calls`` counts every call."""
@@ -430,7 +442,7 @@ class ToolExecutor:
         self,
         pending: Pending,
         content: str,
-        status: str,
+        status: ToolStatus,
         *,
         artifact: Any = None,
         raw: Any = None,

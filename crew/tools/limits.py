@@ -38,12 +38,14 @@ class UsageCounts:
                     self._counts[name] = self._counts.get(name, 0) + 1
                 return True
             return False
-        with self._lock:
-            used = self._counts.get(name, 0)
-            if limit is None or used < limit:
-                self._counts[name] = used + 1
-                return True
-        return False
+        lock = self._lock
+        lock.acquire()  # no ``with``: nothing in between raises, and this runs before every tool run
+        used = self._counts.get(name, 0)
+        free = limit is None or used < limit
+        if free:
+            self._counts[name] = used + 1
+        lock.release()
+        return free
 
     def add_locked(self, name: str, runs: int) -> None:
         """Count slots consumed elsewhere; the caller holds the lock (it updates statistics with them)."""

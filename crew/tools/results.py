@@ -6,50 +6,31 @@ call, so they stay cheap (no validation pass, no event built when nobody listens
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from time import perf_counter
 from typing import Any
 
-from pydantic import BaseModel
-
 from crew.events import bus
 from crew.tools.base import BaseTool
-from crew.tools.calls import RunContext, ToolResult
+from crew.tools.calls import RunContext, ToolResult, ToolStatus
 
 __all__ = [
     "build_result",
     "emit_args_dropped",
     "emit_tool_call",
     "exit_error",
-    "hit_result",
     "unknown_tool",
     "unknown_tool_message",
 ]
 
 _new = object.__new__
-# BaseModel's slots, set through their descriptors: a third cheaper than object.__setattr__
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-_ALWAYS = ("content", "tool_call_id", "name", "duration")
-_GIVEN: dict[tuple[bool, ...], frozenset[str]] = {}
-"""``model_fields_set`` by which optional values differ from their defaults, built once each."""
-
-
-def _given(error: bool, artifact: bool, raw: bool, as_answer: bool, cached: bool, refused: bool) -> frozenset[str]:
-    flags = (error, artifact, raw, as_answer, cached, refused)
-    names = zip(("status", "artifact", "raw", "result_as_answer", "cached", "refused"), flags, strict=True)
-    given = _GIVEN[flags] = frozenset(_ALWAYS).union(name for name, flag in names if flag)
-    return given
 
 
 def build_result(
     content: str,
     call_id: str,
     name: str,
-    status: str,
+    status: ToolStatus,
     artifact: Any,
     raw: Any,
     as_answer: bool,
@@ -59,42 +40,22 @@ def build_result(
 ) -> ToolResult:
     """A ToolResult from values the executor made itself (content is text, status a literal).
 
-    Built without a validation pass: on a cache hit, validating them again was a third of
-    the executor's cost. ``model_fields_set`` holds what differs from the defaults, as
-    ``ToolResult(**those)`` would.
+    Its slots are set without a validation pass: on a cache hit, validating them again
+    would cost more than the whole rest of the call.
     """
     result = _new(ToolResult)
-    _set_dict(
-        result,
-        {
-            "content": content,
-            "tool_call_id": call_id,
-            "name": name,
-            "status": status,
-            "artifact": artifact,
-            "raw": raw,
-            "result_as_answer": as_answer,
-            "cached": cached,
-            "refused": refused,
-            "pending": False,  # a call waiting for approval is built elsewhere: it never ran
-            "duration": duration,
-        },
-    )
-    flags = (status != "success", artifact is not None, raw is not None, as_answer, cached, refused)
-    given = _GIVEN.get(flags) or _given(*flags)
-    _set_fields_set(result, set(given))  # the result's own set: pydantic adds to it on assignment
-    _set_extra(result, None)
-    _set_private(result, None)
+    result.content = content
+    result.tool_call_id = call_id
+    result.name = name
+    result.status = status
+    result.artifact = artifact
+    result.raw = raw
+    result.result_as_answer = as_answer
+    result.cached = cached
+    result.refused = refused
+    result.pending = False  # a call waiting for approval is built elsewhere: it never ran
+    result.duration = duration
     return result
-
-
-def hit_result(
-    content: str, call_id: str, name: str, value: Mapping[str, Any], as_answer: bool, duration: float
-) -> ToolResult:
-    """``build_result`` for a cache hit (a success, cached, not refused) from the stored ``value``."""
-    return build_result(
-        content, call_id, name, "success", value.get("artifact"), value.get("raw"), as_answer, True, False, duration
-    )
 
 
 def emit_tool_call(

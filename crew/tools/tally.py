@@ -60,18 +60,18 @@ class Tally:
 
     def count(self, name: str, status: str, cached: bool, refused: bool, seconds: float | None) -> None:
         """A call's outcome: a cache hit, a refusal, or a result (a run when it was timed)."""
-        with self._lock:
-            stats = self._stats.get(name)
-            if stats is None:
-                stats = self._stats[name] = ToolStats()
-            stats.calls += 1
-            if cached:
-                stats.cache_hits += 1
-            elif refused:
-                stats.refused += 1
-            else:
-                if seconds is not None:
-                    stats.runs += 1
-                    stats.run_seconds += seconds
-                if status == "error":
-                    stats.errors += 1
+        stats = self._stats.get(name) or self.of(name)
+        lock = self._lock
+        lock.acquire()  # no ``with``: nothing in between raises, and this runs after every call
+        stats.calls += 1
+        if cached:
+            stats.cache_hits += 1
+        elif refused:
+            stats.refused += 1
+        else:
+            if seconds is not None:
+                stats.runs += 1
+                stats.run_seconds += seconds
+            if status == "error":
+                stats.errors += 1
+        lock.release()

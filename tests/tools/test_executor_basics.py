@@ -450,3 +450,29 @@ def test_nested_model_arguments_work_and_cache():
     assert executor.execute({"name": "norm", "args": {"p": {"x": 3, "y": -4}}}).content == "7"
     assert executor.execute({"name": "norm", "args": {"p": {"y": "-4", "x": 3}}}).cached
     assert len(runs) == 1 and isinstance(runs[0], Point)
+
+
+def test_a_result_dumps_and_loads_as_a_field_and_keeps_its_raw_value_out() -> None:
+    import pickle
+
+    from pydantic import BaseModel
+
+    @tool
+    def pair(n: int) -> dict:
+        """A dict, so raw and content differ."""
+        return {"n": n}
+
+    class Holder(BaseModel):
+        results: dict[str, ToolResult]
+
+    executor = ToolExecutor([pair])
+    result = executor.execute(ToolCall(name="pair", args={"n": 2}, id="call_1"))
+    assert result.raw == {"n": 2} and result.content == '{"n": 2}'
+    dumped = result.model_dump()
+    assert "raw" not in dumped and dumped["tool_call_id"] == "call_1" and dumped["status"] == "success"
+    assert '"raw"' not in result.model_dump_json() and result.model_dump(include={"name"}) == {"name": "pair"}
+    loaded = Holder.model_validate_json(Holder(results={"call_1": result}).model_dump_json()).results["call_1"]
+    assert (loaded.content, loaded.name, loaded.raw, loaded.duration) == (result.content, "pair", None, result.duration)
+    assert pickle.loads(pickle.dumps(result)) == result
+    with pytest.raises(ValueError, match="status"):
+        ToolResult(content="x", tool_call_id="c", name="pair", status="odd")  # type: ignore[arg-type]

@@ -8,10 +8,21 @@ reused. Everything observable must stay what validating again would give.
 from __future__ import annotations
 
 import threading
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from crew.events import bus
 from crew.secrets import register
 from crew.tools import ToolCall, ToolExecutor, tool
+
+
+def _split(value: Any) -> Any:
+    return value.split() if isinstance(value, str) else value
+
+
+Words = Annotated[list[str], BeforeValidator(_split)]
+"""Text validated into a list: a mutable value made from a flat scalar argument."""
 
 
 def test_equal_values_of_different_types_are_never_taken_for_one_another() -> None:
@@ -108,3 +119,76 @@ def test_hits_from_many_threads_are_all_counted() -> None:
     stats = executor.stats["square"]
     assert stats.calls == threads * per_thread
     assert stats.runs == 7 and stats.cache_hits == threads * per_thread - 7
+
+
+def test_arguments_marshal_cannot_write_exactly_are_validated_every_time() -> None:
+    class Text(str):
+        """A str subclass: equal to its text, but not what a model sends."""
+
+    runs: list[str] = []
+
+    @tool
+    def shout(text: str) -> str:
+        """Shout."""
+        runs.append(text)
+        return text.upper()
+
+    executor = ToolExecutor([shout])
+    for args in ({"text": Text("hi")}, {"text": Text("hi")}, {"text": "hi"}, {"text": "hi"}):
+        assert executor.execute({"name": "shout", "args": args}).content == "HI"
+    # one canonical key for all four: the first run is shared, whichever way the arguments came
+    assert runs == ["hi"] and executor.stats["shout"].cache_hits == 3
+    assert len(executor._recall.seen) == 1  # only the plain str arguments were kept
+
+
+def test_nested_and_long_arguments_are_served_from_the_cache_without_being_kept() -> None:
+    @tool
+    def total(values: list[int], label: str = "") -> str:
+        """Sum some numbers."""
+        return f"{label}{sum(values)}"
+
+    executor = ToolExecutor([total])
+    nested = {"values": [1, 2, 3]}
+    long = {"values": [1], "label": "x" * 5000}
+    assert [executor.execute({"name": "total", "args": nested}).content for _ in range(3)] == ["6"] * 3
+    assert [executor.execute({"name": "total", "args": long}).cached for _ in range(3)] == [False, True, True]
+    assert executor._recall.seen == {}  # a list, and a text past the table's byte bound, are never kept
+    assert executor.stats["total"].cache_hits == 4
+
+
+def test_a_validator_that_makes_a_mutable_value_gives_every_run_its_own() -> None:
+    seen: list[list[str]] = []
+
+    @tool
+    def words(text: Words) -> str:
+        """Count words, spoiling the list it was given."""
+        seen.append(list(text))
+        text.append("spoiled")
+        return str(len(text) - 1)
+
+    executor = ToolExecutor([words])
+    call = {"name": "words", "args": {"text": "a b c"}}
+    for _ in range(3):
+        assert executor.execute(call).content == "3"
+        executor.cache.clear()  # type: ignore[union-attr]  # every call runs the tool
+    assert seen == [["a", "b", "c"]] * 3  # never the list a previous run spoiled
+    assert executor._recall.seen == {}
+
+
+def test_the_same_arguments_to_two_tools_are_kept_for_each() -> None:
+    @tool
+    def upper(text: str) -> str:
+        """Upper-case."""
+        return text.upper()
+
+    @tool
+    def lower(text: str) -> str:
+        """Lower-case."""
+        return text.lower()
+
+    executor = ToolExecutor([upper, lower])
+    for _ in range(3):
+        assert executor.execute({"name": "upper", "args": {"text": "Ab"}}).content == "AB"
+        assert executor.execute({"name": "lower", "args": {"text": "Ab"}}).content == "ab"
+    assert len(executor._recall.seen) == 2
+    assert (executor.stats["upper"].cache_hits, executor.stats["lower"].cache_hits) == (2, 2)
