@@ -11,7 +11,16 @@ from typing import Any
 
 from crew.mcp.tool import MCPTool
 
-__all__ = ["Connection", "background_loop", "connection_lost", "describe", "innermost", "list_all", "retrieve"]
+__all__ = [
+    "Connection",
+    "background_loop",
+    "connection_lost",
+    "describe",
+    "innermost",
+    "list_all",
+    "retrieve",
+    "running_background_loop",
+]
 
 _STDERR_TAIL = 2000
 
@@ -27,6 +36,7 @@ class Connection:
         self.task: asyncio.Task[None] | None = None
         self.client: Any = None
         self.tools: list[MCPTool] = []
+        self.users = 0  # opens not given back yet (the server's lock guards it)
         self.started = False  # the handshake and the listing succeeded
         self.dead: str | None = None
         self.stderr: Any = None
@@ -123,3 +133,9 @@ def background_loop() -> asyncio.AbstractEventLoop:
             threading.Thread(target=loop.run_forever, name="crew-mcp", daemon=True).start()
             _loop = loop
         return _loop
+
+
+def running_background_loop() -> asyncio.AbstractEventLoop | None:
+    """The background loop if it was started (and still runs), without starting it."""
+    loop = _loop
+    return loop if loop is not None and not loop.is_closed() else None

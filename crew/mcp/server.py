@@ -5,11 +5,17 @@ does the handshake and lists the tools once; closing stops the process. Opens ar
 counted: a kickoff opens the servers its agents need and closes them when it ends, but a
 server the caller opened (``with server:``), or that another run still uses, stays open.
 
-The connection lives in one asyncio task of its own (the *owner*), on the loop that
+A connection lives in one asyncio task of its own (the *owner*), on the loop that
 opened it, or on a background loop thread for ``with server:`` in sync code. Keeping the
 SDK's task groups inside that task means a server that dies cannot cancel the run that
 uses it; its calls just fail. Calls from the owner's loop go straight to the SDK client;
 calls from any other loop or thread are handed to the owner's loop.
+
+A connection lives no longer than its loop, so runs share one only when it outlives them
+all: runs on one loop share that loop's, and every run shares the one opened from sync
+code (its loop lives as long as the process). A run on a loop of its own (a sync
+``kickoff()`` in a web server's worker thread) otherwise gets a connection of its own:
+sharing the first run's would end with that run's loop, in the middle of the other runs.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from crew.mcp.connection import (
     innermost,
     list_all,
     retrieve,
+    running_background_loop,
 )
 from crew.mcp.tool import MCPTool
 
@@ -109,9 +116,8 @@ class MCPServer:
         self.approve_destructive = bool(approve_destructive)
         self.name = name or self._default_name()
         self._lock = threading.Lock()
-        self._users = 0
-        self._conn: Connection | None = None
-        self._sync_opens = 0
+        self._conns: dict[asyncio.AbstractEventLoop, Connection] = {}
+        """The open connections by the loop that owns each (see the module's docstring)."""
 
     # -- constructors ----------------------------------------------------------------------
 
@@ -182,8 +188,8 @@ class MCPServer:
 
     @property
     def is_open(self) -> bool:
-        conn = self._conn
-        return conn is not None and conn.started and conn.dead is None
+        with self._lock:
+            return any(conn.started and conn.dead is None for conn in self._conns.values())
 
     def __repr__(self) -> str:
         return f"MCPServer.{self.transport}({self.where!r}, name={self.name!r})"
@@ -235,21 +241,24 @@ class MCPServer:
         asyncio.run_coroutine_threadsafe(self.aclose(), background_loop()).result()
 
     async def aopen(self) -> None:
-        """Start the server (or join the connection already open) and list its tools.
+        """Start the server (or join a connection already open) and list its tools.
 
         Raises ``MCPStartupError`` naming the command or URL, with the server's stderr,
         when it cannot start, exits, or does not answer the handshake within ``timeout``.
         """
         sdk.load()  # without the extra: say how to install it, before anything starts
+        loop = asyncio.get_running_loop()
         with self._lock:
-            self._users += 1
-            conn = self._conn
+            for gone in [owner for owner in self._conns if owner.is_closed()]:
+                del self._conns[gone]  # opened on a loop that ended without closing it: nothing runs there
+            conn = self._joinable(loop)
             starting = conn is None
             if conn is None:
-                conn = self._conn = Connection(asyncio.get_running_loop())
+                conn = self._conns[loop] = Connection(loop)
+            conn.users += 1
         try:
             if starting:
-                conn.task = asyncio.get_running_loop().create_task(self._own(conn), name=f"mcp:{self.name}")
+                conn.task = loop.create_task(self._own(conn), name=f"mcp:{self.name}")
                 waiter = asyncio.wrap_future(conn.ready)
                 waiter.add_done_callback(retrieve)  # after a timeout nobody else reads its outcome
                 try:
@@ -261,26 +270,41 @@ class MCPServer:
             else:
                 await asyncio.shield(asyncio.wrap_future(conn.ready))
         except BaseException:
-            await self.aclose()
+            await self._release(conn)
             raise
 
     async def aclose(self) -> None:
+        """Give back the open this loop made; the last one of a connection stops it."""
         with self._lock:
-            if self._users == 0:
-                return
-            self._users -= 1
-            if self._users > 0:
-                return
-            conn, self._conn = self._conn, None
+            conn = self._joinable(asyncio.get_running_loop())
         if conn is not None:
-            await conn.shutdown()
+            await self._release(conn)
+
+    def _joinable(self, loop: asyncio.AbstractEventLoop | None) -> Connection | None:
+        """The connection a caller on ``loop`` uses: its loop's own, else the one opened from sync code."""
+        conn = self._conns.get(loop) if loop is not None else None
+        if conn is None:
+            shared = running_background_loop()
+            conn = self._conns.get(shared) if shared is not None else None
+        return conn
+
+    async def _release(self, conn: Connection) -> None:
+        with self._lock:
+            if conn.users == 0:
+                return
+            conn.users -= 1
+            if conn.users > 0:
+                return
+            if self._conns.get(conn.loop) is conn:
+                del self._conns[conn.loop]
+        await conn.shutdown()
 
     # -- tools ------------------------------------------------------------------------------
 
     @property
     def tools(self) -> list[MCPTool]:
         """The tools listed when the server was opened (after ``prefix`` and ``tool_filter``)."""
-        conn = self._conn
+        conn = self._serving(_running_loop())
         if conn is None or not conn.started:
             raise CrewError(
                 f"MCP server '{self.name}' is not open: use `with server:` / `async with server:`, "
@@ -299,11 +323,8 @@ class MCPServer:
 
     async def acall(self, name: str, arguments: dict[str, Any]) -> Any:
         """Call tool ``name`` (the server's name for it); any failure is a ``ToolException`` naming the server."""
-        conn = self._live()
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
+        running = asyncio.get_running_loop()
+        conn = self._live(running)
         if running is conn.loop:
             return await self._call(conn, name, arguments)
         future = asyncio.run_coroutine_threadsafe(self._call(conn, name, arguments), conn.loop)
@@ -311,19 +332,25 @@ class MCPServer:
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """The sync twin of ``acall``, for sync callers on any thread but the owner loop's."""
-        conn = self._live()
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
+        running = _running_loop()
+        conn = self._live(running)
         if running is conn.loop:
             raise ToolException(
                 f"MCP server '{self.name}': a sync call from its own event loop would block it; use the async path"
             )
         return asyncio.run_coroutine_threadsafe(self._call(conn, name, arguments), conn.loop).result()
 
-    def _live(self) -> Connection:
-        conn = self._conn
+    def _serving(self, loop: asyncio.AbstractEventLoop | None) -> Connection | None:
+        """The connection that serves a caller on ``loop`` (None: a thread with no loop): the one it
+        would join, else any open one (a worker thread of a run reaches its run's connection)."""
+        with self._lock:
+            conn = self._joinable(loop)
+            if conn is None:
+                conn = next((c for c in self._conns.values() if c.started and c.dead is None), None)
+            return conn
+
+    def _live(self, loop: asyncio.AbstractEventLoop | None) -> Connection:
+        conn = self._serving(loop)
         if conn is None or not conn.started:
             raise ToolException(f"MCP server '{self.name}' is not open, so its tools cannot be called")
         if conn.dead is not None:
@@ -452,3 +479,10 @@ def _public_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -246,6 +248,77 @@ def test_concurrent_runs_share_one_connection_and_the_last_one_closes_it() -> No
     crew = Crew(agents=[agent], tasks=[Task(description="Add {n}", expected_output="a sum", agent=agent)])
     outputs = crew.kickoff_for_each([{"n": i} for i in range(4)], concurrency=4)
     assert [o.raw for o in outputs] == ["tool said: 3"] * 4
+    assert len(opened) == 1 and not server.is_open
+
+
+def _counting(server: MCPServer) -> list[int]:
+    """How many connections the server starts (one per owner task)."""
+    opened: list[int] = []
+    original = server._own
+
+    async def counting_own(conn: Any) -> None:
+        opened.append(1)
+        await original(conn)
+
+    server._own = counting_own  # type: ignore[method-assign]
+    return opened
+
+
+def _two_runs_in_threads(server: MCPServer) -> dict[str, str]:
+    """Run A opens the server first and ends first; run B, on a loop of its own in another thread,
+    opens it while A runs and calls its tool only after A's loop has ended."""
+    b_opened, a_done = threading.Event(), threading.Event()
+
+    def model(before: Any = None, wait_for: threading.Event | None = None) -> FunctionModel:
+        def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+            if messages[-1]["role"] == "tool":
+                return f"tool said: {messages[-1]['content']}"
+            if before is not None:
+                before()
+            if wait_for is not None:
+                assert wait_for.wait(30)
+            return [{"name": "add", "args": {"a": 1}}]
+
+        return FunctionModel(reply)
+
+    def kickoff(llm: FunctionModel) -> str:
+        agent = Agent(role="adder", goal="Add", llm=llm, mcp=[server])
+        return Crew(agents=[agent], tasks=[Task(description="Add", expected_output="a sum", agent=agent)]).kickoff().raw
+
+    outputs: dict[str, str] = {}
+
+    def run_a() -> None:
+        outputs["a"] = kickoff(model(wait_for=b_opened))
+        a_done.set()
+
+    def run_b() -> None:
+        outputs["b"] = kickoff(model(before=b_opened.set, wait_for=a_done))
+
+    first = threading.Thread(target=run_a)
+    first.start()
+    time.sleep(0.3)  # A's kickoff has opened the server (its model waits for B)
+    second = threading.Thread(target=run_b)
+    second.start()
+    first.join(60)
+    second.join(60)
+    return outputs
+
+
+def test_a_run_on_another_loop_keeps_its_server_when_the_first_run_ends() -> None:
+    server = MCPServer.in_process(demo_server())
+    opened = _counting(server)
+    outputs = _two_runs_in_threads(server)
+    assert outputs == {"a": "tool said: 3", "b": "tool said: 3"}  # B's call came after A's loop had closed
+    assert len(opened) == 2 and not server.is_open  # a connection per loop, both closed
+
+
+def test_a_server_opened_in_sync_code_is_shared_by_runs_on_every_loop() -> None:
+    server = MCPServer.in_process(demo_server())
+    opened = _counting(server)
+    with server:
+        outputs = _two_runs_in_threads(server)
+        assert server.is_open
+    assert outputs == {"a": "tool said: 3", "b": "tool said: 3"}
     assert len(opened) == 1 and not server.is_open
 
 
