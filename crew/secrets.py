@@ -128,6 +128,16 @@ def scrub(text: str) -> str:
     return text
 
 
+def public_url(url: str) -> str:
+    """``url`` as it may be shown: no user, password, query or fragment (where keys ride along)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
 def scrub_data(value: Any, _depth: int = 0) -> Any:
     """``scrub`` applied to every string inside dicts, lists and tuples (other values kept)."""
     if isinstance(value, str):

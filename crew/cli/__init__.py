@@ -207,6 +207,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--check-servers", action="store_true", help="also start each MCP server and report start-up failures"
     )
+    p.add_argument(
+        "--llm", metavar="MODEL", help="check with this model for every agent, as `kickoff --llm MODEL` would run"
+    )
     p.set_defaults(handler="crew.cli.inspect:validate")
 
     p = command("plot", "draw the task graph (Mermaid on stdout by default)")

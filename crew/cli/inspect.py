@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, count, write_file
+from crew.cli import EXIT_FAILED, EXIT_OK, UsageError, count, write_file
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -15,7 +15,10 @@ def validate(args: argparse.Namespace) -> int:
     from crew.config import load_project
 
     no_import = getattr(args, "no_import", False)
-    project = load_project(args.path, import_code=not no_import)
+    llm = getattr(args, "llm", None)
+    if llm is not None and not llm.strip():
+        raise UsageError("--llm needs a model name (e.g. --llm test, --llm openai/gpt-4o-mini)")
+    project = load_project(args.path, import_code=not no_import, llm=llm)
     for problem in project.warnings:
         print(problem, file=sys.stderr)
     crew = project.crew
@@ -49,8 +52,10 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def _models(crew: Any) -> list[str]:
-    """Each distinct model of the crew with the transport its calls take (``native``, ``litellm``, ``offline``)."""
-    from crew.models.transport import door_of, model_name
+    """Each distinct model of the crew with the transport its calls take (``native``, ``litellm``, ``offline``),
+    and for the native one the server it reaches (from the model's ``api_base`` or the environment)."""
+    from crew.models.transport import door_of, endpoint, model_name
+    from crew.secrets import public_url
 
     specs = [crew.llm, crew.manager_llm]
     for agent in crew.all_agents():
@@ -58,8 +63,13 @@ def _models(crew: Any) -> list[str]:
     shown: dict[str, None] = {}
     for spec in specs:
         door = door_of(spec)
-        if door is not None:
-            shown[f"{model_name(spec)} ({door})"] = None
+        if door is None:
+            continue
+        name = model_name(spec)
+        if door == "native":
+            base = endpoint(name, getattr(spec, "api_base", None), None).base_url
+            door = f"native, {public_url(base)}"
+        shown[f"{name} ({door})"] = None
     return list(shown)
 
 

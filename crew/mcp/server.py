@@ -28,7 +28,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from crew.errors import CrewError, ToolException
 from crew.mcp import sdk
@@ -43,6 +43,7 @@ from crew.mcp.connection import (
     running_background_loop,
 )
 from crew.mcp.tool import MCPTool
+from crew.secrets import public_url
 
 __all__ = ["MCPServer", "MCPStartupError"]
 
@@ -183,7 +184,7 @@ class MCPServer:
         if self.transport == "stdio":
             return shlex.join([self.command or "", *self.args])
         if self.transport in ("http", "sse"):
-            return _public_url(self.url or "")
+            return public_url(self.url or "")
         return f"in-process server {self.name!r}"
 
     @property
@@ -472,13 +473,6 @@ class MCPServer:
         if self.transport in ("http", "sse"):
             return urlsplit(self.url or "").hostname or "server"
         return "in-process"
-
-
-def _public_url(url: str) -> str:
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

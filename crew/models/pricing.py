@@ -21,16 +21,39 @@ _lock = threading.Lock()
 
 
 def price_file() -> Path | None:
-    """Where litellm's price table lies (``find_spec`` locates a package without running it)."""
+    """Where litellm's price table lies."""
+    return litellm_file(_FILE)
+
+
+def litellm_file(name: str) -> Path | None:
+    """A data file inside the installed litellm package (``find_spec`` locates it without running it)."""
     try:
         spec = importlib.util.find_spec("litellm")
     except (ImportError, ValueError):
         return None
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
-        path = Path(folder) / _FILE
+        path = Path(folder) / name
         if path.is_file():
             return path
     return None
+
+
+_PROVIDERS_FILE = "provider_endpoints_support_backup.json"
+_providers: frozenset[str] | None = None
+
+
+def litellm_providers() -> frozenset[str]:
+    """The providers litellm knows (its bundled endpoint table, read once as data); empty when it is absent."""
+    global _providers
+    if _providers is None:
+        path = litellm_file(_PROVIDERS_FILE)
+        try:
+            listed = json.loads(path.read_bytes()).get("providers") if path is not None else None
+        except (OSError, ValueError, AttributeError):
+            listed = None
+        names = listed if isinstance(listed, dict) else {}
+        _providers = frozenset(str(name).split("/")[0].lower() for name in names)
+    return _providers
 
 
 def table() -> dict[str, Any]:

@@ -77,7 +77,17 @@ def choose(model: str, api_base: str | None, transport: Transport = "auto") -> D
         return "native"
     if api_base and provider in _V1_COMPATIBLE and urlsplit(api_base).path.rstrip("/").endswith("/v1"):
         return "native"
+    if api_base and _unknown_to_litellm(provider):
+        return "native"  # ``meta-llama/Llama-3.1-8B`` at a vLLM server: a model id with a slash, not a provider
     return "litellm"
+
+
+def _unknown_to_litellm(provider: str) -> bool:
+    """Whether litellm would refuse ``provider/...`` ("LLM Provider NOT provided"); False when its table is absent."""
+    from crew.models.pricing import litellm_providers
+
+    known = litellm_providers()
+    return bool(known) and provider not in known
 
 
 @dataclass(frozen=True)
@@ -98,8 +108,9 @@ def endpoint(model: str, api_base: str | None, api_key: str | None) -> Endpoint:
     """The LLM's settings, else the environment litellm reads too (``OPENAI_BASE_URL`` / ``OPENAI_API_BASE``,
     ``OPENAI_API_KEY``, ``<PROVIDER>_API_KEY``), so both doors reach the same server with the same key."""
     provider, name = split_provider(model)
-    wire = name if provider in _COMPATIBLE or provider in _V1_COMPATIBLE else model
-    env_keys = [] if provider in (None, "openai") else [f"{provider.upper()}_API_KEY"]
+    compatible = provider in _COMPATIBLE or provider in _V1_COMPATIBLE
+    wire = name if compatible else model  # an unknown prefix is part of the model's id (``meta-llama/...``)
+    env_keys = [f"{provider.upper()}_API_KEY"] if compatible and provider and provider != "openai" else []
     env_keys.append("OPENAI_API_KEY")
     base = api_base
     if base is None and provider in (None, "openai"):

@@ -1,5 +1,6 @@
 """Which door a model takes, where the native one sends it, what it costs, and that it never loads litellm."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -30,6 +31,11 @@ from crew.models.transport import choose, endpoint
         ("anthropic/claude-3-5-haiku-latest", None, "litellm"),
         ("claude-3-5-haiku-latest", None, "litellm"),
         ("gemini/gemini-2.0-flash", None, "litellm"),
+        # a vLLM or TGI server's model id, its slash no provider litellm knows
+        ("meta-llama/Llama-3.1-8B-Instruct", "http://127.0.0.1:8000/v1", "native"),
+        ("Qwen/Qwen2.5-7B-Instruct", "http://127.0.0.1:8000/v1", "native"),
+        ("meta-llama/Llama-3.1-8B-Instruct", None, "litellm"),  # no endpoint: nothing to send it to
+        ("anthropic/claude-3-5-haiku-latest", "https://proxy.example/v1", "litellm"),  # a provider litellm knows
     ],
 )
 def test_auto_picks_native_for_the_openai_protocol_and_litellm_for_the_rest(model, api_base, door):
@@ -66,6 +72,17 @@ def test_endpoint_from_settings_else_the_environment_litellm_reads(monkeypatch):
     assert (groq.wire_model, groq.api_key, groq.key_source) == ("llama3-8b-8192", "gsk-env", "GROQ_API_KEY")
     with pytest.raises(ConfigError, match="needs an api_base for provider 'anthropic'"):
         endpoint("anthropic/claude-3-5-haiku-latest", None, None)
+
+
+def test_a_model_id_with_a_slash_reaches_its_server_whole(openai_server, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    openai_server.enqueue("hello")
+    llm = LLM("meta-llama/Llama-3.1-8B-Instruct", api_base=openai_server.url)
+    assert llm.door == "native" and llm.complete([{"role": "user", "content": "hi"}]).content == "hello"
+    sent = openai_server.requests[-1]
+    assert sent.body["model"] == "meta-llama/Llama-3.1-8B-Instruct"  # the id as the server knows it
+    assert "authorization" not in {k.lower() for k in sent.headers}  # no key asked for, none invented
+    assert endpoint("meta-llama/x", "http://127.0.0.1:1/v1", None).key_source == "OPENAI_API_KEY"
 
 
 def test_prices_come_from_litellms_table_unknown_models_cost_nothing():
@@ -130,19 +147,31 @@ def test_validate_prints_each_models_transport(tmp_path):
           a: {role: A, goal: G, backstory: B}
           b: {role: B, goal: G, backstory: B, llm: {model: anthropic/claude-3-5-haiku-latest}}
           c: {role: C, goal: G, backstory: B, llm: {model: openai/gpt-4o, transport: litellm}}
+          d: {role: D, goal: G, backstory: B, llm: {model: hosted/llama, api_base: "http://127.0.0.1:8000/v1"}}
         tasks:
           t1: {description: d, expected_output: x, agent: a}
           t2: {description: d, expected_output: x, agent: b}
           t3: {description: d, expected_output: x, agent: c}
+          t4: {description: d, expected_output: x, agent: d}
         """)
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "crew", "validate", str(tmp_path)], capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    line = next(line for line in done.stdout.splitlines() if "models:" in line)
-    assert "openai/gpt-4o-mini (native)" in line
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_BASE")}
+    env["OPENAI_BASE_URL"] = "http://someone:s3cret@127.0.0.1:9/v1?api-key=k3y"
+
+    def models(*extra: str) -> str:
+        command = [sys.executable, "-m", "crew", "validate", str(tmp_path), *extra]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 0, done.stderr
+        return next(line for line in done.stdout.splitlines() if "models:" in line)
+
+    line = models()
+    assert "openai/gpt-4o-mini (native, http://127.0.0.1:9/v1)" in line  # the server, never its credentials
+    assert "s3cret" not in line and "k3y" not in line and "someone" not in line
+    assert "hosted/llama (native, http://127.0.0.1:8000/v1)" in line
     assert "anthropic/claude-3-5-haiku-latest (litellm)" in line and "openai/gpt-4o (litellm)" in line
+    # --llm checks what `kickoff --llm` would run: every agent on that model
+    assert models("--llm", "gpt-4o").endswith("models: gpt-4o (native, http://127.0.0.1:9/v1)")
+    assert models("--llm", "test").endswith("models: test (offline)")
 
 
 def test_no_module_imports_the_openai_sdk():
