@@ -64,7 +64,9 @@ def choose(model: str, api_base: str | None, transport: Transport = "auto") -> D
 
     Native: ``openai/<model>``; a bare OpenAI model name; a bare name with an
     ``api_base``; an OpenAI-compatible provider (vLLM, OpenRouter, Groq ...) with an
-    ``api_base``; Ollama with an ``api_base`` ending in ``/v1``. Everything else: litellm.
+    ``api_base``; Ollama with an ``api_base`` ending in ``/v1``; a model litellm cannot
+    route (an id whose slash names no provider it knows, a bare name it does not know)
+    with an ``api_base`` or ``OPENAI_BASE_URL``. Everything else: litellm.
     """
     if transport != "auto":
         return transport
@@ -72,22 +74,35 @@ def choose(model: str, api_base: str | None, transport: Transport = "auto") -> D
     if provider == "openai":
         return "native"
     if provider is None:
-        return "native" if api_base or _BARE_OPENAI.match(model) else "litellm"
+        if api_base or _BARE_OPENAI.match(model):
+            return "native"
+        return "native" if _env_base() and _unknown_model(model) else "litellm"
     if api_base and provider in _COMPATIBLE:
         return "native"
     if api_base and provider in _V1_COMPATIBLE and urlsplit(api_base).path.rstrip("/").endswith("/v1"):
         return "native"
-    if api_base and _unknown_to_litellm(provider):
+    if (api_base or _env_base()) and _unknown_provider(provider):
         return "native"  # ``meta-llama/Llama-3.1-8B`` at a vLLM server: a model id with a slash, not a provider
     return "litellm"
 
 
-def _unknown_to_litellm(provider: str) -> bool:
+def _env_base() -> str | None:
+    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+
+
+def _unknown_provider(provider: str) -> bool:
     """Whether litellm would refuse ``provider/...`` ("LLM Provider NOT provided"); False when its table is absent."""
     from crew.models.pricing import litellm_providers
 
     known = litellm_providers()
     return bool(known) and provider not in known
+
+
+def _unknown_model(model: str) -> bool:
+    """Whether litellm has no route for the bare name (its model table does not list it); False without the table."""
+    from crew.models import pricing
+
+    return bool(pricing.table()) and pricing.model_info(model) is None
 
 
 @dataclass(frozen=True)
@@ -113,8 +128,8 @@ def endpoint(model: str, api_base: str | None, api_key: str | None) -> Endpoint:
     env_keys = [f"{provider.upper()}_API_KEY"] if compatible and provider and provider != "openai" else []
     env_keys.append("OPENAI_API_KEY")
     base = api_base
-    if base is None and provider in (None, "openai"):
-        base = os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE") or OPENAI_BASE_URL
+    if base is None and (provider in (None, "openai") or (not compatible and _unknown_provider(provider))):
+        base = _env_base() or OPENAI_BASE_URL
     if base is None:
         raise ConfigError(
             f"model {model!r}: the native transport needs an api_base for provider {provider!r} "

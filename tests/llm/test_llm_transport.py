@@ -43,6 +43,20 @@ def test_auto_picks_native_for_the_openai_protocol_and_litellm_for_the_rest(mode
     assert LLM(model, api_base=api_base).door == door
 
 
+def test_with_openai_base_url_set_a_model_litellm_cannot_route_goes_native(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")  # `--llm MODEL` at a local server
+    assert choose("meta-llama/Llama-3.1-8B-Instruct", None) == "native"
+    assert choose("my-finetune-nobody-knows", None) == "native"
+    assert endpoint("meta-llama/Llama-3.1-8B-Instruct", None, None).base_url == "http://127.0.0.1:8000/v1"
+    # what litellm routes stays with litellm: a provider it knows, a bare name its table lists
+    assert choose("anthropic/claude-3-5-haiku-latest", None) == "litellm"
+    assert choose("claude-haiku-4-5", None) == "litellm"
+    assert choose("mistral/mistral-large-latest", None) == "litellm"
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    assert choose("meta-llama/Llama-3.1-8B-Instruct", None) == "litellm"  # nowhere to send it natively
+
+
 def test_an_explicit_transport_wins():
     assert LLM("openai/gpt-4o-mini", transport="litellm").door == "litellm"
     assert LLM("hosted_vllm/qwen", transport="native", api_base="http://127.0.0.1:1/v1").door == "native"
