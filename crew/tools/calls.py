@@ -46,7 +46,8 @@ class ToolResult:
     A pydantic dataclass with slots, as PydanticAI's message parts are, not a ``BaseModel``:
     the executor builds one for every call, cache hits included, and setting slots costs a
     fifth of what a model instance does. Pydantic validates and serialises it wherever it is
-    a field (checkpoints, steps); ``model_dump`` and ``model_dump_json`` are kept for callers.
+    a field (checkpoints, steps); ``model_dump``, ``model_dump_json``, ``model_copy`` and
+    ``model_validate(_json)`` are kept for callers written against the model.
     """
 
     content: str
@@ -68,6 +69,23 @@ class ToolResult:
     def model_dump_json(self, **options: Any) -> str:
         """The fields as JSON text (``raw`` left out), with pydantic's dump options."""
         return _result_adapter().dump_json(self, **options).decode()
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> ToolResult:
+        """A copy with ``update`` applied (validated), as ``BaseModel.model_copy`` made one."""
+        import copy
+        import dataclasses
+
+        source = copy.deepcopy(self) if deep else self
+        return dataclasses.replace(source, **dict(update or {}))
+
+    @classmethod
+    def model_validate(cls, data: Any) -> ToolResult:
+        """A result from its dumped form (a dict, or a result as it is)."""
+        return _result_adapter().validate_python(data)
+
+    @classmethod
+    def model_validate_json(cls, text: str | bytes) -> ToolResult:
+        return _result_adapter().validate_json(text)
 
 
 @cache

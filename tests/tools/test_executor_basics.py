@@ -474,5 +474,12 @@ def test_a_result_dumps_and_loads_as_a_field_and_keeps_its_raw_value_out() -> No
     loaded = Holder.model_validate_json(Holder(results={"call_1": result}).model_dump_json()).results["call_1"]
     assert (loaded.content, loaded.name, loaded.raw, loaded.duration) == (result.content, "pair", None, result.duration)
     assert pickle.loads(pickle.dumps(result)) == result
+    assert (
+        ToolResult.model_validate(dumped) == loaded
+        and ToolResult.model_validate_json(result.model_dump_json()) == loaded
+    )
+    edited = result.model_copy(update={"content": "edited"})
+    assert (edited.content, edited.raw, result.content) == ("edited", {"n": 2}, '{"n": 2}')
+    assert result.model_copy(deep=True).raw is not result.raw
     with pytest.raises(ValueError, match="status"):
         ToolResult(content="x", tool_call_id="c", name="pair", status="odd")  # type: ignore[arg-type]
