@@ -122,6 +122,7 @@ class RunScope:
         self._before: list[BeforeCall] = []
         self._after: list[AfterCall] = []
         self._deltas: list[DeltaSink] = []
+        self._relays: list[Callable[[Any], Any]] = []
         self._subscriptions: list[Callable[[], None]] = []
         self._throttled: dict[int, tuple[ChatModel, ChatModel]] = {}
         _announce(self)
@@ -241,6 +242,25 @@ class RunScope:
     def on_delta(self, sink: DeltaSink) -> Callable[[], None]:
         """Stream every model call of the run and hand each text piece to ``sink``; returns its remover."""
         return _add(self._deltas, sink)
+
+    def on_relayed(self, sink: Callable[[Any], Any]) -> Callable[[], None]:
+        """Hand ``sink`` the stream events of this run made in another process (a Ray worker's
+        model turns, text and tool calls); returns its remover. While one is attached, work
+        shipped elsewhere sends those events back as it goes."""
+        return _add(self._relays, sink)
+
+    @property
+    def relayed(self) -> bool:
+        """Whether anyone takes events made elsewhere (so a worker should send them)."""
+        return bool(self._relays)
+
+    async def relay(self, events: Any) -> None:
+        """Give events made elsewhere to every relay sink, in order (a sink may make the sender wait)."""
+        for event in events:
+            for sink in self._relays:
+                pending = sink(event)
+                if pending is not None:
+                    await pending
 
     def stop(self, reason: str) -> None:
         """Refuse every model call from now on (``RunStopped``); calls in flight finish."""

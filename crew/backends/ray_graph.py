@@ -13,7 +13,10 @@ make none. ``output_file`` and callbacks run on the driver, where the user sees 
 from __future__ import annotations
 
 import asyncio
+import queue
+import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +26,7 @@ from crew.backends.remote_events import RECORDED, collected, replay, wanted
 from crew.errors import ConfigError
 from crew.events import Event, bus, scoped
 from crew.scheduler import TaskFailed
+from crew.stream.events import AgentTurnStarted, ToolCallFinished, ToolCallStarted
 from crew.tasks.output import TaskOutput
 from crew.tools.executor import ToolStats
 
@@ -110,8 +114,12 @@ def run_task_on_worker(
     ledger: Any,
     cached: bool,
     types: frozenset[str] = frozenset(),
+    relay: Callable[[Any], None] | None = None,
 ) -> TaskOutcome:
-    """The body of one graph task's Ray task: a TaskRunner of one task, on the run's ledger."""
+    """The body of one graph task's Ray task: a TaskRunner of one task, on the run's ledger.
+
+    ``relay`` gets the task's stream events as they happen (see ``stream_task_on_worker``).
+    """
     from crew.task_runner import TaskRunner
     from crew.tools.executor import ToolExecutor
 
@@ -121,13 +129,85 @@ def run_task_on_worker(
     executor.register(task.tools or ())
     from crew.run_scope import RunScope
 
-    runner = TaskRunner({name: task}, RunScope(run_id=run_id, executor=executor, llm=llm, human_feedback=_accept))
+    scope = RunScope(run_id=run_id, executor=executor, llm=llm, human_feedback=_accept)
+    if relay is not None:
+        from crew.stream.listen import Listener
+
+        Listener(_Relay(relay)).attach(scope)  # the driver makes the task's own events; these it cannot
+    runner = TaskRunner({name: task}, scope)
     with collected(run_id, types, task=name) as events, scoped(run_id=run_id):  # its model calls name the run
         try:
             output = asyncio.run(runner(name, context))
         except TaskFailed as exc:
             return TaskOutcome(output=exc.output, failed=True, stats=executor.stats, events=events)
         return TaskOutcome(output=output, stats=executor.stats, events=events)
+
+
+_RELAYED = (AgentTurnStarted, ToolCallStarted, ToolCallFinished)
+
+
+class _Relay:
+    """Where a worker's stream ``Listener`` writes: what only the worker sees (model turns, text,
+    tool calls) goes to ``send``; the task's start and end the driver announces itself."""
+
+    def __init__(self, send: Callable[[Any], None]) -> None:
+        self.send = send
+
+    def put(self, item: Any) -> None:
+        if isinstance(item, _RELAYED):
+            self.send(item)
+
+    def put_delta(self, item: Any) -> None:
+        self.send(item)
+
+
+_DONE = object()
+
+
+def stream_task_on_worker(
+    task: Any,
+    name: str,
+    context: list[TaskOutput],
+    run_id: str,
+    llm: Any,
+    ledger: Any,
+    cached: bool,
+    types: frozenset[str] = frozenset(),
+) -> Iterator[Any]:
+    """``run_task_on_worker`` as a Ray streaming generator, for a run someone streams: lists of
+    the task's stream events as they happen (a model's text piece by piece), then its ``TaskOutcome``.
+
+    The task runs on a thread of its own; this generator hands over whatever it made since
+    the last batch, so a fast model's many small pieces cost one Ray object per batch.
+    """
+    made: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    ended: list[Any] = []
+
+    def work() -> None:
+        try:
+            ended.append(run_task_on_worker(task, name, context, run_id, llm, ledger, cached, types, made.put))
+        except BaseException as exc:  # noqa: BLE001 - raised below, in the generator Ray runs
+            ended.append(exc)
+        finally:
+            made.put(_DONE)
+
+    threading.Thread(target=work, name=f"crew-task-{name}", daemon=True).start()
+    while True:
+        batch = [made.get()]
+        while True:
+            try:
+                batch.append(made.get_nowait())
+            except queue.Empty:
+                break
+        finished = batch[-1] is _DONE
+        batch = [event for event in batch if event is not _DONE]
+        if batch:
+            yield batch
+        if finished:
+            break
+    if isinstance(ended[0], BaseException):
+        raise ended[0]
+    yield ended[0]
 
 
 class RayTaskRunner:
@@ -175,17 +255,21 @@ class RayTaskRunner:
         task = inner.tasks[name]
         shipped = task.model_copy(update={"callback": None, "output_file": None})
         options = {"max_retries": self.backend.max_retries, "retry_exceptions": False, **self.backend.task_options}
-        ref = (
-            remote(run_task_on_worker)
-            .options(**options)
-            .remote(
-                *(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False),
-                wanted(RECORDED - {"task.start"}),  # the driver says when its task starts
-            )
+        arguments = (
+            *(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False),
+            wanted(RECORDED - {"task.start"}),  # the driver says when its task starts
         )
+        ref = live = None
+        if scope.relayed:  # someone streams the run: the worker sends its events as they happen
+            live = remote(stream_task_on_worker).options(num_returns="streaming", **options).remote(*arguments)
+        else:
+            ref = remote(run_task_on_worker).options(**options).remote(*arguments)
         started = time.time()
         bus.emit("task.start", run_id=scope.run_id, task=name, agent=inner.label(name).get("agent"), backend="ray")
-        outcome: TaskOutcome = await await_ref(ref, what=f"task '{name}'", retries=self.backend.max_retries)
+        if live is not None:
+            outcome = await self._streamed(live, name, scope)
+        else:
+            outcome = await await_ref(ref, what=f"task '{name}'", retries=self.backend.max_retries)
         replay(outcome.events)  # the attempt that came back: its calls are recorded once, here
         scope.executor.add_stats(outcome.stats)
         out = outcome.output
@@ -208,6 +292,24 @@ class RayTaskRunner:
             )
             raise TaskFailed(failed) from exc
         return out if out.started_at else out.model_copy(update={"started_at": started})
+
+    async def _streamed(self, stream: Any, name: str, scope: Any) -> TaskOutcome:
+        """Relay the worker's batches of stream events to the run's stream; the last item is the outcome."""
+        outcome: Any = None
+        while True:
+            try:
+                ref = await anext(stream)
+            except StopAsyncIteration:
+                break
+            except asyncio.CancelledError:
+                load_ray().cancel(stream)
+                raise
+            outcome = await await_ref(ref, what=f"task '{name}'", retries=self.backend.max_retries)
+            if isinstance(outcome, list):
+                await scope.relay(outcome)
+        if not isinstance(outcome, TaskOutcome):
+            raise TypeError(f"task '{name}': the Ray worker's stream ended without the task's outcome")
+        return outcome
 
 
 def task_runner_for(backend: Any, inner: Any, crew: Any) -> Any:

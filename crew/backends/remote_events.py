@@ -5,7 +5,9 @@ progress view, no tracer). So a worker keeps the events of its kickoff or task t
 driver's listeners consume (as plain JSON data, already scrubbed by ``bus.emit``), sends
 them back inside its result, and the driver publishes them on its own bus, where its run
 recorder writes them. A worker that dies takes its list with it: only the attempt whose
-result comes back is replayed, so every call is recorded exactly once.
+result comes back is replayed, so every call is recorded exactly once. A stream of the
+run gets the worker's model turns, text and tool calls as they happen instead
+(``ray_graph.stream_task_on_worker``).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ def portable(event: Event) -> Event:
 
 
 def replay(events: Iterable[Event]) -> None:
-    """Publish a worker's events on this process's bus, in the order they happened."""
+    """Publish a worker's events on this process's bus, in the order they happened, marked
+    ``replayed``: a stream got them live (``RunScope.relay``) and does not take them twice."""
     for event in events:
-        bus.publish(event)
+        bus.publish(event.model_copy(update={"data": {**event.data, "replayed": True}}))

@@ -9,8 +9,8 @@ is what makes the scope ask models to stream. Each becomes a typed event in the 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from crew.stream.events import (
     AgentTurnStarted,
@@ -31,9 +31,8 @@ if TYPE_CHECKING:
     from crew.models.base import ModelDelta
     from crew.models.info import ModelCallInfo
     from crew.run_scope import RunScope
-    from crew.stream.buffer import EventBuffer
 
-__all__ = ["Listener"]
+__all__ = ["Listener", "Sink"]
 
 
 def _run_started(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
@@ -119,10 +118,20 @@ _CONVERTERS: dict[str, Callable[[str, dict[str, Any], float], StreamEvent]] = {
 }
 
 
+class Sink(Protocol):
+    """Where a listener puts events: an ``EventBuffer``, or a Ray worker's relay to its driver."""
+
+    def put(self, item: Any) -> None: ...
+
+    def put_delta(self, item: Any) -> Awaitable[None] | None:
+        """Take a text piece; an awaitable makes the model's stream wait for room."""
+        ...
+
+
 class Listener:
     """Feeds ``buffer`` from the scope it is attached to; ``detach`` stops it."""
 
-    def __init__(self, buffer: EventBuffer) -> None:
+    def __init__(self, buffer: Sink) -> None:
         self.buffer = buffer
         self._removers: list[Callable[[], None]] = []
 
@@ -131,7 +140,7 @@ class Listener:
 
         def on_event(event: Event) -> None:
             convert = _CONVERTERS.get(event.type)
-            if convert is not None:
+            if convert is not None and not event.data.get("replayed"):  # a worker's, relayed as it happened
                 buffer.put(convert(run_id, event.data, event.time))
 
         def on_call(info: ModelCallInfo, _scope: RunScope) -> None:
@@ -147,7 +156,15 @@ class Listener:
             )
             return buffer.put_delta(event)
 
-        self._removers += [scope.subscribe(on_event), scope.before_call(on_call), scope.on_delta(on_delta)]
+        def on_relayed(event: StreamEvent) -> Any:
+            return buffer.put_delta(event) if isinstance(event, TextDelta) else buffer.put(event)
+
+        self._removers += [
+            scope.subscribe(on_event),
+            scope.before_call(on_call),
+            scope.on_delta(on_delta),
+            scope.on_relayed(on_relayed),
+        ]
 
     def detach(self) -> None:
         while self._removers:

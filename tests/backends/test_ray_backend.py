@@ -134,6 +134,47 @@ def test_a_graph_on_ray_with_a_store_records_each_model_and_tool_call_once(tmp_p
     assert [t.output["raw"] for t in detail.tasks] == [o.raw for o in out.tasks_output]
 
 
+@tool
+def pause(seconds: float) -> str:
+    """Wait, then say so."""
+    time.sleep(seconds)
+    return f"waited {seconds}"
+
+
+def test_a_streamed_graph_on_ray_shows_the_workers_turns_text_and_tools_as_they_happen(tmp_path):
+    def reply(messages, tools):
+        if not any(m.get("role") == "tool" for m in messages):
+            return [{"name": "pause", "args": {"seconds": 1.5}}]
+        return "the answer after the pause"
+
+    agent = Agent(role="waiter", goal="g", backstory="b", llm=FunctionModel(reply), tools=[pause])
+    task = Task(name="wait", description="wait", expected_output="x", agent=agent)
+    store = RunStore(tmp_path / "runs.db")
+    crew = Crew(agents=[agent], tasks=[task], process="graph", backend="ray", store=store)
+    received = [(time.monotonic(), event) for event in crew.stream()]
+    kinds = [type(event).__name__ for _, event in received]
+    assert kinds[0] == "RunStarted" and kinds[-1] == "CrewOutput" and kinds.count("TaskFinished") == 1
+    assert kinds.count("AgentTurnStarted") == 2  # the worker's two model turns
+    assert kinds.count("ToolCallStarted") == kinds.count("ToolCallFinished") == 1  # live, never again at the end
+    at = {type(event).__name__: moment for moment, event in reversed(received)}  # each kind's first arrival
+    assert at["TaskFinished"] - at["ToolCallStarted"] >= 1.0  # told while the tool ran, not when the task ended
+    text = "".join(event.text for _, event in received if type(event).__name__ == "TextDelta")
+    assert text == "the answer after the pause" == received[-1][1].raw
+    assert all(event.task == "wait" for _, event in received if type(event).__name__ == "TextDelta")
+    models, tools = call_rows(store, received[-1][1].run_id)  # and the store still has each call once
+    assert len(models) == 2 and len(tools) == 1
+
+
+def test_a_worker_killed_in_a_streamed_graph_is_retried_and_the_stream_ends_with_its_output(tmp_path):
+    marker = tmp_path / "attempts"
+    crew = kit.topic_crew([kit.crash_once], process="graph", backend=ray_backend.RayBackend(max_retries=2))
+    events = list(crew.stream({"topic": f"x marker={marker} end"}))
+    assert marker.read_text() == "2"  # the first worker died in the tool; Ray ran the task again
+    assert "survived after 2 attempts" in events[-1].raw
+    finished = [event for event in events if type(event).__name__ == "ToolCallFinished"]
+    assert [event.result for event in finished] == ["survived after 2 attempts"]  # the dead attempt finished none
+
+
 def test_the_runs_cache_is_shared_by_the_workers():
     crew = graph_crew(kit.ping, cache=True, branches=3, max_concurrency=1)  # one at a time: no race to the cache
     out = crew.kickoff()
