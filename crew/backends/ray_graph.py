@@ -164,18 +164,9 @@ class _Relay:
 _DONE = object()
 
 
-def stream_task_on_worker(
-    task: Any,
-    name: str,
-    context: list[TaskOutput],
-    run_id: str,
-    llm: Any,
-    ledger: Any,
-    cached: bool,
-    types: frozenset[str] = frozenset(),
-) -> Iterator[Any]:
-    """``run_task_on_worker`` as a Ray streaming generator, for a run someone streams: lists of
-    the task's stream events as they happen (a model's text piece by piece), then its ``TaskOutcome``.
+def stream_task_on_worker(*arguments: Any) -> Iterator[Any]:
+    """``run_task_on_worker(*arguments)`` as a Ray streaming generator, for a run someone streams: lists
+    of the task's stream events as they happen (a model's text piece by piece), then its ``TaskOutcome``.
 
     The task runs on a thread of its own; this generator hands over whatever it made since
     the last batch, so a fast model's many small pieces cost one Ray object per batch.
@@ -185,13 +176,13 @@ def stream_task_on_worker(
 
     def work() -> None:
         try:
-            ended.append(run_task_on_worker(task, name, context, run_id, llm, ledger, cached, types, made.put))
+            ended.append(run_task_on_worker(*arguments, relay=made.put))
         except BaseException as exc:  # noqa: BLE001 - raised below, in the generator Ray runs
             ended.append(exc)
         finally:
             made.put(_DONE)
 
-    threading.Thread(target=work, name=f"crew-task-{name}", daemon=True).start()
+    threading.Thread(target=work, name="crew-task", daemon=True).start()
     while True:
         batch = [made.get()]
         while True:
