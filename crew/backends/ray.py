@@ -290,8 +290,18 @@ async def await_ref(ref: Any, *, what: str, retries: int) -> Any:
     except asyncio.CancelledError:
         ray.cancel(ref)
         raise
-    except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError, ray.exceptions.OwnerDiedError) as exc:
-        raise CrewError(
-            f"the Ray worker running this {what} died {retries + 1} time{'s' if retries else ''} "
-            f"(max_retries={retries}): {type(exc).__name__}"
-        ) from None
+    except worker_lost() as exc:
+        raise worker_died(what, retries, exc) from None
+
+
+def worker_lost() -> tuple[type[BaseException], ...]:
+    """The Ray errors of a worker (or its node) that died under a task: what ``max_retries`` retries."""
+    exceptions = load_ray().exceptions
+    return (exceptions.WorkerCrashedError, exceptions.NodeDiedError, exceptions.OwnerDiedError)
+
+
+def worker_died(what: str, retries: int, exc: BaseException) -> CrewError:
+    return CrewError(
+        f"the Ray worker running this {what} died {retries + 1} time{'s' if retries else ''} "
+        f"(max_retries={retries}): {type(exc).__name__}"
+    )

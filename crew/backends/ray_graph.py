@@ -21,7 +21,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crew.backends.ray import RayBackend, await_ref, connect, load_cloudpickle, load_ray, remote
+from crew.backends.ray import (
+    RayBackend,
+    await_ref,
+    connect,
+    load_cloudpickle,
+    load_ray,
+    remote,
+    worker_died,
+    worker_lost,
+)
 from crew.backends.remote_events import RECORDED, collected, replay, wanted
 from crew.errors import ConfigError
 from crew.events import Event, bus, scoped
@@ -250,15 +259,12 @@ class RayTaskRunner:
             *(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False),
             wanted(RECORDED - {"task.start"}),  # the driver says when its task starts
         )
-        ref = live = None
-        if scope.relayed:  # someone streams the run: the worker sends its events as they happen
-            live = remote(stream_task_on_worker).options(num_returns="streaming", **options).remote(*arguments)
-        else:
-            ref = remote(run_task_on_worker).options(**options).remote(*arguments)
+        live = scope.relayed  # someone streams the run: the worker sends its events as they happen
+        ref = None if live else remote(run_task_on_worker).options(**options).remote(*arguments)
         started = time.time()
         bus.emit("task.start", run_id=scope.run_id, task=name, agent=inner.label(name).get("agent"), backend="ray")
-        if live is not None:
-            outcome = await self._streamed(live, name, scope)
+        if live:
+            outcome = await self._streamed(arguments, options, name, scope)
         else:
             outcome = await await_ref(ref, what=f"task '{name}'", retries=self.backend.max_retries)
         replay(outcome.events)  # the attempt that came back: its calls are recorded once, here
@@ -284,20 +290,36 @@ class RayTaskRunner:
             raise TaskFailed(failed) from exc
         return out if out.started_at else out.model_copy(update={"started_at": started})
 
-    async def _streamed(self, stream: Any, name: str, scope: Any) -> TaskOutcome:
-        """Relay the worker's batches of stream events to the run's stream; the last item is the outcome."""
-        outcome: Any = None
-        while True:
+    async def _streamed(
+        self, arguments: tuple[Any, ...], options: dict[str, Any], name: str, scope: Any
+    ) -> TaskOutcome:
+        """The task as a Ray streaming generator, its batches of events relayed to the run's stream.
+
+        A lost worker is retried here, as a new generator, rather than by Ray: Ray's retry of a
+        generator skips as many items as the dead attempt sent, and batches differ from attempt
+        to attempt, so it would drop a live attempt's events (and even its outcome).
+        """
+        retries = options.get("max_retries", 0)
+        generator = remote(stream_task_on_worker).options(**{**options, "max_retries": 0}, num_returns="streaming")
+        for attempt in range(retries + 1):
             try:
-                ref = await anext(stream)
-            except StopAsyncIteration:
-                break
-            except asyncio.CancelledError:
-                load_ray().cancel(stream)
-                raise
-            outcome = await await_ref(ref, what=f"task '{name}'", retries=self.backend.max_retries)
-            if isinstance(outcome, list):
-                await scope.relay(outcome)
+                return await self._relayed(generator.remote(*arguments), name, scope)
+            except worker_lost() as exc:
+                if attempt == retries:
+                    raise worker_died(f"task '{name}'", retries, exc) from None
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    async def _relayed(self, stream: Any, name: str, scope: Any) -> TaskOutcome:
+        """Relay one attempt's batches as they come; its last item is the outcome."""
+        outcome: Any = None
+        try:
+            async for ref in stream:
+                outcome = await ref
+                if isinstance(outcome, list):
+                    await scope.relay(outcome)
+        except asyncio.CancelledError:
+            load_ray().cancel(stream)
+            raise
         if not isinstance(outcome, TaskOutcome):
             raise TypeError(f"task '{name}': the Ray worker's stream ended without the task's outcome")
         return outcome

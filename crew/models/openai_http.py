@@ -21,9 +21,22 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from crew.models import openai_errors
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
 from crew.models.failures import shorten
+from crew.models.openai_errors import (
+    APITimeoutError,
+    InternalServerError,
+    MissingKeyError,
+    ProviderError,
+    aread_body,
+    http_error,
+    read_body,
+    server_message,
+    too_large,
+    transport_error,
+)
 from crew.models.pricing import cost
 from crew.models.retry import MalformedResponse
 from crew.models.transport import Endpoint, endpoint
@@ -40,96 +53,6 @@ _LITELLM_ONLY = frozenset(
     {"drop_params", "num_retries", "max_retries", "custom_llm_provider", "api_version", "litellm_params", "metadata"}
 )
 """Keyword arguments litellm understands and an OpenAI server would reject."""
-
-
-# -- errors: what the retry policy and the user read --------------------------------
-
-
-class ProviderError(Exception):
-    """An HTTP error answer of the server; ``status_code`` and ``headers`` feed the retry policy."""
-
-    def __init__(self, message: str, status_code: int, headers: httpx.Headers | None = None) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.headers = headers
-
-
-class BadRequestError(ProviderError):
-    pass
-
-
-class AuthenticationError(ProviderError):
-    pass
-
-
-class PermissionDeniedError(ProviderError):
-    pass
-
-
-class NotFoundError(ProviderError):
-    pass
-
-
-class RateLimitError(ProviderError):
-    pass
-
-
-class InternalServerError(ProviderError):
-    pass
-
-
-class APIConnectionError(ConnectionError):
-    """The server could not be reached, or the connection broke mid-answer (retried)."""
-
-
-class APITimeoutError(TimeoutError):
-    """An attempt outlived ``LLM.timeout`` (retried)."""
-
-
-class MissingKeyError(Exception):
-    """No API key for OpenAI's own endpoint: refused before sending, never retried."""
-
-
-_KINDS: dict[int, type[ProviderError]] = {
-    400: BadRequestError,
-    401: AuthenticationError,
-    403: PermissionDeniedError,
-    404: NotFoundError,
-    422: BadRequestError,
-    429: RateLimitError,
-}
-
-
-def _http_error(status: int, body: bytes, headers: httpx.Headers, point: Endpoint) -> ProviderError:
-    """The server's own message, with what it means for this call (which key, which model, where)."""
-    message = _server_message(body) or f"HTTP {status}"
-    if status == 401:
-        message += f" (the API key from {point.key_source} was refused by {point.base_url})"
-    elif status == 404:
-        message += f" (model {point.wire_model!r} at {point.base_url})"
-    kind = _KINDS.get(status, InternalServerError if status >= 500 else ProviderError)
-    return kind(message, status, headers)
-
-
-def _server_message(body: bytes) -> str:
-    text = body.decode("utf-8", "replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return shorten(text, 300)
-    if isinstance(data, dict):
-        error = data.get("error", data.get("detail", data.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message") or json.dumps(error)
-        if error is not None:
-            return str(error)
-    return shorten(text, 300)
-
-
-def _transport_error(exc: httpx.TransportError, point: Endpoint) -> Exception:
-    if isinstance(exc, httpx.TimeoutException):
-        return APITimeoutError(f"no answer from {point.base_url} in time ({type(exc).__name__})")
-    return APIConnectionError(f"{point.base_url}: {type(exc).__name__}: {exc}".rstrip(": "))
 
 
 # -- one pooled client per event loop, one for sync calls -------------------------------
@@ -244,7 +167,7 @@ class _Call:
         return Attempts(self.llm.model, self.llm.retry_policy, self.llm.limiter, [self.point.api_key], _refused)
 
     def fail_status(self, response: httpx.Response, body: bytes) -> ProviderError:
-        return _http_error(response.status_code, body, response.headers, self.point)
+        return http_error(response.status_code, body, response.headers, self.point)
 
     def finish(self, reply: dict[str, Any], latency: float, attempts: int) -> LLMResponse:
         return _response(self.llm.model, reply, latency, attempts, self.stream, self.messages)
@@ -301,7 +224,9 @@ def _json_reply(body: bytes) -> dict[str, Any]:
 class _Stream:
     """Server-sent chat-completion chunks joined into one reply (content, tool calls by index, usage)."""
 
-    def __init__(self) -> None:
+    def __init__(self, point: Endpoint) -> None:
+        self.point = point
+        self.size = 0
         self.text: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
@@ -311,6 +236,9 @@ class _Stream:
 
     def feed(self, line: str) -> str | None:
         """One line of the body; returns the text it adds, if any."""
+        self.size += len(line)
+        if self.size > openai_errors.MAX_REPLY_BYTES:  # read there: the limit is the module's, settable
+            raise too_large(self.point)
         if not line.startswith("data:"):
             return None  # blank separators, comments, event: lines
         data = line[5:].strip()
@@ -326,7 +254,7 @@ class _Stream:
         if not isinstance(chunk, dict):
             return None
         if "error" in chunk:
-            raise InternalServerError(_server_message(data.encode()), 500)
+            raise InternalServerError(server_message(data.encode()), 500)
         if chunk.get("usage"):
             self.usage, self.carried = chunk["usage"], True
         added: list[str] = []
@@ -405,17 +333,20 @@ async def _apost(call: _Call) -> dict[str, Any]:
 
     client = await _async_client(call.point.url)
     try:
-        async with asyncio.timeout(call.llm.timeout):  # the whole attempt, not each read
-            response = await client.post(
-                call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
-            )
+        async with (
+            asyncio.timeout(call.llm.timeout),  # the whole attempt, not each read
+            client.stream(
+                "POST", call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
+            ) as response,
+        ):
+            body = await aread_body(response, call.point)
     except TimeoutError:
         raise APITimeoutError(f"no answer from {call.point.base_url} in {call.llm.timeout:g} s") from None
     except httpx.TransportError as exc:
-        raise _transport_error(exc, call.point) from None
+        raise transport_error(exc, call.point) from None
     if response.status_code != 200:
-        raise call.fail_status(response, response.content)
-    return _json_reply(response.content)
+        raise call.fail_status(response, body)
+    return _json_reply(body)
 
 
 async def astream(
@@ -433,19 +364,19 @@ async def astream(
                 "POST", call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
             ) as response:
                 if response.status_code != 200:
-                    raise call.fail_status(response, await response.aread())
+                    raise call.fail_status(response, await aread_body(response, call.point))
                 sse = _is_sse(response)
                 if not sse:  # a server that ignored stream=true: one JSON reply
-                    reply = _json_reply(await response.aread())
+                    reply = _json_reply(await aread_body(response, call.point))
                 else:
-                    stream = _Stream()
+                    stream = _Stream(call.point)
                     async for line in response.aiter_lines():
                         text = stream.feed(line)
                         if text:
                             yield ModelDelta(text=text)
                     reply = stream.reply()
         except httpx.TransportError as exc:
-            raise _transport_error(exc, call.point) from None
+            raise transport_error(exc, call.point) from None
         final = call.finish(reply, this.elapsed(), this.number)
         if not sse and final.content:
             yield ModelDelta(text=final.content)
@@ -472,25 +403,20 @@ def complete(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any
 def _post(call: _Call) -> dict[str, Any]:
     client = _client(call.point.url)
     try:
-        if not call.stream:
-            response = client.post(call.point.url, content=call.content, headers=call.headers, timeout=call.timeout)
-            if response.status_code != 200:
-                raise call.fail_status(response, response.content)
-            return _json_reply(response.content)
         with client.stream(
             "POST", call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
         ) as response:
             if response.status_code != 200:
-                raise call.fail_status(response, response.read())
-            if not _is_sse(response):
-                return _json_reply(response.read())
-            return _read_stream(response.iter_lines())
+                raise call.fail_status(response, read_body(response, call.point))
+            if not call.stream or not _is_sse(response):
+                return _json_reply(read_body(response, call.point))
+            return _read_stream(response.iter_lines(), call.point)
     except httpx.TransportError as exc:
-        raise _transport_error(exc, call.point) from None
+        raise transport_error(exc, call.point) from None
 
 
-def _read_stream(lines: Iterator[str]) -> dict[str, Any]:
-    stream = _Stream()
+def _read_stream(lines: Iterator[str], point: Endpoint) -> dict[str, Any]:
+    stream = _Stream(point)
     for line in lines:
         stream.feed(line)
     return stream.reply()

@@ -30,7 +30,7 @@ from crew import Agent, Crew, Task, tool  # noqa: E402
 from crew.backends import for_each  # noqa: E402
 from crew.backends import ray as ray_backend  # noqa: E402
 from crew.backends.shipping import NotShippableError  # noqa: E402
-from crew.errors import ConfigError  # noqa: E402
+from crew.errors import ConfigError, CrewRunError  # noqa: E402
 from crew.store import RunStore  # noqa: E402
 from crew.testing import FunctionModel  # noqa: E402
 
@@ -173,6 +173,10 @@ def test_a_worker_killed_in_a_streamed_graph_is_retried_and_the_stream_ends_with
     assert "survived after 2 attempts" in events[-1].raw
     finished = [event for event in events if type(event).__name__ == "ToolCallFinished"]
     assert [event.result for event in finished] == ["survived after 2 attempts"]  # the dead attempt finished none
+    marker.unlink()
+    once = kit.topic_crew([kit.crash_once], process="graph", backend=ray_backend.RayBackend(max_retries=0))
+    with pytest.raises(CrewRunError, match=r"the Ray worker running this task 'task_1' died 1 time \(max_retries=0\)"):
+        list(once.stream({"topic": f"x marker={marker} end"}))
 
 
 def test_the_runs_cache_is_shared_by_the_workers():

@@ -260,3 +260,23 @@ async def test_a_dead_endpoint_is_retried_as_a_connection_error(transport):
     )
     with pytest.raises(LLMError, match=r"2 attempt\(s\) \(1 retry spent\).*Connection"):
         await llm.acomplete(MESSAGES)
+
+
+@pytest.mark.parametrize("sync", [False, True], ids=["async", "sync"])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_native_reply_past_the_size_limit_fails_the_call_once(openai_server, monkeypatch, sync, stream):
+    from crew.models import openai_errors
+
+    monkeypatch.setattr(openai_errors, "MAX_REPLY_BYTES", 4096)  # the real limit is 64 MB
+    openai_server.enqueue(Reply.text("x" * 20_000), Reply.text("never asked for"))
+    llm = local_llm(openai_server, "native", stream=stream)
+    with pytest.raises(LLMError, match=r"ReplyTooLargeError: the reply from http://127.0.0.1:\d+/v1 passed"):
+        if sync:
+            complete_sync(llm, MESSAGES)
+        else:
+            await llm.acomplete(MESSAGES)
+    assert len(openai_server.requests) == 1  # cut off, not asked again
+    monkeypatch.setattr(openai_errors, "MAX_REPLY_BYTES", 64 * 1024 * 1024)
+    openai_server.clear()
+    openai_server.enqueue(Reply.text("x" * 20_000))
+    assert (await llm.acomplete(MESSAGES)).content == "x" * 20_000  # under the real limit: whole
