@@ -342,7 +342,7 @@ class ToolExecutor:
         cache = self.cache
         plain = type(args) is dict
         if plain and cache is not None:
-            try:  # ``Recall.find`` inlined: this is every repeated call
+            try:  # ``recall.raw_key`` inlined: this is every repeated call
                 seen = self._seen.get(dumps((id(tool), args), 2))
             except ValueError:  # a value marshal cannot write exactly: validated below
                 seen = None

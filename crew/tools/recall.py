@@ -85,11 +85,6 @@ class Recall:
         self.seen: dict[bytes, Seen] = {}
         """Raw key (``raw_key``) -> what validating those arguments gave; read directly on the hot path."""
 
-    def find(self, tool: BaseTool, args: dict[str, Any]) -> Seen | None:
-        key = raw_key(tool, args)
-        seen = None if key is None else self.seen.get(key)
-        return seen if seen is not None and seen.tool is tool else None  # ``tool is``: an id reused
-
     def keep(
         self, tool: BaseTool, name: str, raw: dict[str, Any], args: dict[str, Any], key: str, stats: ToolStats
     ) -> None:

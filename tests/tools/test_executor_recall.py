@@ -24,6 +24,17 @@ def _split(value: Any) -> Any:
 Words = Annotated[list[str], BeforeValidator(_split)]
 """Text validated into a list: a mutable value made from a flat scalar argument."""
 
+VALIDATED: list[str] = []
+
+
+def _counted(value: Any) -> Any:
+    VALIDATED.append(value)
+    return value
+
+
+Counted = Annotated[str, BeforeValidator(_counted)]
+"""A text whose validations are counted."""
+
 
 def test_equal_values_of_different_types_are_never_taken_for_one_another() -> None:
     @tool
@@ -192,3 +203,19 @@ def test_the_same_arguments_to_two_tools_are_kept_for_each() -> None:
         assert executor.execute({"name": "lower", "args": {"text": "Ab"}}).content == "ab"
     assert len(executor._recall.seen) == 2
     assert (executor.stats["upper"].cache_hits, executor.stats["lower"].cache_hits) == (2, 2)
+
+
+def test_a_repeated_call_is_served_without_validating_again() -> None:
+    @tool
+    def echo(text: Counted) -> str:
+        """Say it back."""
+        return text
+
+    VALIDATED.clear()
+    executor = ToolExecutor([echo])
+    results = [executor.execute({"name": "echo", "args": {"text": "hi"}}) for _ in range(4)]
+    assert [r.content for r in results] == ["hi"] * 4 and [r.cached for r in results] == [False, True, True, True]
+    assert VALIDATED == ["hi"]  # validated once; the hits were recalled by their raw arguments
+    executor.cache.clear()  # type: ignore[union-attr]
+    assert executor.execute({"name": "echo", "args": {"text": "hi"}}).cached is False
+    assert VALIDATED == ["hi"]  # a recalled miss runs with the arguments validated the first time
