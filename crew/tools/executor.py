@@ -144,7 +144,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from sync code; a sync tool runs inline in this thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):  # a plain class now: a cheap test
+        if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
             return pending
         if pending.tool.requires_approval:
             stop = self._approve(pending)
@@ -194,7 +194,7 @@ class ToolExecutor:
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):  # a plain class now: a cheap test
+        if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
             return pending
         if pending.tool.requires_approval:
             stop = await self._aapprove(pending)
