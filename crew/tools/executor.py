@@ -180,10 +180,7 @@ class ToolExecutor:
                 return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
         except BaseException:
-            if not pending.counted:
-                self._abandoned(pending)
-                if pending.leading:
-                    pending.shared = LEADER_GONE
+            self._unwound(pending)
             raise
         finally:
             if pending.leading:
@@ -227,11 +224,8 @@ class ToolExecutor:
             except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
                 return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
             return self._succeeded(pending, raw, perf_counter() - started)
-        except BaseException:  # cancelled (its task timed out): hand the lead to a waiter
-            if not pending.counted:
-                self._abandoned(pending)
-                if pending.leading:
-                    pending.shared = LEADER_GONE
+        except BaseException:  # cancelled (its task timed out)
+            self._unwound(pending)
             raise
         finally:
             if pending.leading:
@@ -396,6 +390,14 @@ class ToolExecutor:
             emit_tool_call(name, dict(seen.args), "success", True, False, duration, context, run_id, call_id, kept[2])
         as_answer = seen.tool.result_as_answer
         return build_result(kept[2], call_id, name, "success", kept[3], kept[4], as_answer, True, False, duration)
+
+    def _unwound(self, pending: Pending) -> None:
+        """A call left by an exception (cancelled, interrupted) before it was counted: it counts
+        as abandoned, and the waiters of a leader that is gone get the lead (``LEADER_GONE``)."""
+        if not pending.counted:
+            self._abandoned(pending)
+            if pending.leading:
+                pending.shared = LEADER_GONE
 
     def _abandoned(self, pending: Pending) -> None:
         """Count a call that ended without a result (cancelled): ``calls`` counts every call."""
