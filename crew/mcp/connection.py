@@ -9,6 +9,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
+from crew.blocking import running_loop
 from crew.mcp.tool import MCPTool
 
 __all__ = [
@@ -50,11 +51,7 @@ class Connection:
             if not self.ready.done() and self.task is not None:
                 self.task.cancel()  # stuck in the handshake: cancelling is the only way out
 
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self.loop:
+        if running_loop() is self.loop:
             stop()
         else:
             try:

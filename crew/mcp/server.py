@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from crew.blocking import running_loop
 from crew.errors import CrewError, ToolException
 from crew.mcp import sdk
 from crew.mcp.connection import (
@@ -305,7 +306,7 @@ class MCPServer:
     @property
     def tools(self) -> list[MCPTool]:
         """The tools listed when the server was opened (after ``prefix`` and ``tool_filter``)."""
-        conn = self._serving(_running_loop())
+        conn = self._serving(running_loop())
         if conn is None or not conn.started:
             raise CrewError(
                 f"MCP server '{self.name}' is not open: use `with server:` / `async with server:`, "
@@ -333,7 +334,7 @@ class MCPServer:
 
     def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """The sync twin of ``acall``, for sync callers on any thread but the owner loop's."""
-        running = _running_loop()
+        running = running_loop()
         conn = self._live(running)
         if running is conn.loop:
             raise ToolException(
@@ -473,10 +474,3 @@ class MCPServer:
         if self.transport in ("http", "sse"):
             return urlsplit(self.url or "").hostname or "server"
         return "in-process"
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None

@@ -22,7 +22,6 @@ call of a cacheable tool skips validation and is served without the general pipe
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from inspect import isawaitable
@@ -30,7 +29,7 @@ from marshal import dumps
 from time import perf_counter
 from typing import Any
 
-from crew.blocking import run_blocking
+from crew.blocking import run_blocking, running_loop
 from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.secrets import generation, scrub
@@ -60,13 +59,6 @@ from crew.tools.tally import Tally
 __all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 
 Call = ToolCall | Mapping[str, Any]
-
-
-def _running_loop() -> Any:
-    """This thread's running loop, if any. No loop runs before asyncio is imported, and
-    importing it here would cost every ``import crew`` ~40 ms (``crew validate`` needs none)."""
-    aio = sys.modules.get("asyncio")
-    return None if aio is None else aio.events._get_running_loop()
 
 
 class ToolExecutor:
@@ -154,7 +146,7 @@ class ToolExecutor:
             waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
             # Blocking on a leader that may be a task of the loop running in this very
             # thread would deadlock; such a caller runs the tool itself instead.
-            if waiting is None or not (waiting.done() or _running_loop() is None):
+            if waiting is None or not (waiting.done() or running_loop() is None):
                 break
             shared = waiting.result()
             if shared is LEADER_GONE:
