@@ -301,13 +301,14 @@ class RayTaskRunner:
         """
         retries = options.get("max_retries", 0)
         generator = remote(stream_task_on_worker).options(**{**options, "max_retries": 0}, num_returns="streaming")
-        for attempt in range(retries + 1):
+        lost: BaseException | None = None
+        for _ in range(retries + 1):
             try:
                 return await self._relayed(generator.remote(*arguments), name, scope)
             except worker_lost() as exc:
-                if attempt == retries:
-                    raise worker_died(f"task '{name}'", retries, exc) from None
-        raise AssertionError("unreachable")  # the loop returns or raises
+                lost = exc
+        assert lost is not None  # the loop ran at least once, and every pass that did not return lost a worker
+        raise worker_died(f"task '{name}'", retries, lost) from None
 
     async def _relayed(self, stream: Any, name: str, scope: Any) -> TaskOutcome:
         """Relay one attempt's batches as they come; its last item is the outcome."""
