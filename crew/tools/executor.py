@@ -46,7 +46,7 @@ from crew.tools.approval import (
 from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, ToolStatus, read_call
-from crew.tools.definition import known_keys, never_cache
+from crew.tools.definition import always_cache, known_keys, never_cache
 from crew.tools.limits import UsageCounts, UsageLimits
 from crew.tools.pending import Pending
 from crew.tools.recall import Recall, Seen
@@ -407,10 +407,16 @@ class ToolExecutor:
             return self._failed(pending, exc, seconds)
         key = pending.key
         if key is not None:
-            name, context = pending.name, pending.context
-            if cache_guard.worth_storing(pending.tool, name, pending.args, raw, context, self.run_id):
+            tool, name, context = pending.tool, pending.name, pending.context
+            if tool.cache_function is always_cache or cache_guard.worth_storing(
+                tool, name, pending.args, raw, context, self.run_id
+            ):
                 value = {"content": content, "artifact": artifact, "raw": raw}
-                cache_guard.store(self.cache, key, value, name, context, self.run_id)  # type: ignore[arg-type]
+                cache = self.cache
+                if type(cache) is InMemoryCache:  # a dict store, which cannot fail
+                    cache.set(key, value)
+                else:
+                    cache_guard.store(cache, key, value, name, context, self.run_id)  # type: ignore[arg-type]
                 pending.shared = value
         return self._finish(pending, content, "success", artifact=artifact, raw=raw, seconds=seconds)
 

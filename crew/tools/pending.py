@@ -50,7 +50,7 @@ class Pending:
 
     def tool_context(self, run_id: str | None) -> RunContext | None:
         """The RunContext the tool receives: built only for tools that ask for one (``run_id``: the executor's)."""
-        if not self.tool.injected_params:
+        if not self.tool.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript] - ``injected_params`` without its frame
             return self.context
         update: dict[str, Any] = {"run_id": (self.context.run_id if self.context is not None else None) or run_id}
         update["tool_call_id"] = self.call_id

@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from crew.tools import cache_guard
+from crew.tools.cache import InMemoryCache
 
 if TYPE_CHECKING:
     from crew.tools.cache import CacheBackend
@@ -42,18 +43,27 @@ class SingleFlight:
         ``cache`` is read again once the lead is taken (``run_id``: the executor's, for its error event).
         """
         key: str = pending.key  # type: ignore[assignment]
-        with self._lock:
-            leader = self._inflight.get(key)
-            if leader is not None:
+        lock = self._lock
+        lock.acquire()  # no ``with``: this runs on every cache miss, and only the Future below may raise
+        leader = self._inflight.get(key)
+        if leader is not None:
+            try:
                 if leader.waiters is None:
                     leader.waiters = Future()
                     leader.waiters.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
                 return leader.waiters
-            self._inflight[key] = pending
-            pending.leading = True
+            finally:
+                lock.release()
+        self._inflight[key] = pending
+        pending.leading = True
+        lock.release()
         # The previous leader may have stored its result between our cache lookup and
         # our taking the lead: look again so that result is never computed twice.
-        hit, value = cache_guard.read(cache, key, pending.name, pending.context, run_id)
+        hit, value = (
+            cache.get(key)
+            if type(cache) is InMemoryCache
+            else cache_guard.read(cache, key, pending.name, pending.context, run_id)
+        )
         if not hit:
             return None
         pending.shared = value
@@ -65,8 +75,10 @@ class SingleFlight:
     def release(self, pending: Pending) -> None:
         """Hand the stored value (or the news that nothing was stored) to the waiters."""
         pending.leading = False
-        with self._lock:
-            del self._inflight[pending.key]  # type: ignore[arg-type]
-            waiters = pending.waiters
+        lock = self._lock
+        lock.acquire()  # no ``with``: nothing in between raises (the key is ours while we lead)
+        del self._inflight[pending.key]  # type: ignore[arg-type]
+        waiters = pending.waiters
+        lock.release()
         if waiters is not None:
             waiters.set_result(pending.shared)
