@@ -349,6 +349,21 @@ def write_file(path: str, text: str, *, option: str = "-o") -> None:
         raise UsageError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
 
 
+def llm_option(value: str | None) -> str | None:
+    """``--llm`` checked before anything loads: a name with nothing after its provider is refused here."""
+    if value is None:
+        return None
+    from crew.models.transport import model_name_problem
+
+    example = "(e.g. --llm test, --llm openai/gpt-4o-mini)"
+    if not value.strip():
+        raise UsageError(f"--llm needs a model name {example}")
+    problem = model_name_problem(value)
+    if problem is not None:
+        raise UsageError(f"--llm {value!r}: {problem} {example}")
+    return value
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """``1 task``, ``2 tasks``."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, UsageError, count, write_file
+from crew.cli import EXIT_FAILED, EXIT_OK, count, llm_option, write_file
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -16,8 +16,7 @@ def validate(args: argparse.Namespace) -> int:
 
     no_import = getattr(args, "no_import", False)
     llm = getattr(args, "llm", None)
-    if llm is not None and not llm.strip():
-        raise UsageError("--llm needs a model name (e.g. --llm test, --llm openai/gpt-4o-mini)")
+    llm = llm_option(llm)
     project = load_project(args.path, import_code=not no_import, llm=llm)
     for problem in project.warnings:
         print(problem, file=sys.stderr)

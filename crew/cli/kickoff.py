@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, UsageError, interrupt_code, interrupt_word
+from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, UsageError, interrupt_code, interrupt_word, llm_option
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,8 +68,7 @@ def load(path: str | Path, given: dict[str, Any], *, llm: str | None, out: str |
 def _project(path: str | Path, *, llm: str | None, out: str | None) -> Any:
     from crew.config import load_project
 
-    if llm is not None and not llm.strip():
-        raise UsageError("--llm needs a model name (e.g. --llm test, --llm openai/gpt-4o-mini)")
+    llm = llm_option(llm)
     if out and Path(out).exists() and not Path(out).is_dir():
         raise UsageError(f"--out {out}: not a folder")
     project = load_project(path, llm=llm, out_dir=out, require_model=True)

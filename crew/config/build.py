@@ -21,6 +21,7 @@ from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
 from crew.config.servers import server_list
 from crew.keywords import CREWAI_KEYS, did_you_mean
+from crew.models.transport import model_name_problem
 
 # Which texts take {placeholders}: the fields the models fill at kickoff.
 TEMPLATED: dict[Section, tuple[str, ...]] = {
@@ -197,6 +198,10 @@ class Builder:
     def model_value(self, entry: Entry, key: str, value: Any) -> tuple[bool, Any]:
         """A model name stays a string (the agent resolves it lazily); a mapping becomes an LLM."""
         if value is None or isinstance(value, str):
+            problem = model_name_problem(value) if value else None
+            if problem is not None:
+                self.error(entry, key, f"{problem} (e.g. 'openai/gpt-4o-mini', or 'test' offline)")
+                return False, None
             return True, value or None
         if isinstance(value, YamlMap):
             from pydantic import ValidationError

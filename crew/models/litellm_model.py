@@ -20,13 +20,13 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator
 
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
-from crew.models.transport import Door, Transport, choose
+from crew.models.transport import Door, Transport, choose, model_name_problem
 from crew.secrets import register as register_secret
 from crew.secrets import register_headers
 from crew.usage import Usage
@@ -128,6 +128,14 @@ class LLM(BaseModel):
         if model is not None:
             data["model"] = model
         super().__init__(**data)
+
+    @field_validator("model")
+    @classmethod
+    def _names_a_model(cls, value: str) -> str:
+        problem = model_name_problem(value)
+        if problem is not None:
+            raise ValueError(f"{problem} (e.g. 'openai/gpt-4o-mini')")
+        return value
 
     def __repr__(self) -> str:  # the key never shows, not even masked
         return f"LLM(model={self.model!r})"

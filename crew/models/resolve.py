@@ -5,6 +5,7 @@ from __future__ import annotations
 from crew.errors import ConfigError
 from crew.models.base import ChatModel
 from crew.models.litellm_model import LLM
+from crew.models.transport import model_name_problem
 
 
 def as_chat_model(value: str | ChatModel | None, default: str | ChatModel | None = None) -> ChatModel:
@@ -26,8 +27,9 @@ def as_chat_model(value: str | ChatModel | None, default: str | ChatModel | None
             from crew.testing import TestModel
 
             return TestModel()
-        if not name:
-            raise ConfigError("the model name is empty: give a litellm model string such as 'openai/gpt-4o-mini'")
+        problem = model_name_problem(name)
+        if problem is not None:
+            raise ConfigError(f"{problem}: give a model string such as 'openai/gpt-4o-mini'")
         return LLM(name)
     if isinstance(value, ChatModel):
         return value

@@ -59,6 +59,20 @@ def split_provider(model: str) -> tuple[str | None, str]:
     return None, model
 
 
+def model_name_problem(name: str) -> str | None:
+    """What is wrong with a model name, said before anything runs; None when nothing is.
+
+    ``openai/`` or ``/gpt-4o`` would otherwise fail only at the first call, on every task,
+    as a provider's confusing credentials or routing error.
+    """
+    provider, slash, rest = name.strip().partition("/")
+    if not provider:
+        return "the model name is empty" if not slash else f"model {name!r} has no provider before '/'"
+    if slash and not rest.strip("/ "):
+        return f"model {name!r} names the provider {provider!r} but no model after it: write '{provider}/<model>'"
+    return None
+
+
 def choose(model: str, api_base: str | None, transport: Transport = "auto") -> Door:
     """The door ``auto`` picks, or the one asked for.
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -370,6 +371,28 @@ def test_a_blank_llm_option_is_a_usage_error(value):
     done = run_crew("kickoff", str(REPO / "examples" / "trip_planner"), "--llm", value, "-q")
     assert done.returncode == 2
     assert "--llm needs a model name" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["openai/", "/gpt-4o", "openai//"])
+def test_an_llm_option_without_a_model_or_provider_is_a_usage_error(value):
+    """`--llm openai/` passed validate and then failed every task with litellm's credentials error."""
+    for command in ("validate", "kickoff"):
+        done = run_crew(command, str(REPO / "examples" / "trip_planner"), "--llm", value)
+        assert done.returncode == 2, (command, done.stderr)
+        assert f"--llm {value!r}: model {value!r}" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_yaml_model_without_a_model_after_its_provider_is_located(tmp_path):
+    folder = tmp_path / "trip"
+    shutil.copytree(REPO / "examples" / "trip_planner", folder)
+    crew_file = folder / "crew.yaml"
+    lines = crew_file.read_text().splitlines()
+    number = next(i for i, line in enumerate(lines) if line.startswith("llm:"))
+    lines[number] = "llm: anthropic/"
+    crew_file.write_text("\n".join(lines) + "\n")
+    done = run_crew("validate", str(folder))
+    assert done.returncode == 2
+    assert f"crew.yaml:{number + 1}: llm: model 'anthropic/' names the provider 'anthropic' but no model" in done.stderr
 
 
 # -- also decided: untrusted folders ---------------------------------------------------------------------

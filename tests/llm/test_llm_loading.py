@@ -72,6 +72,17 @@ def test_as_chat_model_errors_say_what_to_do():
         as_chat_model("  ")
     with pytest.raises(ConfigError, match="not int"):
         as_chat_model(42)
+    with pytest.raises(ConfigError, match="names the provider 'openai' but no model after it"):
+        as_chat_model("openai/")
+    with pytest.raises(ConfigError, match="no provider before '/'"):
+        as_chat_model("/gpt-4o")
+
+
+def test_an_llm_needs_a_model_after_its_provider():
+    """``LLM("openai/")`` would fail only at its first call, with the provider's credentials error."""
+    with pytest.raises(ValueError, match="names the provider 'ollama' but no model"):
+        LLM("ollama/")
+    assert LLM("openrouter/meta-llama/llama-3.1-8b").model == "openrouter/meta-llama/llama-3.1-8b"
 
 
 def test_llm_settings_are_validated_with_clear_errors():
