@@ -104,13 +104,15 @@ class ToolExecutor:
 
         Agents may hold distinct instances of one tool: they share the name's
         statistics, usage count and cache entries, and a call made with ``tools=``
-        runs the caller's own instance.
+        runs the caller's own instance. A different tool under a taken name (another
+        agent's unrelated ``search``) is counted and cached apart, as ``search#2``.
         """
         tools = as_tools(tools)
         with self._lock:
             for tool in tools:
-                if self._registry.add(tool):
-                    self._tally.add_locked(tool.tool_name)
+                scope = self._registry.add(tool)
+                if scope is not None:
+                    self._tally.add_locked(scope)
 
     @property
     def tools(self) -> list[BaseTool]:
@@ -155,7 +157,7 @@ class ToolExecutor:
                 return self._hit(pending, shared)
             break
         try:
-            if not self._usage.claim(pending.name, pending.tool.max_usage_count, self.limits):
+            if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
                 return self._refused(pending)
             started = perf_counter()
             try:
@@ -206,7 +208,7 @@ class ToolExecutor:
                 return self._hit(pending, shared)
             break
         try:
-            if not self._usage.claim(pending.name, pending.tool.max_usage_count, self.limits):
+            if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
                 return self._refused(pending)
             started = perf_counter()
             try:
@@ -324,7 +326,7 @@ class ToolExecutor:
             if found is None:
                 available = self._registry.by_name.values() if tools is None else tools
                 return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
-        tool, name = found
+        tool, name, scope = found
         cache = self.cache
         plain = type(args) is dict
         if plain and cache is not None:
@@ -337,10 +339,10 @@ class ToolExecutor:
                 hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
                 if hit:
                     return self._served(seen, value, call_id, context, start)
-                pending = Pending(tool, name, call_id, dict(seen.args), context, start)
+                pending = Pending(tool, name, scope, call_id, dict(seen.args), context, start)
                 pending.key = key
                 return pending
-        pending = Pending(tool, name, call_id, args, context, start)
+        pending = Pending(tool, name, scope, call_id, args, context, start)
         try:
             pending.args = tool.validate_args(args)
         except ToolArgumentsError as exc:
@@ -350,10 +352,10 @@ class ToolExecutor:
         if dropped and bus.enabled("tool.args_dropped"):
             emit_args_dropped(name, dropped, context, self._run_id(context))
         if cache is not None and tool.cache_function is not never_cache:
-            pending.key = key = cache_key(name, pending.args, tool.injected_params)
+            pending.key = key = cache_key(scope, pending.args, tool.injected_params)
             if key is not None:
                 if plain and not dropped:
-                    self._recall.keep(tool, name, args, dict(pending.args), key, self._tally.of(name))
+                    self._recall.keep(tool, name, args, dict(pending.args), key, self._tally.of(scope))
                 hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
                 if hit:
                     return self._hit(pending, value)
@@ -394,7 +396,7 @@ class ToolExecutor:
     def _abandoned(self, pending: Pending) -> None:
         """Count a call that ended without a result (cancelled): ``calls`` counts every call."""
         pending.counted = True
-        self._tally.abandoned(pending.name)
+        self._tally.abandoned(pending.scope)
 
     def _refused(self, pending: Pending) -> ToolResult:
         """No usage slot left: the tool's limit message, counted as refused."""
@@ -453,7 +455,7 @@ class ToolExecutor:
         """Count the outcome, announce it and build the result the model reads."""
         pending.counted = True
         content = scrub(content)  # an observation goes to a model: no secret in it
-        self._tally.count(pending.name, status, cached, refused, seconds)
+        self._tally.count(pending.scope, status, cached, refused, seconds)
         duration = perf_counter() - pending.start
         if bus.enabled("tool.call"):
             context = pending.context

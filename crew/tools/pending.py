@@ -27,6 +27,7 @@ class Pending:
         "key",
         "leading",
         "name",
+        "scope",
         "shared",
         "start",
         "tool",
@@ -34,10 +35,18 @@ class Pending:
     )
 
     def __init__(
-        self, tool: BaseTool, name: str, call_id: str, args: dict[str, Any], context: RunContext | None, start: float
+        self,
+        tool: BaseTool,
+        name: str,
+        scope: str,
+        call_id: str,
+        args: dict[str, Any],
+        context: RunContext | None,
+        start: float,
     ) -> None:
         self.tool = tool
-        self.name = name
+        self.name = name  # what the model called it: results and events carry it
+        self.scope = scope  # what its cache entries, usage and statistics are kept under (``ToolRegistry``)
         self.call_id = call_id
         self.args = args
         self.context = context

@@ -28,31 +28,52 @@ def as_tools(tools: Iterable[BaseTool]) -> list[BaseTool]:
 
 
 class ToolRegistry:
-    """Tools by name and by every spelling a call may use; the executor's lock guards ``add``."""
+    """Tools by name and by every spelling a call may use; the executor's lock guards ``add``.
 
-    __slots__ = ("by_name", "lookup")
+    Each tool is also given its *scope*: the name its cache entries, usage count and
+    statistics are kept under. Copies of one tool (each agent's instance, a copied crew's)
+    share their name's scope; a different tool registered under a taken name (two agents'
+    unrelated ``search`` tools) gets one of its own, ``search#2``, so neither is ever served
+    the other's cached results or counted against the other's limit.
+    """
+
+    __slots__ = ("_kinds", "by_name", "lookup", "scopes")
 
     def __init__(self) -> None:
         self.by_name: dict[str, BaseTool] = {}  # tool_name -> first tool registered under it
-        self.lookup: dict[str, tuple[BaseTool, str]] = {}  # accepted spelling -> (tool, tool_name)
+        self.lookup: dict[str, tuple[BaseTool, str, str]] = {}  # accepted spelling -> (tool, tool_name, scope)
+        self.scopes: dict[int, tuple[BaseTool, str]] = {}  # id(tool) -> (tool, its scope), every tool registered
+        self._kinds: dict[str, list[tuple[BaseTool, str]]] = {}  # tool_name -> (a tool, its scope), one per kind
 
-    def add(self, tool: BaseTool) -> bool:
-        """Register ``tool`` under its names; False when its name was taken (the first tool keeps it)."""
+    def add(self, tool: BaseTool) -> str | None:
+        """Register ``tool``; its scope when that scope is new, else None.
+
+        The first tool registered under a name keeps the name for calls made without ``tools=``.
+        """
+        if id(tool) in self.scopes:
+            return None
         name = tool.tool_name
-        if name in self.by_name:
-            return False
-        self.by_name[name] = tool
-        for spelling in (name, tool.name, name.lower(), tool.name.lower()):
-            self.lookup.setdefault(spelling, (tool, name))
-        return True
+        kinds = self._kinds.setdefault(name, [])
+        scope = next((scope for other, scope in kinds if same_tool(other, tool)), None)
+        new = scope is None
+        if scope is None:
+            scope = name if not kinds else f"{name}#{len(kinds) + 1}"
+            kinds.append((tool, scope))
+        self.scopes[id(tool)] = (tool, scope)
+        if name not in self.by_name:
+            self.by_name[name] = tool
+            for spelling in (name, tool.name, name.lower(), tool.name.lower()):
+                self.lookup.setdefault(spelling, (tool, name, scope))
+        return scope if new else None
 
     def name_of(self, spelling: str) -> str:
         """The tool name ``spelling`` stands for (itself when no tool answers to it)."""
         found = self.lookup.get(spelling) or self.lookup.get(spelling.lower())
         return found[1] if found is not None else spelling
 
-    def resolve(self, requested: str, tools: Sequence[BaseTool] | None) -> tuple[BaseTool, str] | None:
-        """The tool called ``requested`` (exact, then case-insensitive), among ``tools`` when given."""
+    def resolve(self, requested: str, tools: Sequence[BaseTool] | None) -> tuple[BaseTool, str, str] | None:
+        """The tool called ``requested`` (exact, then case-insensitive), among ``tools`` when given,
+        with its name and scope."""
         found = self.lookup.get(requested) or self.lookup.get(requested.lower())
         if tools is None:
             return found
@@ -64,5 +85,23 @@ class ToolRegistry:
         for allowed in tools:
             name = allowed.tool_name
             if lowered in (name.lower(), allowed.name.lower()):
-                return allowed, name
+                entry = self.scopes.get(id(allowed))
+                return allowed, name, entry[1] if entry is not None and entry[0] is allowed else name
         return None
+
+
+def same_tool(one: BaseTool, other: BaseTool) -> bool:
+    """Whether two instances are copies of one tool: the same class and the same settings (the
+    function, schema and options; a usage count is not a setting)."""
+    if one is other:
+        return True
+    if type(one) is not type(other):
+        return False
+    try:
+        return _settings(one) == _settings(other)
+    except Exception:  # noqa: BLE001 - a setting that cannot be compared (an array): not known to be the same
+        return False
+
+
+def _settings(tool: BaseTool) -> dict[str, object]:
+    return {key: value for key, value in vars(tool).items() if key != "current_usage_count"}

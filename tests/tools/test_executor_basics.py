@@ -432,6 +432,53 @@ def test_register_is_idempotent_and_keeps_the_first_tool_of_a_name():
     assert executor.execute({"name": "add", "args": {"a": 2, "b": 2}}, tools=[other_add]).content == "0"
 
 
+def test_different_tools_under_one_name_never_share_cache_usage_or_stats():
+    """Two agents' unrelated tools both named ``lookup``: each caller gets its own tool's result,
+    never the other's cached one, and each tool's limit counts its own runs."""
+
+    @tool("lookup", max_usage_count=1)
+    def weather(city: str) -> str:
+        """Weather of a city."""
+        return f"sunny in {city}"
+
+    @tool("lookup")
+    def population(city: str) -> str:
+        """Population of a city."""
+        return f"1M in {city}"
+
+    executor = ToolExecutor([weather, population])
+    call = {"name": "lookup", "args": {"city": "Oslo"}}
+    assert executor.execute(call, tools=[weather]).content == "sunny in Oslo"
+    second = executor.execute(call, tools=[population])
+    assert (second.content, second.cached, second.name) == ("1M in Oslo", False, "lookup")
+    assert executor.execute(call, tools=[population]).cached  # its own entry, once it has one
+    assert executor.execute(call, tools=[weather]).cached  # a hit: weather's one run is still its only one
+    assert not executor.execute({"name": "lookup", "args": {"city": "Rome"}}, tools=[population]).refused
+    assert executor.execute({"name": "lookup", "args": {"city": "Rome"}}, tools=[weather]).refused
+    stats = executor.stats
+    assert (stats["lookup"].runs, stats["lookup"].refused) == (1, 1)
+    assert (stats["lookup#2"].runs, stats["lookup#2"].cache_hits) == (2, 1)
+
+
+def test_copies_of_one_tool_share_its_name_and_cache():
+    """Each agent's copy of one tool (a copied crew, YAML building one per agent) is the same tool."""
+    import copy
+
+    runs = []
+
+    @tool
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        runs.append(city)
+        return city.upper()
+
+    copies = [lookup, lookup.model_copy(), copy.deepcopy(lookup)]
+    executor = ToolExecutor(copies)
+    results = [executor.execute({"name": "lookup", "args": {"city": "oslo"}}, tools=[one]) for one in copies]
+    assert [r.cached for r in results] == [False, True, True] and runs == ["oslo"]
+    assert list(executor.stats) == ["lookup"]
+
+
 class Point(BaseModel):
     x: int
     y: int

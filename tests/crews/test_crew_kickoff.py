@@ -254,3 +254,29 @@ def test_tasks_of_one_agent_run_concurrently_in_the_graph_process():
     out = Crew(agents=[agent], tasks=dag(agent, {"a": [], "b": [], "c": []}), process="graph").kickoff()
     assert rec.peak == 3 and sorted(rec.tasks_called()) == ["a", "b", "c"]
     assert [o.raw for o in out.tasks_output] == ["output of a", "output of b", "output of c"]  # no crossed wires
+
+
+def test_two_agents_with_different_tools_of_one_name_each_get_their_own_result():
+    """Agent A's ``lookup`` and agent B's unrelated ``lookup``: B was handed A's cached answer."""
+
+    @tool("lookup")
+    def weather(city: str) -> str:
+        """Weather of a city."""
+        return f"weather in {city}: sunny"
+
+    @tool("lookup")
+    def population(city: str) -> str:
+        """Population of a city."""
+        return f"population of {city}: 1M"
+
+    def reply(messages, tools, info):
+        if messages[-1]["role"] != "tool":
+            return [{"name": "lookup", "args": {"city": "Oslo"}}]
+        return messages[-1]["content"]
+
+    a = Agent(role="A", goal="G", llm=FunctionModel(reply), tools=[weather])
+    b = Agent(role="B", goal="G", llm=FunctionModel(reply), tools=[population])
+    tasks = [Task(name="a", description="x", agent=a), Task(name="b", description="x", agent=b)]
+    outputs = Crew(agents=[a, b], tasks=tasks).kickoff().tasks_output
+    assert [o.raw for o in outputs] == ["weather in Oslo: sunny", "population of Oslo: 1M"]
+    assert [call.cached for o in outputs for call in o.tool_calls] == [False, False]
