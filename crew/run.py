@@ -168,7 +168,9 @@ class CrewRun:
                 bus.emit("run.done", run_id=self.run_id, crew=crew.name, status=status)
                 raise
             result = self._output(names, outputs, started)
-            status = "failed" if scheduler.failed else "paused" if scheduler.paused else "done"
+            failed = scheduler.failed is not None or any(o.status == "failed" for o in result.tasks_output)
+            status = "paused" if scheduler.paused else "failed" if failed else "done"
+            result.status = status  # on_error="continue": a run with a failed task returns, and says so
             if scheduler.paused:
                 result.status = "paused"
                 result.checkpoints = dict(scheduler.paused)

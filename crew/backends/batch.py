@@ -191,11 +191,13 @@ async def _one(runner: Backend, crew: Any, index: int, inputs: dict[str, Any]) -
         )
         result._exception = exc
         return result
+    failed = [t for t in out.tasks_output if t.status == "failed"]  # a crew with on_error="continue"
     return KickoffResult(
         index=index,
-        status="paused" if out.status == "paused" else "done",
+        status=out.status,
         inputs=inputs,
         run_id=out.run_id or run_id,
+        error="; ".join(f"task '{t.name}' failed: {t.error}" for t in failed) or None,
         raw=out.raw,
         usage=out.usage,
         duration=time.perf_counter() - started,
@@ -217,10 +219,11 @@ async def outputs_for_each(crew: Any, inputs: Sequence[Mapping[str, Any]], **opt
     from contextlib import aclosing
 
     outputs: dict[int, CrewOutput] = {}
-    async with aclosing(for_each(crew, inputs, on_error="stop", **options)) as results:
+    # The first kickoff that raised is raised here, and leaving the block cancels the others. One
+    # that returned with a failed task (a crew with on_error="continue") is an output, as from kickoff.
+    async with aclosing(for_each(crew, inputs, on_error="continue", **options)) as results:
         async for result in results:
-            if result.status == "failed":
+            if result.exception is not None or result.output is None:
                 raise result.exception or CrewError(result.error or "kickoff failed")
-            if result.output is not None:
-                outputs[result.index] = result.output
+            outputs[result.index] = result.output
     return [outputs[i] for i in range(len(outputs))]

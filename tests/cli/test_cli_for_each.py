@@ -185,3 +185,23 @@ def test_kickoffs_waiting_for_approval_are_paused_lines_and_exit_3(crew_dir, tmp
     assert "paused: 2/2: 0 done · 0 failed · 2 paused" in run.stderr and "crew resume RUN" in run.stderr
     listed = run_crew("runs", str(folder), "--store", str(store), "--json")
     assert {r["id"] for r in json.loads(listed.stdout)} >= {r["run_id"] for r in rows}
+
+
+def test_a_kickoff_whose_task_failed_under_on_error_continue_is_a_failed_line(crew_dir, tmp_path):
+    """The run went on past its failed task, but the input did not succeed: its line says so, and why."""
+    crew_yaml = CREW_YAML.replace("name: batch", "name: batch\non_error: continue").replace(
+        "    agent: writer\n", "    agent: writer\n    guardrail: tools:never\n    guardrail_max_retries: 0\n"
+    )
+    tools = TOOLS + """
+def never(output):
+    return (False, "never good enough")
+"""
+    folder = crew_dir({"crew.yaml": crew_yaml, "tools.py": tools})
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text(json.dumps({"topic": "a"}) + "\n")
+    out = tmp_path / "results.jsonl"
+    done = run_crew("kickoff", str(folder), "--for-each", str(inputs), "-o", str(out))
+    assert done.returncode == 1, done.stderr
+    (row,) = lines(out)
+    assert row["status"] == "failed" and row["output"]["status"] == "failed"
+    assert row["error"].startswith("task 'write' failed: ") and "never good enough" in row["error"]

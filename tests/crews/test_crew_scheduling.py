@@ -113,6 +113,15 @@ def test_continue_runs_everything_that_does_not_depend_on_the_failure():
     assert out.task("grandchild").error == "not run: it depends on task 'bad', which failed"
     assert out.task("child").raw == "" and out.raw == "output of free"
     assert (out.task("child").agent, out.task("child").description) == ("Worker", "child")
+    assert out.status == "failed"  # it returned, and says that a task failed
+
+
+def test_kickoff_for_each_of_a_continue_crew_returns_the_outputs_of_failed_tasks_as_kickoff_does():
+    rec = Recorder(fail={"bad": 1})
+    agent = rec.agent()
+    crew = Crew(agents=[agent], tasks=dag(agent, {"bad": [], "good": []}), process="graph", on_error="continue")
+    outputs = crew.kickoff_for_each([{}, {}])
+    assert sorted(o.status for o in outputs) == ["done", "failed"]  # "bad" fails once: in one of the two
 
 
 def test_continue_in_the_sequential_process_skips_only_the_tasks_that_read_the_failure():
