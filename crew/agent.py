@@ -22,6 +22,7 @@ from crew.tasks.output import TaskOutput
 from crew.tools.base import BaseTool
 from crew.tools.decorator import wrap_functions
 from crew.tools.executor import ToolExecutor
+from crew.tools.registry import one_tool_per_name
 
 if TYPE_CHECKING:
     from crew.run_scope import Account
@@ -90,6 +91,11 @@ class Agent(BaseModel):
     @classmethod
     def _wrap_functions(cls, value: Any) -> Any:
         return wrap_functions(value)
+
+    @field_validator("tools")
+    @classmethod
+    def _one_tool_per_name(cls, value: Any) -> Any:
+        return one_tool_per_name(value) if value else value
 
     @model_validator(mode="before")
     @classmethod

@@ -16,6 +16,7 @@ from crew.keywords import known_keys
 from crew.tasks.interpolate import fill, fill_path
 from crew.tools.base import BaseTool
 from crew.tools.decorator import wrap_functions
+from crew.tools.registry import one_tool_per_name
 
 Guardrail = Callable[[Any], Any]
 """``guardrail(output: TaskOutput) -> (bool, Any)`` (may be async): CrewAI's contract."""
@@ -76,6 +77,11 @@ class Task(BaseModel):
     @classmethod
     def _wrap_functions(cls, value: Any) -> Any:
         return wrap_functions(value)
+
+    @field_validator("tools")
+    @classmethod
+    def _one_tool_per_name(cls, value: Any) -> Any:
+        return one_tool_per_name(value) if value else value
 
     @model_validator(mode="after")
     def _one_output_format(self) -> Task:

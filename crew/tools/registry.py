@@ -11,8 +11,9 @@ from collections.abc import Iterable, Sequence
 
 from crew.tools.adapters import adapt_tool
 from crew.tools.base import BaseTool
+from crew.tools.recipe import recipe_of
 
-__all__ = ["ToolRegistry", "as_tools"]
+__all__ = ["ToolRegistry", "as_tools", "one_tool_per_name", "same_tool"]
 
 
 def as_tools(tools: Iterable[BaseTool]) -> list[BaseTool]:
@@ -25,6 +26,33 @@ def as_tools(tools: Iterable[BaseTool]) -> list[BaseTool]:
             what = getattr(tool, "__name__", None) or type(tool).__name__
             raise TypeError(f"{what!r} is not a tool: decorate the function with @tool, or subclass BaseTool")
     return tools
+
+
+def one_tool_per_name(tools: list[BaseTool]) -> list[BaseTool]:
+    """One agent's (or task's) tools, each name once: a model calls a tool by its name, so two
+    tools answering to one name (``my tool`` and ``my_tool`` both become ``my_tool``) would
+    leave one of them unreachable and send its calls to the other. Copies of one tool count once."""
+    seen: dict[str, BaseTool] = {}
+    kept: list[BaseTool] = []
+    for tool in tools:
+        spelled = tool.tool_name.lower()
+        other = seen.get(spelled)
+        if other is None:
+            seen[spelled] = tool
+            kept.append(tool)
+        elif not same_tool(other, tool):
+            raise ValueError(
+                f"two different tools answer to the name '{tool.tool_name}' ({_what(other)} and {_what(tool)}): "
+                "a model calls tools by name, so give one another name (@tool('other_name') or name=...)"
+            )
+    return kept
+
+
+def _what(tool: BaseTool) -> str:
+    """A tool as its author knows it: its name and the function or class behind it."""
+    source = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    behind = getattr(source, "__qualname__", None) if source is not None else type(tool).__name__
+    return f"'{tool.name}' from {behind}" if behind else f"'{tool.name}'"
 
 
 class ToolRegistry:
@@ -104,4 +132,8 @@ def same_tool(one: BaseTool, other: BaseTool) -> bool:
 
 
 def _settings(tool: BaseTool) -> dict[str, object]:
-    return {key: value for key, value in vars(tool).items() if key != "current_usage_count"}
+    settings = {key: value for key, value in vars(tool).items() if key != "current_usage_count"}
+    recipe = recipe_of(tool.args_schema)
+    if recipe is not None:  # a generated model: one function wrapped twice gets two equal classes
+        settings["args_schema"] = (recipe.make, recipe.args, recipe.kwargs, tool.args_schema.__doc__)
+    return settings

@@ -30,7 +30,28 @@ def ping() -> str:
 
 def test_plain_functions_in_tools_become_tools():
     task = Task(description="d", tools=[ping, tool(ping)])
-    assert [t.name for t in task.tools] == ["ping", "ping"]
+    assert [t.name for t in task.tools] == ["ping"]  # one function given twice is one tool
+
+
+def test_two_different_tools_under_one_name_are_refused_where_they_are_given():
+    """A model calls tools by name: the second would be unreachable, its calls sent to the first."""
+
+    @tool("lookup")
+    def weather(city: str) -> str:
+        """Weather."""
+        return city
+
+    @tool("Lookup")
+    def population(town: str) -> str:
+        """Population."""
+        return town
+
+    for make in (
+        lambda tools: Task(description="d", tools=tools),
+        lambda tools: Agent(role="r", goal="g", tools=tools),
+    ):
+        with pytest.raises(ValidationError, match=r"two different tools answer to the name 'Lookup' \('lookup' from"):
+            make([weather, population])
 
 
 def test_invalid_fields_are_rejected_with_the_field_named():
