@@ -157,7 +157,7 @@ class Agent(BaseModel):
 
     async def aexecute_task(
         self,
-        task: Task,
+        task: Task | str,
         *,
         context: Sequence[TaskOutput] = (),
         tools: Sequence[BaseTool] | None = None,
@@ -170,7 +170,7 @@ class Agent(BaseModel):
         run_id: str | None = None,
         llm: Any = None,
     ) -> TaskOutput:
-        """Work on ``task`` until a final answer and return its output.
+        """Work on ``task`` (or a prompt: a task of that description) until a final answer and return its output.
 
         ``tools`` replaces the agent's tools for this call (default: ``task.tools``, else
         the agent's); ``feedback`` is a guardrail's or a person's rejection of an earlier
@@ -185,6 +185,7 @@ class Agent(BaseModel):
         replies with nothing twice in a row (or at ``max_iter``), ``OutputValidationError``
         when a structured answer still does not fit after the re-asks.
         """
+        task = self._as_task(task)
         if tools is None and task.tools is None and self.mcp:  # its servers open for this task (once per run)
             from crew.mcp.scope import agent_tools, open_servers
 
@@ -243,7 +244,17 @@ class Agent(BaseModel):
                 f"on task '{run.task_name}'"
             ) from None
 
-    def execute_task(self, task: Task, **kwargs: Any) -> TaskOutput:
+    def _as_task(self, task: Task | str) -> Task:
+        """A Task, or a prompt made one (a task of that description, for this agent)."""
+        from crew.tasks.task import Task
+
+        if isinstance(task, str):
+            return Task(description=task, expected_output="An answer to the request.", agent=self)
+        if not isinstance(task, Task):
+            raise TypeError(f"an agent works on a Task or a prompt (str), not {type(task).__name__}")
+        return task
+
+    def execute_task(self, task: Task | str, **kwargs: Any) -> TaskOutput:
         """Blocking twin of :meth:`aexecute_task` (same arguments).
 
         Inside a running event loop (a notebook, an async app) the task runs on its own
@@ -268,12 +279,8 @@ class Agent(BaseModel):
 
         from crew.stream.drive import stream_run
 
-        if isinstance(task, str):
-            from crew.tasks.task import Task
-
-            task = Task(description=task, expected_output="An answer to the request.", agent=self)
         run_id = run_id or uuid.uuid4().hex
-        work = task
+        work = self._as_task(task)
         start = lambda: self.aexecute_task(work, run_id=run_id, **kwargs)  # noqa: E731
         return stream_run(run_id, start, buffer=buffer)
 

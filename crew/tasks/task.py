@@ -73,6 +73,15 @@ class Task(BaseModel):
             raise ValueError("a task name may not be blank (leave it out to get task_<position>)")
         return value
 
+    @field_validator("agent")
+    @classmethod
+    def _an_agent(cls, value: Any) -> Any:
+        """Any object that works on tasks (an ``Agent``); a name is not one, as a Task is not in YAML."""
+        if value is not None and not callable(getattr(value, "aexecute_task", None)):
+            hint = ": pass the Agent itself (crew.yaml names agents by key)" if isinstance(value, str) else ""
+            raise ValueError(f"must be an Agent, not {type(value).__name__} {value!r}"[:200] + hint)
+        return value
+
     @field_validator("tools", mode="before")
     @classmethod
     def _wrap_functions(cls, value: Any) -> Any:

@@ -153,3 +153,13 @@ def test_every_model_form_works_as_the_manager_llm(openai_server):
         out = crew_with(model).kickoff()
         assert out.tool_stats and sum(s.runs for s in out.tool_stats.values()) >= 1
         assert "bees dance" in out.raw  # TestModel's answer names the coworker's result it saw
+
+
+def test_an_agent_works_on_a_prompt_as_on_a_task_and_refuses_anything_else():
+    """``astream`` took a prompt; ``execute_task("...")`` failed with "'str' object has no attribute 'tools'"."""
+    seen = []
+    agent = Agent(role="R", goal="G", llm=FunctionModel(lambda messages, tools: seen.append(messages) or "done"))
+    out = agent.execute_task("Summarise the week.")
+    assert out.raw == "done" and "Summarise the week." in seen[0][-1]["content"]
+    with pytest.raises(TypeError, match="a Task or a prompt"):
+        agent.execute_task(42)  # type: ignore[arg-type]

@@ -67,6 +67,11 @@ def test_invalid_fields_are_rejected_with_the_field_named():
         Task(description="d", tools=[ping, "search"])
     with pytest.raises(ValidationError, match="blank"):
         Task(description="d", name="  ")
+    # an agent's role is not an agent: it failed at kickoff with "'str' object has no attribute 'llm'"
+    with pytest.raises(ValidationError, match=r"must be an Agent, not str 'Writer': pass the Agent itself"):
+        Task(description="d", agent="Writer")
+    with pytest.raises(ValidationError, match="must be an Agent, not int 5"):
+        Task(description="d", agent=5)
 
 
 def test_default_names_come_from_positions_and_must_be_unique():
