@@ -25,13 +25,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from crew.checkpoint import TaskPaused
-from crew.errors import BudgetExceededError, CrewError, TaskTimeoutError
+from crew.errors import BudgetExceededError, CrewError, OutputValidationError, TaskTimeoutError
 from crew.events import bus, scoped
 from crew.run_scope import RunScope
 from crew.scheduler import TaskFailed
+from crew.structured import OutputProblem, describe_errors, output_model, parse_output
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task
 
@@ -235,7 +236,7 @@ class TaskRunner:
                         "task.guardrail", run_id=self.scope.run_id, task=task.name, accepted=False, feedback=feedback
                     )
                     continue
-                out = replace_output(out, value)
+                out = replace_output(out, value, task)
             if task.human_input:
                 answer = await _maybe_await(self.human_feedback(out))
                 if answer:
@@ -263,18 +264,50 @@ def _verdict(result: Any, task: Task) -> tuple[bool, Any]:
     raise TypeError(f"the guardrail of task '{task.name}' must return (bool, value), got {type(result).__name__}")
 
 
-def replace_output(out: TaskOutput, value: Any) -> TaskOutput:
-    """Apply a guardrail's accepted value: None keeps the output, anything else replaces it."""
+def replace_output(out: TaskOutput, value: Any, task: Any = None) -> TaskOutput:
+    """Apply a guardrail's accepted value: None keeps the output, anything else replaces it.
+
+    A task with ``output_pydantic`` / ``output_json`` gets the replacement checked against
+    its model, so ``raw``, ``pydantic`` and ``json_dict`` never disagree: a replacement that
+    does not fit is the task's ``OutputValidationError``, not an output missing its model.
+    """
     if value is None:
         return out
     if isinstance(value, TaskOutput):
         return value
+    wanted = output_model(task) if task is not None else None
+    if wanted is not None:
+        return _fitted(out, value, task, *wanted)
     if isinstance(value, BaseModel):
         return out.model_copy(update={"pydantic": value, "json_dict": None, "raw": value.model_dump_json()})
     if isinstance(value, dict):
         raw = json.dumps(value, ensure_ascii=False)
         return out.model_copy(update={"json_dict": value, "pydantic": None, "raw": raw})
     return out.model_copy(update={"raw": value if isinstance(value, str) else str(value)})
+
+
+def _fitted(out: TaskOutput, value: Any, task: Any, model: type[BaseModel], field: str) -> TaskOutput:
+    try:
+        if isinstance(value, model):
+            fitted = value
+        elif isinstance(value, BaseModel | dict):
+            data = value.model_dump() if isinstance(value, BaseModel) else value
+            fitted = model.model_validate(data)
+        else:
+            fitted = parse_output(value if isinstance(value, str) else str(value), model)
+    except (ValidationError, OutputProblem) as exc:
+        problems = describe_errors(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise OutputValidationError(
+            f"the guardrail of task '{task.name}' replaced its output with one that does not fit "
+            f"{field}={model.__name__}:\n{problems}"
+        ) from None
+    return out.model_copy(
+        update={
+            "raw": fitted.model_dump_json(),
+            "pydantic": fitted if field == "output_pydantic" else None,
+            "json_dict": fitted.model_dump(mode="json") if field == "output_json" else None,
+        }
+    )
 
 
 def scrub(text: str) -> str:

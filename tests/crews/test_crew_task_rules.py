@@ -379,6 +379,25 @@ def test_a_guardrail_accepting_with_none_keeps_the_output_and_a_model_replaces_i
     assert out.pydantic == out.task("swap").pydantic and json.loads(out.raw)["title"] == "kept as is"
 
 
+def test_a_guardrails_replacement_of_a_structured_output_is_checked_against_its_model():
+    """``(True, "not json")`` left ``raw="not json"`` beside the old ``pydantic``; a dict left ``pydantic=None``."""
+    agent = Agent(role="w", goal="g", llm=FunctionModel(lambda m, t: '{"title": "first", "points": []}'))
+
+    def task(name, replacement, **fields):
+        return Task(name=name, description=name, agent=agent, guardrail=lambda out: (True, replacement), **fields)
+
+    tasks = [
+        task("as_dict", {"title": "second", "points": ["a"]}, output_pydantic=Summary),
+        task("as_text", '{"title": "third", "points": []}', output_json=Summary),
+        task("misfit", "not json", output_pydantic=Summary),
+    ]
+    out = Crew(agents=[agent], tasks=tasks, process="graph", on_error="continue").kickoff()
+    as_dict, as_text, misfit = out.tasks_output
+    assert as_dict.pydantic == Summary(title="second", points=["a"]) and json.loads(as_dict.raw)["title"] == "second"
+    assert as_text.json_dict == {"title": "third", "points": []} and as_text.pydantic is None
+    assert misfit.status == "failed" and "does not fit output_pydantic=Summary" in (misfit.error or "")
+
+
 def test_an_async_condition_works_and_a_raising_condition_fails_its_task():
     rec = Recorder()
     agent = rec.agent()
