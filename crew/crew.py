@@ -77,6 +77,29 @@ class Crew(BaseModel):
     _limiter: Any = PrivateAttr(default=None)
     _store: Any = PrivateAttr(default=None)
 
+    @field_validator("agents", "tasks", mode="before")
+    @classmethod
+    def _a_list(cls, value: Any, info: ValidationInfo) -> Any:
+        """One agent or task where a list belongs: pydantic would read its fields as the list's items."""
+        if isinstance(value, Agent | Task):
+            field = info.field_name
+            raise ValueError(f"{field} takes a list: wrap the one {type(value).__name__} in one, {field}=[...]")
+        return value
+
+    @field_validator("cache")
+    @classmethod
+    def _cache_backend(cls, value: Any) -> Any:
+        """Checked here, not at the first kickoff, where it would fail far from where it was written."""
+        from crew.tools.cache import CacheBackend
+
+        if value is None or isinstance(value, bool | CacheBackend):
+            return value
+        shown = f"{type(value).__name__} {value!r}"[:80]
+        raise ValueError(
+            f"cache must be true (in memory), false, or a backend with get/set/clear such as "
+            f"SQLiteCache('cache.db'), not {shown}"
+        )
+
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: Any) -> Any:
@@ -411,6 +434,9 @@ def _inputs(inputs: Mapping[str, Any] | None) -> dict[str, Any]:
             "kickoff inputs must be a mapping of placeholder names to values, e.g. {'topic': 'bees'}; "
             f"got {type(inputs).__name__}"
         )
+    named = [key for key in inputs if not isinstance(key, str)]
+    if named:
+        raise TypeError(f"kickoff input names must be strings (the placeholders' names), got {named[0]!r}"[:200])
     return dict(inputs)
 
 

@@ -77,6 +77,8 @@ def test_kickoff_for_each_checks_every_input_before_any_kickoff_starts():
     assert info.value.index == 1
     with pytest.raises(TypeError, match=r"inputs must be a mapping of placeholder names to values.*got list"):
         crew.kickoff(["topic"])
+    with pytest.raises(TypeError, match=r"input names must be strings .* got 1"):  # was: '<' not supported
+        crew.kickoff({1: "x", "topic": "bees"})
     assert rec.calls == []
 
 

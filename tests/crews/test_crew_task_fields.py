@@ -54,6 +54,23 @@ def test_two_different_tools_under_one_name_are_refused_where_they_are_given():
             make([weather, population])
 
 
+def test_a_crew_says_what_its_lists_and_cache_take():
+    """``tasks=Task(...)`` gave 17 errors about the task's own fields; ``cache="x.db"`` failed only at kickoff."""
+    agent = Agent(role="r", goal="g", llm="test")
+    task = Task(description="d", agent=agent)
+    with pytest.raises(ValidationError, match=r"(?s)1 validation error.*tasks takes a list: wrap the one Task"):
+        Crew(agents=[agent], tasks=task)
+    with pytest.raises(ValidationError, match=r"agents takes a list: wrap the one Agent"):
+        Crew(agents=agent, tasks=[task])
+    with pytest.raises(
+        ValidationError, match=r"cache must be true \(in memory\), false, or a backend .* not str 'x.db'"
+    ):
+        Crew(agents=[agent], tasks=[task], cache="x.db")
+    from crew.tools.cache import SQLiteCache
+
+    assert isinstance(Crew(agents=[agent], tasks=[task], cache=SQLiteCache(":memory:")).cache, SQLiteCache)
+
+
 def test_invalid_fields_are_rejected_with_the_field_named():
     with pytest.raises(ValidationError, match="output_pydantic or output_json"):
         Task(description="d", output_pydantic=Report, output_json=Report)
