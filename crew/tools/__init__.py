@@ -3,6 +3,7 @@
 from crew.errors import ToolException
 from crew.tools.adapters import adapt_tool
 from crew.tools.base import BaseTool
+from crew.tools.cache import CacheBackend, InMemoryCache, SQLiteCache
 from crew.tools.calls import RunContext, ToolCall, ToolResult
 from crew.tools.decorator import tool
 from crew.tools.definition import EnvVar, always_cache, never_cache
@@ -12,8 +13,11 @@ from crew.tools.schema import sanitize_tool_name
 
 __all__ = [
     "BaseTool",
+    "CacheBackend",
     "EnvVar",
+    "InMemoryCache",
     "RunContext",
+    "SQLiteCache",
     "Tool",
     "ToolCall",
     "ToolException",
