@@ -47,6 +47,10 @@ _COMPATIBLE = frozenset(
 )
 """Providers whose endpoint is an OpenAI chat-completions server: native once their ``api_base`` is known."""
 
+_OPENAI_KEYED = frozenset({None, "openai", "custom_openai"})
+"""Providers (None: a bare name) whose key is ``OPENAI_API_KEY``, as litellm reads it; so is a model id
+whose slash names no provider (it goes to the OpenAI-compatible server of ``OPENAI_BASE_URL``)."""
+
 _V1_COMPATIBLE = frozenset({"ollama", "ollama_chat"})
 """Providers with a native API of their own and an OpenAI one under ``/v1`` (Ollama)."""
 
@@ -139,8 +143,9 @@ def endpoint(model: str, api_base: str | None, api_key: str | None) -> Endpoint:
     provider, name = split_provider(model)
     compatible = provider in _COMPATIBLE or provider in _V1_COMPATIBLE
     wire = name if compatible else model  # an unknown prefix is part of the model's id (``meta-llama/...``)
-    env_keys = [f"{provider.upper()}_API_KEY"] if compatible and provider and provider != "openai" else []
-    env_keys.append("OPENAI_API_KEY")
+    # A provider of its own reads only its own key: OpenAI's must never go to OpenRouter or Groq.
+    own = compatible and provider not in _OPENAI_KEYED
+    env_keys = [f"{provider.upper()}_API_KEY"] if own and provider else ["OPENAI_API_KEY"]
     base = api_base
     if base is None and (provider in (None, "openai") or (not compatible and _unknown_provider(provider))):
         base = _env_base() or OPENAI_BASE_URL

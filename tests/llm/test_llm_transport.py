@@ -88,6 +88,21 @@ def test_endpoint_from_settings_else_the_environment_litellm_reads(monkeypatch):
         endpoint("anthropic/claude-3-5-haiku-latest", None, None)
 
 
+@pytest.mark.parametrize("model", ["openrouter/x", "groq/x", "hosted_vllm/x", "together_ai/x"])
+def test_openais_key_is_never_sent_to_another_providers_server(openai_server, monkeypatch, model):
+    """The native door fell back to OPENAI_API_KEY for OpenRouter, Groq ...; litellm sends them none."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-never-elsewhere-0000")
+    for name in ("OPENROUTER_API_KEY", "GROQ_API_KEY", "HOSTED_VLLM_API_KEY", "TOGETHER_AI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    openai_server.enqueue("hi")
+    llm = LLM(model, api_base=openai_server.url, num_retries=0)
+    assert llm.door == "native" and llm.complete([{"role": "user", "content": "x"}]).content == "hi"
+    assert "authorization" not in {k.lower() for k in openai_server.requests[-1].headers}
+    own = model.split("/")[0].upper() + "_API_KEY"
+    monkeypatch.setenv(own, "its-own-key-1234567")
+    assert endpoint(model, openai_server.url, None).key_source == own
+
+
 def test_a_model_id_with_a_slash_reaches_its_server_whole(openai_server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     openai_server.enqueue("hello")
