@@ -71,6 +71,20 @@ def looks_secret(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
+def register_url(url: str | None) -> None:
+    """Register the credentials a URL may carry: its password, and query values under secret-looking
+    names (``?api-key=...``). A server's error may quote the URL it was sent, query included."""
+    if not url or ("@" not in url and "?" not in url):
+        return
+    from urllib.parse import parse_qsl, urlsplit
+
+    parts = urlsplit(url)
+    register(parts.password)
+    for name, value in parse_qsl(parts.query):
+        if _SECRET_NAME.search(name) or _SECRET_HEADER.search(name):
+            register(value)
+
+
 def register(value: Any) -> None:
     """Remember a secret value (a str or pydantic ``SecretStr``); short or empty values are ignored."""
     getter = getattr(value, "get_secret_value", None)

@@ -28,7 +28,7 @@ from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
 from crew.models.transport import Door, Transport, choose, model_name_problem
 from crew.secrets import register as register_secret
-from crew.secrets import register_headers
+from crew.secrets import register_headers, register_url
 from crew.usage import Usage
 
 __all__ = ["LLM", "litellm_loaded", "load_litellm", "prewarm_litellm"]
@@ -196,6 +196,9 @@ class LLM(BaseModel):
         )  # ours is the only retry layer
         if tools:
             kwargs["tools"] = tools
+        else:  # OpenAI answers 400 to tool options without tools (drop_params leaves them in): as the native door
+            kwargs.pop("tool_choice", None)
+            kwargs.pop("parallel_tool_calls", None)
         for name in ("temperature", "max_tokens", "api_base"):
             value = getattr(self, name)
             if value is not None:
@@ -227,9 +230,10 @@ class LLM(BaseModel):
         kwargs = self._request(messages, tools)
 
         async def attempt(this: Attempt) -> LLMResponse:
-            raw = await litellm.acompletion(**kwargs)
-            if self.stream:
-                raw = _assembled(litellm, [chunk async for chunk in raw], messages)
+            async with _bounded(self.timeout, "no complete answer", self.model):  # litellm's is per read
+                raw = await litellm.acompletion(**kwargs)
+                if self.stream:
+                    raw = _assembled(litellm, [chunk async for chunk in raw], messages)
             _readable(raw)
             return self._finish(litellm, raw, this.elapsed(), this.number)
 
@@ -258,7 +262,13 @@ class LLM(BaseModel):
 
         async def attempt(this: Attempt) -> AsyncGenerator[ModelDelta | LLMResponse]:
             chunks: list[Any] = []
-            async for chunk in await litellm.acompletion(**kwargs):
+            async with _bounded(self.timeout, "no answer", self.model):
+                replies = aiter(await litellm.acompletion(**kwargs))
+            while True:  # a stream may run long, but not ``timeout`` without a chunk
+                async with _bounded(self.timeout, "no data", self.model):
+                    chunk = await anext(replies, None)
+                if chunk is None:
+                    break
                 chunks.append(chunk)
                 text = _delta_text(chunk)
                 if text:
@@ -297,6 +307,7 @@ class LLM(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         """Register the key and secret-looking headers: they are scrubbed from every text we emit."""
         register_secret(self.api_key)
+        register_url(self.api_base)
         register_headers((self.model_extra or {}).get("extra_headers"))
 
     def _finish(
@@ -356,6 +367,21 @@ def _delta_text(chunk: Any) -> str:
         if delta is not None and delta.content:
             return delta.content
     return ""
+
+
+@contextlib.asynccontextmanager
+async def _bounded(seconds: float, what: str, model: str) -> AsyncIterator[None]:
+    """``seconds`` for what runs inside; past them a ``TimeoutError`` the retry policy retries."""
+    import asyncio
+
+    deadline = asyncio.timeout(seconds)
+    try:
+        async with deadline:
+            yield
+    except TimeoutError:
+        if not deadline.expired():
+            raise
+        raise TimeoutError(f"{what} from {model} in {seconds:g} s") from None
 
 
 def _readable(raw: Any) -> None:

@@ -9,11 +9,13 @@ model sends is cut off (``MAX_REPLY_BYTES``), so a broken server cannot fill mem
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 
 from crew.models.failures import shorten
 from crew.models.transport import Endpoint
+from crew.secrets import public_url
 
 __all__ = [
     "MAX_REPLY_BYTES",
@@ -27,11 +29,13 @@ __all__ = [
     "PermissionDeniedError",
     "ProviderError",
     "RateLimitError",
+    "Reading",
     "ReplyTooLargeError",
     "aread_body",
     "http_error",
     "read_body",
     "server_message",
+    "shown",
     "too_large",
     "transport_error",
 ]
@@ -96,9 +100,9 @@ def http_error(status: int, body: bytes, headers: httpx.Headers, point: Endpoint
     """The server's own message, with what it means for this call (which key, which model, where)."""
     message = server_message(body) or f"HTTP {status}"
     if status == 401:
-        message += f" (the API key from {point.key_source} was refused by {point.base_url})"
+        message += f" (the API key from {point.key_source} was refused by {shown(point)})"
     elif status == 404:
-        message += f" (model {point.wire_model!r} at {point.base_url})"
+        message += f" (model {point.wire_model!r} at {shown(point)})"
     kind = _KINDS.get(status, InternalServerError if status >= 500 else ProviderError)
     return kind(message, status, headers)
 
@@ -120,8 +124,19 @@ def server_message(body: bytes) -> str:
 
 def transport_error(exc: httpx.TransportError, point: Endpoint) -> Exception:
     if isinstance(exc, httpx.TimeoutException):
-        return APITimeoutError(f"no answer from {point.base_url} in time ({type(exc).__name__})")
-    return APIConnectionError(f"{point.base_url}: {type(exc).__name__}: {exc}".rstrip(": "))
+        return APITimeoutError(f"no answer from {shown(point)} in time ({type(exc).__name__})")
+    text = scrub_url(str(exc), point.base_url)
+    return APIConnectionError(f"{shown(point)}: {type(exc).__name__}: {text}".rstrip(": "))
+
+
+def shown(point: Endpoint) -> str:
+    """The server as a message may name it: credentials in the URL (``user:pass@``, ``?api-key=``) left out."""
+    return public_url(point.base_url)
+
+
+def scrub_url(text: str, url: str) -> str:
+    """``text`` (an httpx error may quote the URL) with ``url`` in its public form."""
+    return text.replace(url, public_url(url)) if url else text
 
 
 # -- a reply's size -----------------------------------------------------------------
@@ -137,7 +152,52 @@ class ReplyTooLargeError(Exception):
 
 def too_large(point: Endpoint) -> ReplyTooLargeError:
     limit = MAX_REPLY_BYTES / 1024 / 1024
-    return ReplyTooLargeError(f"the reply from {point.base_url} passed {limit:g} MB; it was cut off there")
+    return ReplyTooLargeError(f"the reply from {shown(point)} passed {limit:g} MB; it was cut off there")
+
+
+class Reading:
+    """One reply as its bytes arrive, held to the size limit and to the clock.
+
+    Every chunk counts against ``MAX_REPLY_BYTES`` as it arrives, a line that never ends
+    included (httpx's line reader would hold it whole). The clock: a body must be complete
+    within ``timeout`` of the request; a stream may run long, but ``timeout`` may not pass
+    without a ``data:`` line, so a server sending only keep-alive comments, or dripping one
+    line a byte at a time, fails instead of holding the call forever. httpx's own timeout
+    bounds each wait for a chunk.
+    """
+
+    __slots__ = ("_partial", "point", "size", "started", "stream", "timeout", "touched")
+
+    def __init__(self, point: Endpoint, timeout: float, *, stream: bool) -> None:
+        self.point = point
+        self.timeout = timeout
+        self.stream = stream
+        self.size = 0
+        self.started = self.touched = time.monotonic()
+        self._partial = b""
+
+    def take(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        if self.size > MAX_REPLY_BYTES:
+            raise too_large(self.point)
+        waited = time.monotonic() - (self.touched if self.stream else self.started)
+        if waited > self.timeout:
+            what = "no data from" if self.stream else "no complete answer from"
+            raise APITimeoutError(f"{what} {shown(self.point)} in {self.timeout:g} s")
+
+    def lines(self, chunk: bytes) -> list[str]:
+        """The complete lines ``chunk`` ends (a line may end with CR, LF or CRLF, as in SSE)."""
+        self.take(chunk)
+        parts = (self._partial + chunk).splitlines(keepends=True)
+        self._partial = parts.pop() if parts and not parts[-1].endswith((b"\n", b"\r")) else b""
+        if any(part.startswith(b"data:") for part in parts):
+            self.touched = time.monotonic()
+        return [part.rstrip(b"\r\n").decode("utf-8", "replace") for part in parts]
+
+    def rest(self) -> list[str]:
+        """The last line, when the body ended without a line break."""
+        partial, self._partial = self._partial, b""
+        return [partial.decode("utf-8", "replace")] if partial else []
 
 
 def _declared_too_large(response: httpx.Response) -> bool:
@@ -145,27 +205,23 @@ def _declared_too_large(response: httpx.Response) -> bool:
     return declared.isdigit() and int(declared) > MAX_REPLY_BYTES
 
 
-async def aread_body(response: httpx.Response, point: Endpoint) -> bytes:
-    """The body, read up to ``MAX_REPLY_BYTES``."""
+async def aread_body(response: httpx.Response, reading: Reading) -> bytes:
+    """The body, read up to ``MAX_REPLY_BYTES`` and within the reading's time."""
     if _declared_too_large(response):
-        raise too_large(point)
-    chunks, size = [], 0
+        raise too_large(reading.point)
+    chunks = []
     async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise too_large(point)
+        reading.take(chunk)
         chunks.append(chunk)
     return b"".join(chunks)
 
 
-def read_body(response: httpx.Response, point: Endpoint) -> bytes:
+def read_body(response: httpx.Response, reading: Reading) -> bytes:
     """The sync twin of :func:`aread_body`."""
     if _declared_too_large(response):
-        raise too_large(point)
-    chunks, size = [], 0
+        raise too_large(reading.point)
+    chunks = []
     for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > MAX_REPLY_BYTES:
-            raise too_large(point)
+        reading.take(chunk)
         chunks.append(chunk)
     return b"".join(chunks)

@@ -16,12 +16,11 @@ import json
 import ssl
 import threading
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from crew.models import openai_errors
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
 from crew.models.failures import shorten
@@ -30,16 +29,18 @@ from crew.models.openai_errors import (
     InternalServerError,
     MissingKeyError,
     ProviderError,
+    Reading,
     aread_body,
     http_error,
     read_body,
     server_message,
-    too_large,
+    shown,
     transport_error,
 )
 from crew.models.pricing import cost
 from crew.models.retry import MalformedResponse
-from crew.models.transport import Endpoint, endpoint
+from crew.models.transport import endpoint
+from crew.secrets import register_url
 from crew.usage import Usage
 
 if TYPE_CHECKING:
@@ -133,6 +134,7 @@ class _Call:
         self.messages = messages
         key = llm.api_key.get_secret_value() if llm.api_key is not None else None
         self.point = endpoint(llm.model, llm.api_base, key)
+        register_url(self.point.base_url)  # from OPENAI_BASE_URL, maybe: a server's error may quote it
         extra = dict(llm.model_extra or {})
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream" if stream else "application/json"}
         headers.update(extra.pop("extra_headers", None) or {})
@@ -157,6 +159,11 @@ class _Call:
         body.update(extra_body)
         self.content = json.dumps(body, default=str).encode()
         self.timeout = httpx.Timeout(llm.timeout)
+
+    def reading(self) -> Reading:
+        """How this attempt's reply is read: a body within ``timeout`` of the request, a stream with
+        no ``timeout`` gap between data lines; either up to ``MAX_REPLY_BYTES``."""
+        return Reading(self.point, self.llm.timeout, stream=self.stream)
 
     def check_key(self) -> None:
         if self.point.api_key is None and self.point.base_url.rstrip("/") == "https://api.openai.com/v1":
@@ -224,9 +231,7 @@ def _json_reply(body: bytes) -> dict[str, Any]:
 class _Stream:
     """Server-sent chat-completion chunks joined into one reply (content, tool calls by index, usage)."""
 
-    def __init__(self, point: Endpoint) -> None:
-        self.point = point
-        self.size = 0
+    def __init__(self) -> None:
         self.text: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
@@ -235,10 +240,7 @@ class _Stream:
         self.done = False
 
     def feed(self, line: str) -> str | None:
-        """One line of the body; returns the text it adds, if any."""
-        self.size += len(line)
-        if self.size > openai_errors.MAX_REPLY_BYTES:  # read there: the limit is the module's, settable
-            raise too_large(self.point)
+        """One line of the body (``Reading`` held it to the size limit); returns the text it adds, if any."""
         if not line.startswith("data:"):
             return None  # blank separators, comments, event: lines
         data = line[5:].strip()
@@ -332,6 +334,7 @@ async def _apost(call: _Call) -> dict[str, Any]:
     import asyncio
 
     client = await _async_client(call.point.url)
+    reading = call.reading()
     try:
         async with (
             asyncio.timeout(call.llm.timeout),  # the whole attempt, not each read
@@ -339,9 +342,11 @@ async def _apost(call: _Call) -> dict[str, Any]:
                 "POST", call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
             ) as response,
         ):
-            body = await aread_body(response, call.point)
+            body = await aread_body(response, reading)
+    except APITimeoutError:
+        raise
     except TimeoutError:
-        raise APITimeoutError(f"no answer from {call.point.base_url} in {call.llm.timeout:g} s") from None
+        raise APITimeoutError(f"no answer from {shown(call.point)} in {call.llm.timeout:g} s") from None
     except httpx.TransportError as exc:
         raise transport_error(exc, call.point) from None
     if response.status_code != 200:
@@ -359,21 +364,25 @@ async def astream(
     async def attempt(this: Attempt) -> AsyncGenerator[ModelDelta | LLMResponse]:
         call.check_key()
         client = await _async_client(call.point.url)
+        reading = call.reading()
         try:
             async with client.stream(
                 "POST", call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
             ) as response:
                 if response.status_code != 200:
-                    raise call.fail_status(response, await aread_body(response, call.point))
+                    raise call.fail_status(response, await aread_body(response, reading))
                 sse = _is_sse(response)
                 if not sse:  # a server that ignored stream=true: one JSON reply
-                    reply = _json_reply(await aread_body(response, call.point))
+                    reply = _json_reply(await aread_body(response, reading))
                 else:
-                    stream = _Stream(call.point)
-                    async for line in response.aiter_lines():
-                        text = stream.feed(line)
-                        if text:
-                            yield ModelDelta(text=text)
+                    stream = _Stream()
+                    async for chunk in response.aiter_bytes():
+                        for line in reading.lines(chunk):
+                            text = stream.feed(line)
+                            if text:
+                                yield ModelDelta(text=text)
+                    for line in reading.rest():
+                        stream.feed(line)
                     reply = stream.reply()
         except httpx.TransportError as exc:
             raise transport_error(exc, call.point) from None
@@ -402,21 +411,21 @@ def complete(llm: LLM, messages: list[dict[str, Any]], tools: list[dict[str, Any
 
 def _post(call: _Call) -> dict[str, Any]:
     client = _client(call.point.url)
+    reading = call.reading()
     try:
         with client.stream(
             "POST", call.point.url, content=call.content, headers=call.headers, timeout=call.timeout
         ) as response:
             if response.status_code != 200:
-                raise call.fail_status(response, read_body(response, call.point))
+                raise call.fail_status(response, read_body(response, reading))
             if not call.stream or not _is_sse(response):
-                return _json_reply(read_body(response, call.point))
-            return _read_stream(response.iter_lines(), call.point)
+                return _json_reply(read_body(response, reading))
+            stream = _Stream()
+            for chunk in response.iter_bytes():
+                for line in reading.lines(chunk):
+                    stream.feed(line)
+            for line in reading.rest():
+                stream.feed(line)
+            return stream.reply()
     except httpx.TransportError as exc:
         raise transport_error(exc, call.point) from None
-
-
-def _read_stream(lines: Iterator[str], point: Endpoint) -> dict[str, Any]:
-    stream = _Stream(point)
-    for line in lines:
-        stream.feed(line)
-    return stream.reply()
