@@ -132,3 +132,19 @@ async def test_no_error_names_the_credentials_of_a_url(openai_server):
         text = str(error)
         assert "pa55w0rdXYZ" not in text and "QUERYSECRET" not in text and "admin" not in text
     assert f"at http://127.0.0.1:{port}/v1)" in str(found.value)
+
+
+async def test_tool_options_without_tools_are_not_sent_on_either_door(openai_server, transport):
+    """OpenAI answers 400 to ``parallel_tool_calls`` without ``tools``; the litellm door sent it."""
+    openai_server.enqueue("hi")
+    model = LLM(
+        "openai/gpt-4o-mini",
+        api_base=openai_server.url,
+        api_key="sk-none",
+        transport=transport,
+        parallel_tool_calls=True,
+        tool_choice="auto",
+    )
+    assert (await model.acomplete(MESSAGES)).content == "hi"
+    body = openai_server.requests[-1].body
+    assert "parallel_tool_calls" not in body and "tool_choice" not in body
