@@ -15,7 +15,7 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 EXIT_PAUSED = 3
@@ -334,19 +334,49 @@ def _dispatch(args: argparse.Namespace, debug: bool) -> int:
 def write_file(path: str, text: str, *, option: str = "-o") -> None:
     """Write a file the user named on the command line: its folder is created; failures are usage errors.
 
-    Every command that writes a file goes through here, so a missing folder, a name too
-    long or a read-only place gives one clear message naming the option and the path.
+    Every command that writes a file goes through here (or ``open_output``), so a missing
+    folder, a name too long or a read-only place gives one clear message naming the option
+    and the path.
+    """
+    from crew.secrets import scrub
+
+    with open_output(path, option=option) as handle:
+        try:
+            handle.write(scrub(text))
+        except OSError as exc:  # a full disk: the place was fine, the write was not
+            raise UsageError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
+
+
+def open_output(path: str, *, option: str = "-o") -> IO[str]:
+    """Open a file named on the command line for writing, its folder created first.
+
+    Called before any work starts (``--for-each -o``), so a path that cannot be written is
+    a usage error (exit 2) at once, not an unexpected error after every kickoff was paid for.
     """
     from pathlib import Path
 
-    from crew.secrets import scrub
-
     target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: is a folder; give a file")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(scrub(text), encoding="utf-8")
+        return target.open("w", encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
+
+
+def load_project(path: Any, **options: Any) -> Any:
+    """``crew.config.load_project`` with stdout sent to stderr meanwhile.
+
+    Loading imports the folder's ``tools.py``, which runs its code: a module-level
+    ``print`` (or a subprocess it starts) must not land in the result on stdout (the
+    answer, ``--json``, the JSON Lines of ``--for-each``, ``validate``'s report).
+    """
+    from crew.cli.streams import tool_output_to_stderr
+    from crew.config import load_project as load
+
+    with tool_output_to_stderr():
+        return load(path, **options)
 
 
 def llm_option(value: str | None) -> str | None:

@@ -24,39 +24,45 @@ _MAX_REPORTED = 20  # bad lines listed before "... and N more"
 
 
 def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
+    """Check every input line and ``-o``, then run the batch with stdout kept for the JSON Lines."""
     from crew.backends import BatchStatus
+    from crew.cli import open_output
+    from crew.cli.streams import result_stream, tool_output_to_stderr
 
     source = Path(args.for_each)
     inputs = read_inputs(source, project, given)
-    if args.output and Path(args.output).is_dir():
-        raise UsageError(f"-o {args.output}: is a folder; give a file for the JSON Lines results")
     if args.max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be at least 1, got {args.max_concurrency}")
-    backend = _backend(args)
+    file = open_output(args.output) if args.output else None  # before anything runs: a bad -o costs nothing
     status = BatchStatus(total=len(inputs))
-    out: IO[str] = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
-    view = _View(status, None if args.quiet else sys.stderr)
-    writer = _Writer(out, ordered=args.ordered)
     interrupted = False
-    try:
-        import asyncio
-
-        from crew.cli import interruptible
-
-        runner = asyncio.Runner()
+    # A tool's print, or a subprocess it starts, goes to stderr (as in one kickoff): stdout holds the lines only.
+    with result_stream() as stdout, tool_output_to_stderr():
+        out: IO[str] = file or stdout
+        view = _View(status, None if args.quiet else sys.stderr)
+        writer = _Writer(out, ordered=args.ordered)
+        backend = None
         try:
-            runner.run(interruptible(_batch(project.crew, inputs, backend, args, status, writer, view)))
-        except KeyboardInterrupt:
-            interrupted = True
+            import asyncio
+
+            from crew.cli import interruptible
+
+            backend = _backend(args)
+            runner = asyncio.Runner()
+            try:
+                runner.run(interruptible(_batch(project.crew, inputs, backend, args, status, writer, view)))
+            except KeyboardInterrupt:
+                interrupted = True
+            finally:
+                writer.flush_held()
+                view.close()
+            if not interrupted:
+                runner.close()
         finally:
-            writer.flush_held()
-            view.close()
-            if out is not sys.stdout:
-                out.close()
-        if not interrupted:
-            runner.close()
-    finally:
-        _shutdown_ray(backend)
+            if file is not None:
+                file.close()
+            if backend is not None:
+                _shutdown_ray(backend)
     where = f"; results of finished inputs are in {args.output}" if args.output else ""
     if interrupted:
         print(f"crew: interrupted; {status.summary()}{where}", file=sys.stderr, flush=True)

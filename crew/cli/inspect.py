@@ -12,7 +12,7 @@ from crew.cli import EXIT_FAILED, EXIT_OK, count, llm_option, write_file
 
 def validate(args: argparse.Namespace) -> int:
     """Everything kickoff checks, minus the model and the inputs that may come at kickoff."""
-    from crew.config import load_project
+    from crew.cli import load_project
 
     no_import = getattr(args, "no_import", False)
     llm = getattr(args, "llm", None)
@@ -74,7 +74,7 @@ def _models(crew: Any) -> list[str]:
 
 def tools(args: argparse.Namespace) -> int:
     """Each tool's name, description and argument schema, as the model will see them."""
-    from crew.config import load_project
+    from crew.cli import load_project
 
     project = load_project(args.path)
     listed = dict(project.tools)

@@ -12,13 +12,11 @@ every task that finished is still printed (or the file it was saved to is named)
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +64,11 @@ def load(path: str | Path, given: dict[str, Any], *, llm: str | None, out: str |
 
 
 def _project(path: str | Path, *, llm: str | None, out: str | None) -> Any:
-    from crew.config import load_project
+    from crew.cli import load_project
 
     llm = llm_option(llm)
-    if out and Path(out).exists() and not Path(out).is_dir():
-        raise UsageError(f"--out {out}: not a folder")
+    if out:
+        out_folder(out)
     project = load_project(path, llm=llm, out_dir=out, require_model=True)
     for warning in project.warnings:
         print(warning, file=sys.stderr)
@@ -78,6 +76,23 @@ def _project(path: str | Path, *, llm: str | None, out: str | None) -> Any:
 
     scrubber_for(project.crew)  # the crew's keys are masked in everything from here on, stored or not
     return project
+
+
+def out_folder(out: str) -> None:
+    """``--out DIR`` made (when missing) and checked writable before anything loads or runs.
+
+    The output files are written as their tasks finish: a folder that cannot take them
+    would fail the run only after every task before was paid for.
+    """
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"--out {out}: not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the folder: {exc.strerror or exc}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: cannot write in the folder: permission denied")
 
 
 def apply_budgets(crew: Any, args: argparse.Namespace) -> None:
@@ -186,9 +201,10 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
         try:
             if stream:
                 from crew.cli.streaming import print_stream
+                from crew.cli.streams import result_stream
                 from crew.stream.drive import stream_run
 
-                with _result_stream() as out, tool_output_to_stderr():  # tools' prints go to stderr, the stream not
+                with result_stream() as out, tool_output_to_stderr():  # tools' prints go to stderr, the stream not
                     output = runner.run(
                         interruptible(print_stream(stream_run(run_id, start), as_json=as_json, out=out))
                     )
@@ -250,23 +266,6 @@ def _written_files(crew: Any, output: Any) -> dict[str, str]:
         except (OSError, ValueError):  # a name too long for the file system: nothing was written
             continue
     return out
-
-
-@contextlib.contextmanager
-def _result_stream() -> Iterator[Any]:
-    """A writer on the real stdout that outlives ``tool_output_to_stderr`` (the stream is the result)."""
-    from crew.cli.streams import ScrubbingStream
-
-    try:
-        fd = os.dup(sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # not a real file (captured): write to it as it is
-        yield sys.stdout
-        return
-    raw = os.fdopen(fd, "w", encoding="utf-8", errors="replace", buffering=1)
-    try:
-        yield ScrubbingStream(raw)
-    finally:
-        raw.close()
 
 
 def _progress(args: argparse.Namespace, crew: Any, run_id: str, only: Any = None) -> Any:

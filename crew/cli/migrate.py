@@ -9,10 +9,12 @@ from crew.cli import EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
+    from crew.cli.streams import tool_output_to_stderr
     from crew.config.crewai.migrate import migrate
     from crew.config.problems import display_path
 
-    migration = migrate(args.path, args.output)
+    with tool_output_to_stderr():  # checking the result loads the project: its modules' prints are not output
+        migration = migrate(args.path, args.output)
     for path in migration.written:
         print(f"wrote {display_path(path)}", file=sys.stderr)
     for dropped in migration.dropped:

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
                 f"-o {args.output}: unknown format '{suffix or '(none)'}'; use one of " + ", ".join(FORMATS)
             )
         fmt = FORMATS[suffix]
-    from crew.config import load_project
+    from crew.cli import load_project
 
     picture = picture_of(load_project(args.path).crew)
     text = {"mermaid": mermaid, "markdown": markdown, "dot": dot, "html": page}[fmt](picture)

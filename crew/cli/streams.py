@@ -8,6 +8,9 @@ Two guards sit around every command:
 - ``tool_output_to_stderr`` (while a crew runs) sends everything else that writes to
   stdout, a tool's ``print`` or a subprocess it starts included, to stderr: stdout
   carries the result only, so ``--json | jq`` and ``> answer.md`` stay intact.
+  Loading a crew folder is guarded too: importing its ``tools.py`` runs its code.
+- ``result_stream`` is the writer on the real stdout for output that is written while
+  that guard is on (a ``--stream`` of events, the JSON Lines of ``--for-each``).
 """
 
 from __future__ import annotations
@@ -82,3 +85,22 @@ def tool_output_to_stderr() -> Iterator[None]:
         if saved_fd is not None:
             os.dup2(saved_fd, out.fileno())
             os.close(saved_fd)
+
+
+@contextlib.contextmanager
+def result_stream() -> Iterator[Any]:
+    """A scrubbed writer on the real stdout that outlives ``tool_output_to_stderr`` (the result goes there).
+
+    Enter it before ``tool_output_to_stderr``: it duplicates descriptor 1 while that still
+    is the real stdout, so what it writes is the result while everything else goes to stderr.
+    """
+    try:
+        fd = os.dup(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (captured): write to it as it is
+        yield sys.stdout
+        return
+    raw = os.fdopen(fd, "w", encoding="utf-8", errors="replace", buffering=1)
+    try:
+        yield ScrubbingStream(raw)  # type: ignore[arg-type]
+    finally:
+        raw.close()

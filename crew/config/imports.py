@@ -40,6 +40,12 @@ def split_spec(spec: Any) -> tuple[str, str]:
     module_name, attr_path = (part.strip() for part in spec.split(":"))
     if not module_name or not attr_path:
         raise ImportProblem(f"expected an import path 'module:attr' (e.g. 'tools:search'), got {spec!r}")
+    if "/" in module_name or "\\" in module_name or "" in module_name.split("."):
+        # A file path or a relative import ('../secret', '.tools'): importlib would raise a bare TypeError.
+        raise ImportProblem(
+            f"'{module_name}' in {spec!r} is not a module path: write dotted module names found from the "
+            "crew folder or the Python path (e.g. 'tools:search', 'pkg.tools:search'), not a file path"
+        )
     return module_name, attr_path
 
 

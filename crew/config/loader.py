@@ -185,6 +185,8 @@ def load_yaml(path: Path) -> tuple[Any, list[tuple[int, str]]]:
             message = f"{message} ({exc.context})"
         if "mapping values are not allowed" in message:  # the classic: `description: Note: be brief`
             message += "; a text holding ': ' must be quoted"
+        elif mark is not None and _tab_at(text, mark.line, mark.column):
+            message += "; YAML indents with spaces, not tabs"
         raise YamlSyntaxError(message, (mark.line + 1) if mark else 1, _open_keys(text)) from None
     except yaml.YAMLError as exc:
         raise YamlSyntaxError(str(exc).splitlines()[0], 1) from None
@@ -193,6 +195,19 @@ def load_yaml(path: Path) -> tuple[Any, list[tuple[int, str]]]:
     finally:
         loader.dispose()
     return data, loader.env_problems
+
+
+def _tab_at(text: str, line: int, column: int) -> bool:
+    """Whether the parser stopped at a tab: in the indentation of ``line`` (0-based) or at ``column``.
+
+    libyaml says only "found character that cannot start any token", which names no tab.
+    """
+    lines = text.splitlines()
+    if not 0 <= line < len(lines):
+        return False
+    row = lines[line]
+    indent = row[: len(row) - len(row.lstrip(" \t"))]
+    return "\t" in indent or row[column : column + 1] == "\t"
 
 
 class TooLarge(yaml.MarkedYAMLError):

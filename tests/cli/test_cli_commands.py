@@ -75,9 +75,10 @@ def test_validate_ok_and_broken_without_traceback_unless_debug(crew_dir) -> None
     assert debug.returncode == 2 and "Traceback" in debug.stderr
 
 
-def test_kickoff_json_is_one_document_of_the_whole_output() -> None:
-    done = run_crew("kickoff", TRIP, "--llm", "test", "--json", "-i", "city=Kyoto", "--out", "/dev/null/x", "-q")
-    # --out pointing nowhere writable makes the file write fail: the plan task fails, exit 1
+def test_kickoff_json_is_one_document_of_the_whole_output(tmp_path) -> None:
+    (tmp_path / "out").write_text("")  # a file where plan's output_file (out/Kyoto_trip_plan.md) needs a folder
+    done = run_crew("kickoff", TRIP, "--llm", "test", "--json", "-i", "city=Kyoto", "--out", str(tmp_path), "-q")
+    # the file write fails: the plan task fails, exit 1
     assert done.returncode == 1
     document = json.loads(done.stdout)
     assert document["status"] == "failed" and "plan" in document["error"]
