@@ -71,8 +71,13 @@ Aliases let a few hundred bytes stand for billions of nodes (``&a [x, x]``, ``&b
 ...); past this the file is refused rather than expanded."""
 
 
+EnvProblem = tuple[int, list[Any], str]
+"""An unset ``${VAR}``: its line, the keys leading to its value (filled in as the mappings and
+lists around it are built: a flow mapping holds several keys on one line), and the message."""
+
+
 class _LineLoader(_Base):  # type: ignore[misc, valid-type]
-    env_problems: list[tuple[int, str]]
+    env_problems: list[EnvProblem]
     depth: int = 0
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
@@ -124,13 +129,22 @@ def _mapping(loader: _LineLoader, node: yaml.MappingNode) -> YamlMap:
                 out.duplicates.append((key, line, first_seen[key]))
             else:
                 first_seen[key] = line
-        out[key] = loader.construct_object(value_node, deep=True)
+        out[key] = _located(loader, key, value_node)
         out.key_lines[key] = line
     return out
 
 
+def _located(loader: _LineLoader, key: Any, node: yaml.Node) -> Any:
+    """Construct the value under ``key``; an unset ``${VAR}`` inside it gets ``key`` in its path."""
+    before = len(loader.env_problems)
+    value = loader.construct_object(node, deep=True)
+    for _, path, _ in loader.env_problems[before:]:
+        path.insert(0, key)
+    return value
+
+
 def _sequence(loader: _LineLoader, node: yaml.SequenceNode) -> YamlList:
-    out = YamlList(loader.construct_object(child, deep=True) for child in node.value)
+    out = YamlList(_located(loader, i, child) for i, child in enumerate(node.value))
     out.line = node.start_mark.line + 1
     out.item_lines = [child.start_mark.line + 1 for child in node.value]
     return out
@@ -150,6 +164,7 @@ def _string(loader: _LineLoader, node: yaml.ScalarNode) -> str:
             loader.env_problems.append(
                 (
                     node.start_mark.line + 1,
+                    [],
                     f"environment variable {name} is not set (write ${{{name}:-default}} for a fallback)",
                 )
             )
@@ -167,7 +182,7 @@ _LineLoader.add_constructor("tag:yaml.org,2002:seq", _sequence)
 _LineLoader.add_constructor("tag:yaml.org,2002:str", _string)
 
 
-def load_yaml(path: Path) -> tuple[Any, list[tuple[int, str]]]:
+def load_yaml(path: Path) -> tuple[Any, list[EnvProblem]]:
     """Parse one file safely; return the tree and (line, message) environment problems.
 
     Raises ``YamlSyntaxError`` when the text is not valid YAML.

@@ -180,8 +180,8 @@ def _read(path: Path, problems: Problems) -> Any:
         problems.add(display, 1, "", f"cannot read the file: {exc}")
         return None
     root = _root_path(path)
-    for line, message in env_problems:
-        problems.add(display, line, _path_at_line(tree, line, root), message)
+    for line, keys, message in env_problems:
+        problems.add(display, line, key_path(root, *keys), message)
     for where, key, line, first in _duplicates(tree, root):
         problems.add(
             display,
@@ -212,20 +212,6 @@ def _duplicates(node: Any, path: str, seen: set[int] | None = None) -> list[tupl
         for i, value in enumerate(node):
             out += _duplicates(value, key_path(path, i), seen)
     return out
-
-
-def _path_at_line(node: Any, line: int, path: str) -> str:
-    """The deepest key path whose key or item sits on ``line``."""
-    children: list[tuple[Any, int, Any]] = []
-    if isinstance(node, YamlMap):
-        children = [(k, node.line_of(k), v) for k, v in node.items()]
-    elif isinstance(node, YamlList):
-        children = [(i, node.line_of(i), v) for i, v in enumerate(node)]
-    before = [(key, value) for key, key_line, value in children if key_line <= line]
-    if not before:
-        return path
-    key, value = before[-1]
-    return _path_at_line(value, line, key_path(path, key))
 
 
 # -- building ----------------------------------------------------------------------------

@@ -485,6 +485,25 @@ CASES: list[tuple[str, dict[str, str], tuple[str, int, str, str]]] = [
         ("crew.yaml", 2, "llm", "environment variable CREW_TEST_SURELY_UNSET is not set"),
     ),
     (
+        "env-var-unset-in-a-flow-mapping",  # several keys on one line: it named the last, not its own
+        {
+            "crew.yaml": """
+        name: t
+        llm: test
+        agents:
+          writer: {role: "${CREW_TEST_SURELY_UNSET}", goal: g, backstory: b}
+        tasks:
+          draft: {description: Draft, agent: writer}
+        """
+        },
+        ("crew.yaml", 4, "agents.writer.role", "environment variable CREW_TEST_SURELY_UNSET is not set"),
+    ),
+    (
+        "cache-not-a-boolean",
+        {"crew.yaml": "name: t\ncache: maybe\n" + BASE_AGENTS},
+        ("crew.yaml", 2, "cache", "cache must be true (in memory), false, or a backend"),
+    ),
+    (
         "top-level-list",
         {
             "crew.yaml": """
