@@ -500,7 +500,13 @@ CASES: list[tuple[str, dict[str, str], tuple[str, int, str, str]]] = [
     ),
     (
         "cache-not-a-boolean",
-        {"crew.yaml": "name: t\ncache: maybe\n" + BASE_AGENTS},
+        {
+            "crew.yaml": """
+        name: t
+        cache: maybe
+        """
+            + BASE_AGENTS
+        },
         ("crew.yaml", 2, "cache", "cache must be true (in memory), false, or a backend"),
     ),
     (
