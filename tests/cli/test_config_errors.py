@@ -504,6 +504,8 @@ CASES: list[tuple[str, dict[str, str], tuple[str, int, str, str]]] = [
             "crew.yaml": """
         name: t
         cache: maybe
+        tasks:
+          draft: {description: Draft, agent: writer}
         """
             + BASE_AGENTS
         },
