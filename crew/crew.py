@@ -23,6 +23,7 @@ from crew.models.transport import choose, door_of, prewarm_native
 from crew.tasks.graph import TaskGraph
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
+from crew.tools.approval import DecisionKey
 
 
 class Process(StrEnum):
@@ -186,7 +187,7 @@ class Crew(BaseModel):
         on_task_done: Callable[[TaskOutput], Any] | None = None,
         run_id: str | None = None,
         approver: Callable[..., Any] | None = None,
-        approvals: Mapping[str, Any] | None = None,
+        approvals: Mapping[DecisionKey, Any] | None = None,
         checkpoints: Mapping[str, Any] | None = None,
     ) -> CrewOutput:
         """Run the crew on the current event loop.
@@ -194,8 +195,9 @@ class Crew(BaseModel):
         ``precomputed`` (resume): outputs by task name that count as done and are not
         rerun. ``on_task_done`` is called with every task's output the moment it exists.
         ``approver`` (default: the crew's) decides tool calls that require approval;
-        ``approvals`` (decisions by call id) and ``checkpoints`` (by task name) continue a
-        paused run's tasks where they stopped (docs/approvals.md).
+        ``approvals`` (decisions by call id, or by ``(task, call id)`` when calls of several
+        tasks share an id) and ``checkpoints`` (by task name) continue a paused run's tasks
+        where they stopped (docs/approvals.md).
         """
         from crew.budget import Budget
         from crew.run import CrewRun
@@ -267,12 +269,13 @@ class Crew(BaseModel):
         run_id: str | None = None,
         *,
         inputs: Mapping[str, Any] | None = None,
-        approvals: Mapping[str, Any] | None = None,
+        approvals: Mapping[DecisionKey, Any] | None = None,
     ) -> CrewOutput:
         """Continue a stored run (default: the latest unfinished one), running only unfinished tasks.
 
         A paused run's tasks go on where they stopped; ``approvals`` decides its waiting calls
-        by id (``True``, ``False`` or an ``Approval``), besides those decided with ``crew approve``.
+        (``True``, ``False`` or an ``Approval``) by call id, or by ``(task, call id)`` when calls
+        of several tasks share an id, besides those decided with ``crew approve``.
         """
         return _run_sync(lambda: self.resume_async(run_id, inputs=inputs, approvals=approvals))
 
@@ -281,7 +284,7 @@ class Crew(BaseModel):
         run_id: str | None = None,
         *,
         inputs: Mapping[str, Any] | None = None,
-        approvals: Mapping[str, Any] | None = None,
+        approvals: Mapping[DecisionKey, Any] | None = None,
         buffer: int = 256,
     ) -> AsyncGenerator[Any, None]:
         """:meth:`resume` as a stream: the continued run's events as :meth:`astream` yields them, then its output."""
@@ -296,7 +299,7 @@ class Crew(BaseModel):
         run_id: str | None = None,
         *,
         inputs: Mapping[str, Any] | None = None,
-        approvals: Mapping[str, Any] | None = None,
+        approvals: Mapping[DecisionKey, Any] | None = None,
         buffer: int = 256,
     ) -> Iterator[Any]:
         """The sync twin of :meth:`astream_resume`."""
@@ -310,15 +313,14 @@ class Crew(BaseModel):
         *,
         inputs: Mapping[str, Any] | None = None,
         new_run_id: str | None = None,
-        approvals: Mapping[str, Any] | None = None,
+        approvals: Mapping[DecisionKey, Any] | None = None,
     ) -> CrewOutput:
         from crew.store.approvals import paused_state
         from crew.store.continuation import plan_resume
 
         store = self._require_store("resume")
         plan = plan_resume(self, store, run_id, inputs)
-        checkpoints, decided = paused_state(store, plan.run.id)
-        decisions = {**decided, **(approvals or {})}
+        checkpoints, decisions = paused_state(store, plan.run.id, approvals)  # checked against what waits
         return await self._continue(plan, "resume", None, new_run_id, checkpoints=checkpoints, approvals=decisions)
 
     def replay(self, run_id: str, *, from_task: str, inputs: Mapping[str, Any] | None = None) -> CrewOutput:

@@ -21,6 +21,7 @@ from crew.task_runner import TaskRunner
 from crew.tasks.graph import task_names
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
+from crew.tools.approval import DecisionKey, check_decision_keys
 
 if TYPE_CHECKING:
     from crew.budget import Budget
@@ -90,7 +91,7 @@ class CrewRun:
         precomputed: Mapping[str, TaskOutput] | None = None,
         on_task_done: Callable[[TaskOutput], Any] | None = None,
         approver: Any = None,
-        approvals: Mapping[str, Any] | None = None,
+        approvals: Mapping[DecisionKey, Any] | None = None,
         checkpoints: Mapping[str, Any] | None = None,
     ) -> CrewOutput:
         """Run the crew; the agents' MCP servers are open for exactly this run (see ``crew.mcp.scope``)."""
@@ -109,7 +110,7 @@ class CrewRun:
         precomputed: Mapping[str, TaskOutput] | None,
         on_task_done: Callable[[TaskOutput], Any] | None,
         approver: Any,
-        approvals: Mapping[str, Any] | None,
+        approvals: Mapping[DecisionKey, Any] | None,
         checkpoints: Mapping[str, Any] | None,
     ) -> CrewOutput:
         from crew.secrets import register_environment
@@ -117,7 +118,9 @@ class CrewRun:
         register_environment()  # keys set since the last run are scrubbed from this one's texts
         crew, scope = self.crew, self.scope
         scope.executor.approver = approver if approver is not None else crew.approver
-        scope.executor.decisions.update(approvals or {})  # decisions for calls a paused run left waiting
+        if approvals:  # decisions for calls a paused run left waiting; a bare id two tasks share is refused
+            check_decision_keys(approvals, [p for c in (checkpoints or {}).values() for p in c.pending])
+            scope.executor.decisions.update(approvals)
         scope.checkpoints.update(checkpoints or {})
         started = time.time()
         executor = scope.executor

@@ -188,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("approve", "decide a tool call a paused run waits on (then `crew resume RUN` continues it)")
     p.add_argument("run", metavar="RUN", help=run_help)
     p.add_argument("call_id", metavar="CALL_ID", help="the waiting call's id (the paused kickoff printed it)")
+    p.add_argument(
+        "--task", metavar="TASK", help="the call's task, when calls of several tasks share its id (the kickoff says so)"
+    )
     p.add_argument("--deny", metavar="REASON", help="deny the call; the model reads 'denied by a person: REASON'")
     p.add_argument("--args", metavar="JSON", help="approve it with these arguments instead of the model's")
     _store_options(p)

@@ -1,20 +1,29 @@
-"""The CLI's side of approvals: a prompt on the terminal, and what a paused run prints.
+"""The CLI's side of approvals: a prompt on the terminal, what a paused run prints, ``crew approve``.
 
 On a terminal ``crew kickoff`` asks about each call that needs approval: it shows the
 tool, its arguments and the agent, and reads ``y`` (run it), ``n`` (deny, with an optional
 reason) or ``e`` (edit: type new arguments as JSON). Prompts take turns (tasks running at
 once wait for each other) and go to stderr, so stdout keeps the result. Without a terminal
 nothing is asked: the run pauses, and :func:`print_paused` says how to continue it.
+
+``crew approve`` (:func:`approve_command`) writes one decision into the store. A call is
+named by its id, and by its task too when calls of several tasks share the id (models
+number their calls per conversation): a guess could approve a call nobody looked at.
+Edited arguments are checked against the tool's schema then and there, not at resume.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import shlex
 import sys
 import threading
+from collections import Counter
+from pathlib import Path
 from typing import Any
 
-__all__ = ["print_paused", "terminal_approver"]
+__all__ = ["approve_command", "print_paused", "terminal_approver"]
 
 _turns = threading.Lock()
 
@@ -60,15 +69,139 @@ def _read(err: Any, prompt: str) -> str:
 
 
 def print_paused(output: Any) -> None:
-    """What waits, and the commands that continue the run (on stderr)."""
+    """What waits, and the commands that continue the run (on stderr).
+
+    An id that calls of several tasks share is flagged, and the command shown for it names
+    the task, since ``crew approve`` refuses such an id alone.
+    """
     run = (output.run_id or "")[:12]
-    print(f"paused: {len(output.pending_approvals)} tool call(s) wait for a person's approval", file=sys.stderr)
-    for request in output.pending_approvals:
+    requests = output.pending_approvals
+    shared = {call_id for call_id, n in Counter(r.call_id for r in requests).items() if n > 1}
+    print(f"paused: {len(requests)} tool call(s) wait for a person's approval", file=sys.stderr)
+    for request in requests:
         args = json.dumps(request.args, ensure_ascii=False)
+        note = "   (id shared with another task: add --task)" if request.call_id in shared else ""
         print(
-            f"  {request.call_id}: {request.tool}({args}) by '{request.agent}' in task '{request.task}'",
+            f"  {request.call_id}: {request.tool}({args}) by '{request.agent}' in task '{request.task}'{note}",
             file=sys.stderr,
         )
-    first = output.pending_approvals[0].call_id if output.pending_approvals else "CALL_ID"
-    print(f"approve with:  crew approve {run} {first}   (or --deny REASON, --args JSON)", file=sys.stderr)
+    first = requests[0] if requests else None
+    line = f"{run} CALL_ID" if first is None else _approve_line(run, first.call_id, first.task, first.call_id in shared)
+    print(f"approve with:  crew approve {line}   (or --deny REASON, --args JSON)", file=sys.stderr)
     print(f"then continue: crew resume {run}", file=sys.stderr)
+
+
+def _approve_line(run: str, call_id: str, task: str | None, with_task: bool) -> str:
+    """``RUN CALL_ID`` (and ``--task TASK`` when the id alone names no single call), shell-quoted."""
+    words = [run, call_id, *(["--task", task or ""] if with_task else [])]
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def approve_command(args: argparse.Namespace, store: Any) -> int:
+    """``crew approve RUN CALL_ID [--task TASK] [--deny REASON | --args JSON]``: decide one waiting call.
+
+    Everything is checked before the store is written: the call exists and is one call
+    (an id several tasks share needs ``--task``, exit 2), and edited arguments fit the
+    tool's schema when the crew's folder still defines the tool (exit 2 naming each
+    problem); a tool that cannot be found leaves them to be checked at resume, as before.
+    """
+    from crew.cli import UsageError
+    from crew.errors import ToolArgumentsError
+    from crew.store.approvals import AmbiguousCall, decide, find_call, pending
+    from crew.tools.approval import check_edited_arguments
+
+    stored = store.run(args.run)
+    run = stored.id[:12]
+    decision = _decision_of(args)
+    task = getattr(args, "task", None)  # getattr: --task is declared in crew/cli/__init__.py (none given until it is)
+    rows = pending(store, stored.id)
+    try:
+        row = find_call(rows, stored.id, args.call_id, task)
+    except AmbiguousCall as exc:
+        choices = [r for r in rows if r["call_id"] == args.call_id]
+        lines = [
+            f"calls of {len(exc.tasks)} tasks of run {run} share the id {args.call_id} "
+            "(models number their calls per conversation); say which one with --task:"
+        ]
+        for r in choices:
+            what = f"{r['tool']}({json.dumps(r['args'], ensure_ascii=False)}) by '{r['agent']}'"
+            line = _approve_line(run, args.call_id, r["task"], True)
+            lines.append(f"  crew approve {line}   # {what}")
+        raise UsageError("\n".join(lines)) from None
+    if decision.decision == "edit":
+        tool, why = _tool_of(args, stored, row)
+        if tool is None:
+            print(f"note: the new arguments were not checked against '{row['tool']}': {why}", file=sys.stderr)
+        else:
+            try:
+                check_edited_arguments(tool, decision.arguments or {})
+            except ToolArgumentsError as exc:
+                raise UsageError(
+                    f"--args: {exc}\nnothing was decided; run the command again with fixed --args"
+                ) from None
+    decide(store, stored.id, args.call_id, decision, task=row["task"])
+    word = {"approve": "approved", "deny": "denied", "edit": "approved with new arguments"}[decision.decision]
+    in_task = f" in task '{row['task']}'" if task is not None else ""
+    print(f"call {args.call_id}{in_task} of run {run} {word}", file=sys.stderr)
+    waiting = [r for r in pending(store, stored.id) if not r["decision"]]
+    if waiting:
+        shared = {call_id for call_id, n in Counter(r["call_id"] for r in rows).items() if n > 1}
+        named = [f"{r['call_id']} (task '{r['task']}')" if r["call_id"] in shared else r["call_id"] for r in waiting]
+        print(f"still waiting: {', '.join(named)}", file=sys.stderr)
+    else:
+        print(f"continue it with: crew resume {run}", file=sys.stderr)
+    return 0
+
+
+def _decision_of(args: argparse.Namespace) -> Any:
+    """The decision ``--deny`` / ``--args`` (or neither: approve) ask for."""
+    from crew.cli import UsageError
+    from crew.tools.approval import Approval
+
+    if args.deny is not None and args.args is not None:
+        raise UsageError("give --deny or --args, not both")
+    if args.deny is not None:
+        return Approval.deny(args.deny)
+    if args.args is None:
+        return Approval.approve()
+    try:
+        arguments = json.loads(args.args)
+    except ValueError as exc:
+        raise UsageError(f"--args is not JSON: {exc}") from None
+    if not isinstance(arguments, dict):
+        raise UsageError('--args takes a JSON object of the tool\'s arguments, e.g. \'{"path": "a.txt"}\'')
+    return Approval.edit(arguments)
+
+
+def _tool_of(args: argparse.Namespace, stored: Any, row: dict[str, Any]) -> tuple[Any, str]:
+    """The tool the waiting call asked for, as the run's crew folder defines it now, or why not.
+
+    Looked up in the call's task (its own tools, else its agent's), then among every agent
+    of the crew. Loading the folder runs its code (``tools.py``), as ``crew resume`` will.
+    A folder that is gone or does not load, or a tool only an MCP server provides, gives
+    ``(None, reason)``: the arguments are then checked when the run resumes.
+    """
+    from crew.cli import load_project
+    from crew.errors import CrewError
+    from crew.tasks.graph import task_names
+    from crew.tools.registry import as_tools
+
+    folder = args.path or stored.folder
+    if not folder or not Path(folder).exists():
+        return None, f"the crew folder of the run ({folder or 'unknown'}) is gone (give it with --path)"
+    try:
+        project = load_project(folder, llm=stored.settings.get("llm"))
+    except (CrewError, ImportError, OSError, ValueError) as exc:
+        return None, f"the crew folder {folder} does not load ({str(exc).splitlines()[0]})"
+    crew = project.crew
+    groups: list[Any] = []
+    for name, task in zip(task_names(crew.tasks), crew.tasks, strict=True):
+        if name == row["task"]:
+            groups.append(task.tools if task.tools is not None else getattr(task.agent, "tools", None) or [])
+    agents = crew.all_agents()
+    groups += [a.tools for a in agents if a.role == row["agent"]] + [a.tools for a in agents]
+    for tools in groups:
+        for tool in as_tools(tools or []):
+            if row["tool"] in (tool.tool_name, tool.name):
+                return tool, ""
+    return None, f"no tool '{row['tool']}' in the crew's YAML or Python (an MCP server's tools are not started here)"

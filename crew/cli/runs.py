@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_OK, UsageError, count
+from crew.cli import EXIT_OK, UsageError, count, write_file
 from crew.cli.kickoff import _pairs, apply_budgets, execute, load, store_path
 
 
@@ -54,13 +54,12 @@ def show(args: argparse.Namespace) -> int:
     store = _store(args, args.path)
     detail = store.detail(args.run)
     if args.output:
-        from crew.store.timeline import write_timeline
+        from crew.store.timeline import render_timeline
 
-        target = Path(args.output)
-        if target.suffix.lower() not in (".html", ".htm"):
+        if Path(args.output).suffix.lower() not in (".html", ".htm"):
             raise UsageError(f"-o {args.output}: the timeline is an HTML page, give a .html file")
-        write_timeline(detail, target)
-        print(f"wrote {target}", file=sys.stderr)
+        write_file(args.output, render_timeline(detail))  # its folder made; a place it cannot go is exit 2
+        print(f"wrote {args.output}", file=sys.stderr)
         if not args.json:
             return EXIT_OK
     if args.json:
@@ -100,6 +99,7 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
     if mode == "resume":
         plan = plan_resume(crew, store, stored.id, inputs)
     else:
+        _known_task(crew, args.from_task)
         plan = plan_replay(crew, store, stored.id, args.from_task, inputs)
     if not args.quiet:
         reused = count(len(plan.outputs), "stored output")
@@ -127,44 +127,30 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
     return execute(args, crew, plan.inputs, start, names=set(plan.rerun))
 
 
-def _paused_state(store: Any, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _known_task(crew: Any, name: str) -> None:
+    """``--from TASK`` names a task of the crew; a typo gets the closest name (``sight``: ``sights``)."""
+    from crew.errors import StoreError
+    from crew.keywords import did_you_mean
+    from crew.tasks.graph import task_names
+
+    names = task_names(crew.tasks)
+    if name not in names:
+        hint = did_you_mean(name, names)
+        raise StoreError(f"--from {name}: no task '{name}' in crew '{crew.name}'{hint}; its tasks: {', '.join(names)}")
+
+
+def _paused_state(store: Any, run_id: str) -> tuple[dict[str, Any], dict[Any, Any]]:
+    """Checkpoints by task; decisions by call id, or by (task, call id) for an id tasks share."""
     from crew.store.approvals import paused_state
 
     return paused_state(store, run_id)
 
 
 def approve(args: argparse.Namespace) -> int:
-    """``crew approve RUN CALL_ID [--deny REASON] [--args JSON]``: decide a call a paused run waits on."""
-    import json
+    """``crew approve RUN CALL_ID [--task TASK] [--deny REASON] [--args JSON]`` (``crew.cli.approve``)."""
+    from crew.cli.approve import approve_command
 
-    from crew.store.approvals import decide, pending
-    from crew.tools.approval import Approval
-
-    store = _store(args, args.path)
-    stored = store.run(args.run)
-    if args.deny is not None and args.args is not None:
-        raise UsageError("give --deny or --args, not both")
-    if args.args is not None:
-        try:
-            arguments = json.loads(args.args)
-        except ValueError as exc:
-            raise UsageError(f"--args is not JSON: {exc}") from None
-        if not isinstance(arguments, dict):
-            raise UsageError('--args takes a JSON object of the tool\'s arguments, e.g. \'{"path": "a.txt"}\'')
-        decision = Approval.edit(arguments)
-    elif args.deny is not None:
-        decision = Approval.deny(args.deny)
-    else:
-        decision = Approval.approve()
-    decide(store, stored.id, args.call_id, decision)
-    waiting = [row["call_id"] for row in pending(store, stored.id) if not row["decision"]]
-    word = {"approve": "approved", "deny": "denied", "edit": "approved with new arguments"}[decision.decision]
-    print(f"call {args.call_id} of run {stored.id[:12]} {word}", file=sys.stderr)
-    if waiting:
-        print(f"still waiting: {', '.join(waiting)}", file=sys.stderr)
-    else:
-        print(f"continue it with: crew resume {stored.id[:12]}", file=sys.stderr)
-    return 0
+    return approve_command(args, _store(args, args.path))
 
 
 # -- text output -------------------------------------------------------------------------------
@@ -193,7 +179,8 @@ def _print_detail(detail: Any) -> None:
         print(f"[{task.position + 1}] {task.name} · {status} · {task.agent or '-'} · {took or '-'}", end="")
         print(f" · {task.usage.total_tokens:,} tokens · {_cost(task.usage.cost)}")
         for call in models.get(task.name, []):
-            what = call.error or f"{call.usage.total_tokens:,} tokens, {_cost(call.usage.cost)}, {call.finish_reason}"
+            spent = [f"{call.usage.total_tokens:,} tokens", _cost(call.usage.cost)]
+            what = call.error or ", ".join(spent + ([call.finish_reason] if call.finish_reason else []))
             print(f"    model {call.model} · {call.status} · {call.latency:.2f}s · {what}")
         for call in tools.get(task.name, []):
             note = " (cached)" if call.cached else " (refused)" if call.refused else ""

@@ -17,6 +17,7 @@ from crew.errors import CrewRunError
 from crew.store.recorder import RunRecorder
 from crew.store.store import RunStore
 from crew.tasks.output import CrewOutput, TaskOutput
+from crew.tools.approval import DecisionKey
 from crew.usage import Usage
 
 _BUDGETS = ("max_tokens", "max_cost")
@@ -75,7 +76,7 @@ async def recorded_kickoff(
     folder: str | None = None,
     spent_before: Usage | None = None,
     approver: Any = None,
-    approvals: Mapping[str, Any] | None = None,
+    approvals: Mapping[DecisionKey, Any] | None = None,
     checkpoints: Mapping[str, Any] | None = None,
 ) -> CrewOutput:
     """Run ``crew`` once, recorded in ``store``; ``precomputed`` outputs count as done (reused).

@@ -137,7 +137,41 @@ def _approvals_v2(conn: sqlite3.Connection) -> None:
     conn.execute(_V2)
 
 
-MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2]
+_V3 = """
+CREATE TABLE approvals (
+    run_id TEXT NOT NULL,
+    call_id TEXT NOT NULL,
+    task TEXT NOT NULL,
+    agent TEXT,
+    tool TEXT NOT NULL,
+    args TEXT,
+    checkpoint TEXT NOT NULL,
+    decision TEXT,
+    reason TEXT,
+    arguments TEXT,
+    decided_at REAL,
+    PRIMARY KEY (run_id, task, call_id)
+)
+"""
+
+_APPROVAL_COLUMNS = "run_id, call_id, task, agent, tool, args, checkpoint, decision, reason, arguments, decided_at"
+
+
+def _approvals_by_task_v3(conn: sqlite3.Connection) -> None:
+    """A waiting call is keyed by its task too: calls of two tasks of one run may share an id.
+
+    Ids are only unique within a conversation (a model may number its calls ``call_0``,
+    ``call_1`` in each), and keyed by ``(run_id, call_id)`` the second task's row replaced
+    the first's, losing where that task had stopped. SQLite cannot change a primary key in
+    place: the table is rebuilt, its rows kept.
+    """
+    conn.execute("ALTER TABLE approvals RENAME TO approvals_v2")
+    conn.execute(_V3)
+    conn.execute(f"INSERT INTO approvals ({_APPROVAL_COLUMNS}) SELECT {_APPROVAL_COLUMNS} FROM approvals_v2")
+    conn.execute("DROP TABLE approvals_v2")
+
+
+MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3]
 """``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
 
 _SHAREABLE = frozenset({"tool_cache", "sqlite_sequence"})

@@ -52,6 +52,23 @@ def _first_user_text(messages: Messages) -> str:
     return ""
 
 
+def _conversation_key(messages: Messages) -> str:
+    """What tells one conversation from another, the same every time it is held again.
+
+    Its opening messages (the system prompt and the task, before any reply) and, inside an
+    agent's run, the task and agent the call serves: two tasks with the same prompt still
+    differ by name. Nothing random and no run id, so a test sees the same ids on every run.
+    """
+    head: list[Any] = []
+    for message in messages:
+        if message.get("role") not in ("system", "user"):
+            break
+        head.append([message.get("role"), message.get("content")])
+    info = current_call()
+    who = [info.task, info.agent] if info is not None else [None, None]
+    return hashlib.sha256(json.dumps([who, head], default=str).encode()).hexdigest()
+
+
 class _Shippable:
     """Pickling without the call-count lock: a copy sent to another process (a Ray worker)
     counts its own calls behind a lock of its own."""
@@ -70,7 +87,9 @@ class TestModel(_Shippable):
     """Calls each tool it is given once, then answers in the requested format.
 
     Turn one (no tool results in the history yet): one call per tool, arguments
-    generated from the tool's JSON schema (valid, deterministic for ``seed``).
+    generated from the tool's JSON schema (valid, deterministic for ``seed``), each call's
+    id unique to its conversation (its opening messages, its task and agent) yet the same
+    every time that conversation is held again.
     Afterwards: ``final_answer`` if given, else JSON valid for ``output_schema``
     when the task wants structured output, else a short text naming the task and
     the tool results it saw. ``call_tools=False`` skips straight to the answer.
@@ -106,7 +125,10 @@ class TestModel(_Shippable):
         with self._lock:
             self.calls += 1
         if tools and self.call_tools and not any(m.get("role") == "tool" for m in messages):
-            response = LLMResponse(tool_calls=[self._call(tool, i, len(messages)) for i, tool in enumerate(tools)])
+            conversation = _conversation_key(messages)
+            response = LLMResponse(
+                tool_calls=[self._call(tool, i, len(messages), conversation) for i, tool in enumerate(tools)]
+            )
         else:
             response = LLMResponse(content=self._answer(messages, output_schema))
         response.model = self.model
@@ -126,12 +148,17 @@ class TestModel(_Shippable):
     def _rng(self, *parts: object) -> random.Random:
         return random.Random("|".join(map(str, (self.seed, *parts))))
 
-    def _call(self, tool: dict[str, Any], index: int, turn: int) -> ToolCall:
+    def _call(self, tool: dict[str, Any], index: int, turn: int, conversation: str) -> ToolCall:
+        """The call of ``tool``: arguments from the seed alone, an id that is also the conversation's.
+
+        Two agents given the same tool in tasks running at once get the same arguments, but
+        never the same call id: ids name calls across a run (a person approves ``call_...``).
+        """
         function = tool.get("function", tool)
         name = function["name"]
         schema = function.get("parameters") or {"type": "object", "properties": {}}
         args = example_value(schema, self._rng(name, turn))
-        digest = hashlib.sha256(f"{self.seed}|{turn}|{index}|{name}".encode()).hexdigest()[:24]
+        digest = hashlib.sha256(f"{self.seed}|{conversation}|{turn}|{index}|{name}".encode()).hexdigest()[:24]
         return ToolCall(name=name, args=args, id=f"call_{digest}")
 
     def _answer(self, messages: Messages, output_schema: dict[str, Any] | None) -> str:
@@ -171,8 +198,9 @@ class FunctionModel(_Shippable):
     """A model whose every turn is ``fn(messages, tools, info)``, sync or async.
 
     ``fn`` returns the reply text, a list of tool calls (``{"name": ..., "args": {...}}``
-    dicts or ToolCalls; missing ids are filled in), or a full LLMResponse. ``info`` is the
-    call's :class:`~crew.models.info.ModelCallInfo` (agent role, task name, context task
+    dicts or ToolCalls; missing ids are filled in, a new random one each, so no two calls
+    share one), or a full LLMResponse. ``info`` is the call's
+    :class:`~crew.models.info.ModelCallInfo` (agent role, task name, context task
     names, tool names, turn, output schema), so a test can script by task; ``fn`` may take
     just ``(messages, tools)`` or ``(messages)``. A generator ``fn`` yields the reply's text
     in pieces, which ``astream`` hands on as they come; any other reply is streamed in a

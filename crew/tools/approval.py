@@ -11,22 +11,31 @@ business (an ``approver`` callable, a terminal prompt, or nobody: the run pauses
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crew.errors import CrewError, ToolArgumentsError
 from crew.events import bus
 from crew.tools.calls import RunContext, ToolCall, ToolResult
 
+if TYPE_CHECKING:
+    from crew.tools.base import BaseTool
+
 __all__ = [
+    "AmbiguousCall",
     "Approval",
     "ApprovalRequest",
     "Approver",
+    "DecisionKey",
     "announce_decision",
     "ask_approver",
+    "check_decision_keys",
+    "check_edited_arguments",
     "needs_approval",
     "request_for",
+    "take_decision",
     "waiting_result",
 ]
 
@@ -78,6 +87,14 @@ class Approval(BaseModel):
         raise TypeError(f"an approver returns True, False, an Approval or None, got {type(value).__name__}")
 
 
+DecisionKey = str | tuple[str, str]
+"""What a decision made beforehand is filed under: the call's id, or ``(task, call id)``.
+
+Call ids are only unique within a conversation: a model (or a test's script) may number
+its calls ``call_0``, ``call_1`` in every conversation, so two tasks of one run can wait
+on calls with the same id. The task then tells them apart."""
+
+
 Approver = Callable[[ApprovalRequest], Any]
 """``approver(request)`` returns True, False, an Approval or None (wait), or an awaitable of one;
 a sync approver runs in a worker thread (it may prompt)."""
@@ -109,6 +126,87 @@ def request_for(
         task=context.task if context is not None else None,
         run_id=run_id,
     )
+
+
+class AmbiguousCall(CrewError, ValueError):
+    """A decision given by a call id that calls of several tasks share, without naming the task.
+
+    Applied to whichever task asked first, it could approve a call nobody looked at, or
+    leave the other one waiting again without a word: it is refused instead.
+    """
+
+    def __init__(self, message: str, *, call_id: str, tasks: list[str]) -> None:
+        super().__init__(message)
+        self.call_id = call_id
+        self.tasks = tasks
+
+
+def check_decision_keys(approvals: Mapping[DecisionKey, Any], waiting: Iterable[ApprovalRequest]) -> None:
+    """Refuse a decision filed under a bare call id that calls of several ``waiting`` tasks share.
+
+    ``waiting``: the calls the decisions are for (a paused run's ``pending_approvals``).
+    """
+    tasks: dict[str, dict[str, None]] = {}  # call id -> its tasks, in order, each once
+    for request in waiting:
+        tasks.setdefault(request.call_id, {})[str(request.task)] = None
+    for key in approvals:
+        if not isinstance(key, str):
+            continue  # (task, call id): names its call
+        shared = list(tasks.get(key, {}))
+        if len(shared) > 1:
+            raise AmbiguousCall(
+                f"approvals: calls of {len(shared)} tasks share the id {key!r} "
+                f"({', '.join(map(repr, shared))}): key each decision by (task, call id), "
+                f"e.g. approvals={{({shared[0]!r}, {key!r}): ...}}",
+                call_id=key,
+                tasks=shared,
+            )
+
+
+def take_decision(decisions: dict[Any, Any], request: ApprovalRequest) -> Any:
+    """The decision made beforehand for ``request``'s call, removed (each is used once), or None.
+
+    The one filed under ``(task, call id)`` first, then the one under the call id alone:
+    when calls of two tasks share an id, each task takes its own decision, never the other's.
+    """
+    if request.task is not None:
+        scoped = decisions.pop((request.task, request.call_id), None)
+        if scoped is not None:
+            return scoped
+    return decisions.pop(request.call_id, None)
+
+
+def check_edited_arguments(tool: BaseTool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A person's edited arguments checked against ``tool``'s schema, before the run goes on.
+
+    Checked when the decision is made (``crew approve --args``), not when the paused run
+    resumes: a typo found then would only reach the model, as an error about a call the
+    person meant to fix. Stricter than a model's call: an argument the tool does not take
+    is an error (a misspelt ``pth`` would otherwise be dropped, leaving ``path`` missing).
+    Returns the validated arguments; raises ``ToolArgumentsError`` naming each problem.
+    """
+    from crew.keywords import did_you_mean
+
+    unknown = tool.dropped_args(arguments)
+    known = [name for name in _argument_names(tool) if name not in arguments]
+    problems = {name: f"not an argument of the tool{did_you_mean(name, known)}" for name in unknown}
+    try:
+        validated = tool.validate_args({k: v for k, v in arguments.items() if k not in unknown})
+    except ToolArgumentsError as exc:
+        problems.update(exc.problems)
+        validated = {}
+    if not problems:
+        return validated
+    lines = [f"Tool '{tool.name}' cannot run with these arguments:"]
+    lines += [f"  - {where}: {text}" for where, text in problems.items()]
+    lines.append(f"Expected arguments: {tool.args_hint()}.")
+    raise ToolArgumentsError("\n".join(lines), tool=tool.name, problems=problems)
+
+
+def _argument_names(tool: BaseTool) -> list[str]:
+    """The names a model may give ``tool`` (its RunContext parameters are not among them)."""
+    fields = tool.args_schema.model_fields
+    return [name for name in fields if name not in tool.injected_params]
 
 
 async def ask_approver(approver: Approver, request: ApprovalRequest) -> Any:

@@ -38,9 +38,11 @@ from crew.tools.approval import (
     Approval,
     ApprovalRequest,
     Approver,
+    DecisionKey,
     announce_decision,
     ask_approver,
     request_for,
+    take_decision,
     waiting_result,
 )
 from crew.tools.base import _PLAIN, BaseTool
@@ -91,8 +93,9 @@ class ToolExecutor:
         self._seen = self._recall.seen
         self.approver: Approver | None = None
         """Decides calls whose tool ``requires_approval``; None: such calls come back ``pending``."""
-        self.decisions: dict[str, Any] = {}
-        """Decisions made beforehand by call id (a resumed run's ``approvals=``), each used once."""
+        self.decisions: dict[DecisionKey, Any] = {}
+        """Decisions made beforehand (a resumed run's ``approvals=``), each used once: by call id, or by
+        ``(task, call id)`` when calls of several tasks share an id."""
         self.register(tools)
 
     # -- registry -----------------------------------------------------------------
@@ -287,7 +290,7 @@ class ToolExecutor:
     def _decision(self, request: ApprovalRequest) -> Any:
         """A decision given beforehand (``approvals=`` of a resumed run), taken once."""
         with self._lock:
-            return self.decisions.pop(request.call_id, None)
+            return take_decision(self.decisions, request)
 
     def _apply_decision(self, pending: Pending, answer: Any, request: ApprovalRequest) -> ToolResult | None:
         """None: the call goes on (perhaps with edited arguments); else its result (denied, pending)."""

@@ -192,10 +192,13 @@ def test_a_kickoff_whose_task_failed_under_on_error_continue_is_a_failed_line(cr
     crew_yaml = CREW_YAML.replace("name: batch", "name: batch\non_error: continue").replace(
         "    agent: writer\n", "    agent: writer\n    guardrail: tools:never\n    guardrail_max_retries: 0\n"
     )
-    tools = TOOLS + """
+    tools = (
+        TOOLS
+        + """
 def never(output):
     return (False, "never good enough")
 """
+    )
     folder = crew_dir({"crew.yaml": crew_yaml, "tools.py": tools})
     inputs = tmp_path / "inputs.jsonl"
     inputs.write_text(json.dumps({"topic": "a"}) + "\n")
