@@ -2,8 +2,8 @@
 
 Rules (the same everywhere a text is templated):
 
-- ``{name}`` — a name made of letters, digits, ``_`` and ``-`` (not starting with a
-  digit or ``-``) — is replaced by ``inputs[name]``; strings go in as they are,
+- ``{name}`` — a name made of letters (of any script), digits, ``_`` and ``-`` (not
+  starting with a digit or ``-``) — is replaced by ``inputs[name]``; strings go in as they are,
   other values as JSON (numbers, lists, dicts) so the model reads them plainly.
 - ``{{`` and ``}}`` are literal ``{`` and ``}`` (``str.format``'s escape).
 - Any other brace is left alone, so JSON examples in a description need no escaping
@@ -25,7 +25,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-_TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_\-]*)\}")
+_TOKEN = re.compile(r"\{\{|\}\}|\{([^\W\d][\w\-]*)\}")
+"""``{{``, ``}}``, or ``{name}``: a name in any script (``{città}``, ``{名前}``) as Python identifiers are."""
 
 
 def placeholders(text: str) -> list[str]:

@@ -159,6 +159,13 @@ def test_escaped_braces_are_literal_and_not_placeholders():
     assert task.description == "{not_an_input} and y"
 
 
+def test_placeholder_names_may_be_in_any_script():
+    """``{città}`` was left as it was, silently: names were ASCII only."""
+    assert placeholders("{città} {名前} {_x} {2x} {-y}") == ["città", "名前", "_x"]
+    task = Task(description="Écris sur {città}", output_file="sortie/{città}.md").interpolate({"città": "Roma"})
+    assert (task.description, task.output_file) == ("Écris sur Roma", "sortie/Roma.md")
+
+
 def test_an_input_may_not_move_an_output_file_out_of_its_directory(tmp_path):
     """Inputs often come from outside (a web form): "out/{topic}.md" must stay in out/."""
     rec = Recorder()
