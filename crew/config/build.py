@@ -209,7 +209,9 @@ class Builder:
             from crew.models import LLM
 
             try:
-                return True, LLM(**plain(value))
+                llm = LLM(**plain(value))
+                # the offline model, as `llm: test` is (its settings were checked, and it needs none)
+                return True, "test" if llm.model.strip().lower() == "test" else llm
             except ValidationError as exc:  # one line per wrong setting, at its own line
                 settings = Entry(key, value, entry.file_of(key), entry.line_of(key), key_path(entry.path, key))
                 for err in exc.errors():

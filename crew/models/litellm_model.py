@@ -20,7 +20,7 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
@@ -86,6 +86,10 @@ async def _aload_litellm() -> Any:
     return await asyncio.to_thread(load_litellm)  # a cold import must not freeze the event loop
 
 
+_ALIASES = {"base_url": "api_base", "api_base_url": "api_base", "max_retries": "num_retries"}
+"""Other libraries' names for a setting: passed on as they are, they would be ignored or overridden."""
+
+
 class LLM(BaseModel):
     """A model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
 
@@ -128,6 +132,23 @@ class LLM(BaseModel):
         if model is not None:
             data["model"] = model
         super().__init__(**data)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_misspelt_setting(cls, data: Any) -> Any:
+        """Unknown settings go to the provider as they are (``top_p``, ``seed`` ...), so a misspelt one
+        (``temprature``) would be sent, ignored and never reported: one close to a setting is an error."""
+        if not isinstance(data, dict):
+            return data
+        import difflib
+
+        for key in data:
+            if not isinstance(key, str) or key in cls.model_fields:
+                continue
+            meant = _ALIASES.get(key) or next(iter(difflib.get_close_matches(key, cls.model_fields, 1, 0.8)), None)
+            if meant is not None:
+                raise ValueError(f"unknown LLM setting {key!r}: did you mean {meant!r}?")
+        return data
 
     @field_validator("model")
     @classmethod

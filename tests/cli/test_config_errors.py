@@ -499,6 +499,19 @@ CASES: list[tuple[str, dict[str, str], tuple[str, int, str, str]]] = [
         ("crew.yaml", 4, "agents.writer.role", "environment variable CREW_TEST_SURELY_UNSET is not set"),
     ),
     (
+        "llm-setting-misspelt",  # it went to the provider as it was, ignored, never reported
+        {
+            "crew.yaml": """
+        name: t
+        llm: {model: openai/gpt-4o-mini, temprature: 0}
+        tasks:
+          draft: {description: Draft, agent: writer}
+        """
+            + BASE_AGENTS
+        },
+        ("crew.yaml", 2, "llm", "unknown LLM setting 'temprature': did you mean 'temperature'?"),
+    ),
+    (
         "cache-not-a-boolean",
         {
             "crew.yaml": """

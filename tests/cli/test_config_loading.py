@@ -130,6 +130,24 @@ def test_model_precedence_agent_then_crew_then_env_and_flag_overrides_all(crew_d
     assert [(a.llm, a.function_calling_llm) for a in forced.agents] == [("test", "test"), ("test", None)]
 
 
+def test_a_test_model_mapping_is_the_offline_model(crew_dir) -> None:
+    """``llm: {model: test}`` went to litellm as a model named "test" and failed every task."""
+    folder = crew_dir(
+        {
+            "crew.yaml": """
+        llm: {model: test}
+        agents:
+          a: {role: A, goal: G, llm: {model: TEST}}
+        tasks:
+          t: {description: D, agent: a}
+        """
+        }
+    )
+    crew = load_crew(folder)
+    assert (crew.llm, crew.agents[0].llm) == ("test", "test")
+    assert crew.kickoff().raw.startswith("Test answer for")
+
+
 def test_relative_output_file_goes_under_out_dir(crew_dir, tmp_path) -> None:
     folder = crew_dir({"crew.yaml": SIMPLE})
     assert load_crew(folder).tasks[0].output_file == "notes/{topic}.md"
@@ -382,7 +400,7 @@ EVERY_KEY = """
     name: everything
     process: graph
     llm: test
-    manager_llm: {model: test, temperature: 0.1}
+    manager_llm: {model: openai/gpt-4o-mini, temperature: 0.1}
     manager_agent: lead
     max_concurrency: 3
     cache: false
@@ -539,7 +557,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
         for key, value in values.items():
             assert getattr(objects[section], key) == value, (section, key)
     # the keys not compared as plain values above, each checked its own way
-    assert crew.manager_llm.model == "test" and crew.manager_llm.temperature == 0.1
+    assert crew.manager_llm.model == "openai/gpt-4o-mini" and crew.manager_llm.temperature == 0.1
     assert crew.manager_agent.name == "lead" and crew.manager_agent not in crew.agents
     assert project.inputs == {"topic": "tea"}
     assert [t.name for t in writer.tools] == ["search", "full"]

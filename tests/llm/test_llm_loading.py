@@ -78,6 +78,16 @@ def test_as_chat_model_errors_say_what_to_do():
         as_chat_model("/gpt-4o")
 
 
+def test_a_misspelt_llm_setting_is_an_error_and_a_providers_own_passes_through():
+    """``temprature=2`` was sent to the provider, ignored, and never reported."""
+    with pytest.raises(ValueError, match="unknown LLM setting 'temprature': did you mean 'temperature'"):
+        LLM("openai/gpt-4o-mini", temprature=2)
+    with pytest.raises(ValueError, match="unknown LLM setting 'base_url': did you mean 'api_base'"):
+        LLM("openai/gpt-4o-mini", base_url="http://127.0.0.1:1/v1")
+    llm = LLM("openai/gpt-4o-mini", top_p=0.9, seed=1, max_completion_tokens=5)
+    assert llm.model_extra == {"top_p": 0.9, "seed": 1, "max_completion_tokens": 5}
+
+
 def test_an_llm_needs_a_model_after_its_provider():
     """``LLM("openai/")`` would fail only at its first call, with the provider's credentials error."""
     with pytest.raises(ValueError, match="names the provider 'ollama' but no model"):
