@@ -146,6 +146,8 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
     elif args.json:
         document = output.model_dump(mode="json")
         document["status"] = "failed" if failed else "paused" if paused else "done"
+        if error is None and failed:  # on_error: continue: the run returned, its failed tasks say why
+            error = "; ".join(f"task '{t.name}' failed: {t.error}" for t in output.tasks_output if t.status == "failed")
         document["error"] = error
         document["duration"] = round((output.finished_at or time.time()) - started, 6)
         json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)

@@ -171,6 +171,10 @@ def test_kickoff_failed_task_is_exit_1_and_says_which(crew_dir) -> None:
     assert done.returncode == 1
     assert "failed: 1 failed, 1 done" in done.stderr
     assert "task 'picky' failed" in done.stderr and "never good enough" in done.stderr
+    as_json = run_crew("kickoff", str(folder), "--json", "-q")
+    document = json.loads(as_json.stdout)  # the reason, not "error": null
+    assert as_json.returncode == 1 and document["status"] == "failed"
+    assert document["error"].startswith("task 'picky' failed: ") and "never good enough" in document["error"]
 
 
 def test_usage_errors_are_exit_2(tmp_path) -> None:
