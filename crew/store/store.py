@@ -158,13 +158,33 @@ class RunStore:
         raise StoreError(f"run '{ref}' is ambiguous in {self.path}: {', '.join(r['id'][:12] for r in rows[:5])}")
 
     def latest_unfinished(self, folder: str | None = None) -> StoredRun:
-        """The newest run that did not finish, is not still running, and that no later run has continued."""
-        continued = {r["continued_from"] for r in self._rows("SELECT continued_from FROM runs")}
+        """The newest run that did not finish, is not still running, and that no later run has continued
+        or overtaken: a run that continued the same work and finished after it started (two resumes of
+        one failed run, the second done) leaves nothing to resume."""
+        rows = self._rows("SELECT id, continued_from, status, started_at FROM runs")
+        parent = {r["id"]: r["continued_from"] for r in rows}
+        continued = set(parent.values())
+
+        def origin(run_id: str) -> str:
+            seen: set[str] = set()
+            while parent.get(run_id) and run_id not in seen:  # a store edited by hand may hold a loop
+                seen.add(run_id)
+                run_id = parent[run_id]  # type: ignore[assignment]
+            return run_id
+
+        finished: dict[str, float] = {}  # origin -> when the latest finished run of that work started
+        for r in rows:
+            if r["status"] == "done":
+                root = origin(r["id"])
+                finished[root] = max(finished.get(root, r["started_at"]), r["started_at"])
         for run in self.runs():
             if folder is not None and run.folder not in (None, folder):
                 continue
-            if run.status not in ("done", "running") and run.id not in continued:
-                return run  # "running" here is a live process: resuming it would do its work twice
+            if run.status in ("done", "running") or run.id in continued:
+                continue  # "running" here is a live process: resuming it would do its work twice
+            if finished.get(origin(run.id), float("-inf")) > run.started_at:
+                continue
+            return run
         raise StoreError(f"no unfinished run in {self.path} to resume (`crew runs` lists the runs)")
 
     def tasks(self, run_id: str) -> list[StoredTask]:

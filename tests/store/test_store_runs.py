@@ -142,6 +142,24 @@ def test_resume_after_a_failure_runs_only_the_unfinished_tasks(tmp_path) -> None
         crew.resume()  # the failed run was continued, the resumed one finished
 
 
+def test_a_failed_resume_overtaken_by_a_finished_one_is_not_resumed_again(tmp_path) -> None:
+    """Two resumes of one failed run, the first failed, the second done: `crew resume` picked the
+    failed first resume and ran its tasks once more."""
+    crew = _crew(Script(fail={"c"}), tmp_path / "runs.db")
+    with pytest.raises(CrewRunError) as caught:
+        crew.kickoff({"topic": "bees"})
+    failed_id = caught.value.output.run_id
+    with pytest.raises(CrewRunError):
+        crew.resume(failed_id)  # still broken
+    fixed = Script()
+    for task in crew.tasks:
+        task.agent.llm = FunctionModel(fixed)
+    assert crew.resume(failed_id).raw == "d ok"  # the same failed run again, by its id: done
+    with pytest.raises(StoreError, match="no unfinished run"):
+        crew.resume()
+    assert fixed.calls == Counter({"c": 1, "d": 1})
+
+
 def test_resume_refuses_when_a_finished_task_changed_and_names_it(tmp_path) -> None:
     crew = _crew(Script(fail={"d"}), tmp_path / "runs.db")
     with pytest.raises(CrewRunError):
