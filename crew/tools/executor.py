@@ -162,7 +162,7 @@ class ToolExecutor:
         try:
             if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
                 return self._refused(pending)
-            started = perf_counter()
+            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
             try:
                 raw = pending.tool._execute_sync(pending.args, pending.tool_context(self.run_id))
                 if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
@@ -213,7 +213,7 @@ class ToolExecutor:
         try:
             if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
                 return self._refused(pending)
-            started = perf_counter()
+            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
             try:
                 raw = await pending.tool._execute(pending.args, pending.tool_context(self.run_id))
             except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
@@ -397,9 +397,11 @@ class ToolExecutor:
                 pending.shared = LEADER_GONE
 
     def _abandoned(self, pending: Pending) -> None:
-        """Count a call that ended without a result (cancelled): ``calls`` counts every call."""
+        """Count a call that ended without a result (cancelled): ``calls`` counts every call, and
+        ``runs`` one whose tool had started (it used a usage slot)."""
         pending.counted = True
-        self._tally.abandoned(pending.scope)
+        ran = pending.ran
+        self._tally.abandoned(pending.scope, None if ran is None else perf_counter() - ran)
 
     def _refused(self, pending: Pending) -> ToolResult:
         """No usage slot left: the tool's limit message, counted as refused."""

@@ -27,6 +27,7 @@ class Pending:
         "key",
         "leading",
         "name",
+        "ran",
         "scope",
         "shared",
         "start",
@@ -56,6 +57,7 @@ class Pending:
         self.waiters: Future[Any] | None = None  # created by the first identical call that waits
         self.shared: Any = NOT_SHARED  # the stored cache value, once there is one
         self.counted = False  # whether ToolStats counted this call already
+        self.ran: float | None = None  # when the tool started (its usage slot taken), if it did
 
     def tool_context(self, run_id: str | None) -> RunContext | None:
         """The RunContext the tool receives: built only for tools that ask for one (``run_id``: the executor's)."""

@@ -41,13 +41,17 @@ class Tally:
                     setattr(mine, field, getattr(mine, field) + value)
                 usage.add_locked(name, other.runs)
 
-    def abandoned(self, name: str) -> None:
-        """A call that ended without a result: ``calls`` counts every call."""
+    def abandoned(self, name: str, seconds: float | None = None) -> None:
+        """A call that ended without a result: ``calls`` counts every call, ``runs`` one whose tool
+        had started (``seconds`` it ran before it was cut short)."""
         with self._lock:
             stats = self._stats.get(name)
             if stats is None:
                 stats = self._stats[name] = ToolStats()
             stats.calls += 1
+            if seconds is not None:
+                stats.runs += 1
+                stats.run_seconds += seconds
 
     def of(self, name: str) -> ToolStats:
         """The counters of ``name`` (made if new): one object per name for the executor's life,

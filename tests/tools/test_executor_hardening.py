@@ -41,7 +41,27 @@ async def test_a_waiter_takes_over_when_the_leader_of_51_identical_calls_is_canc
     assert all(r.status == "success" and r.content == "X" for r in results)
     stats = executor.stats["slow"]
     assert stats.calls == 51
-    assert stats.cache_hits == 49 and stats.runs == 1
+    assert stats.cache_hits == 49 and stats.runs == len(runs)  # the cancelled leader's run counts too
+
+
+async def test_a_run_cut_short_counts_as_a_run_and_used_its_slot():
+    """The tool started and took the only slot, yet ``runs`` said 0: the counters did not add up."""
+
+    @tool(max_usage_count=1)
+    async def slow(x: int) -> str:
+        """Slow."""
+        await asyncio.sleep(0.3)
+        return "v"
+
+    executor = ToolExecutor([slow])
+    first = asyncio.ensure_future(executor.aexecute({"name": "slow", "args": {"x": 1}}))
+    await asyncio.sleep(0.05)
+    first.cancel()
+    await asyncio.gather(first, return_exceptions=True)
+    second = await executor.aexecute({"name": "slow", "args": {"x": 2}})
+    stats = executor.stats["slow"]
+    assert second.refused and (stats.calls, stats.runs, stats.refused) == (2, 1, 1)
+    assert 0.03 < stats.run_seconds < 0.3
 
 
 async def test_a_waiter_cancelled_while_waiting_still_counts_as_a_call():
