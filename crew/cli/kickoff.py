@@ -344,7 +344,8 @@ def _summary(
     parts = [", ".join(f"{n} {s}" for s, n in counts.items()), f"{spent:.2f}s", f"{output.usage.total_tokens:,} tokens"]
     if output.usage.cost:
         parts.append(f"${output.usage.cost:.4f}")
-    print(("failed: " if failed else "done: ") + " · ".join(parts), file=sys.stderr)
+    word = "failed" if failed else "paused" if output.status == "paused" else "done"
+    print(f"{word}: " + " · ".join(parts), file=sys.stderr)
     for task in output.tasks_output:
         if task.status == "failed":
             print(f"  task '{task.name}' failed: {task.error}", file=sys.stderr)

@@ -74,6 +74,7 @@ def paused_run(folder: Path) -> tuple[str, str]:
     done = crew_cmd("kickoff", str(folder), cwd=folder.parent)
     assert done.returncode == 3, done.stderr
     assert "paused: 1 tool call(s) wait" in done.stderr
+    assert not any(line.startswith("done: ") for line in done.stderr.splitlines())  # it said "done: 1 paused"
     line = next(line for line in done.stderr.splitlines() if line.startswith("approve with:"))
     run, call_id = line.split()[4:6]
     assert f"crew resume {run}" in done.stderr
