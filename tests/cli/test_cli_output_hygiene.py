@@ -118,7 +118,9 @@ def test_a_print_while_the_folder_loads_is_not_output(chatty, tmp_path, command)
 
 def test_for_each_output_gets_its_folder(chatty, tmp_path):
     out = tmp_path / "missing" / "dir" / "out.jsonl"
-    done = run_crew("kickoff", str(chatty), "--for-each", str(_inputs(tmp_path)), "-o", str(out), "--no-store", "-q")
+    done = run_crew(
+        "kickoff", str(chatty), "--for-each", str(_inputs(tmp_path)), "-o", str(out), "--no-store", "-q", cwd=tmp_path
+    )  # cwd: the crew's output_file lands there, not in the checkout
     assert done.returncode == 0, done.stderr
     assert done.stdout == "" and len(out.read_text().splitlines()) == 2
 
