@@ -165,7 +165,7 @@ def build_tool(
             f"Tool '{name}': the function's first parameter is 'self', so nothing would fill it; "
             f"build the tool from a bound method instead: tool(instance.{name})"
         )
-    doc = getattr(source, "__doc__", None) if not isinstance(source, functools.partial) else source.func.__doc__
+    doc = docstring_of(source)
     summary = doc
     inferred = args_schema is None
     if isinstance(args_schema, dict):
@@ -210,7 +210,7 @@ def build_tool(
 def inferred_model(source: Callable[..., Any], name: str, parse_docstring: bool) -> type[BaseModel]:
     """The argument model read from ``source``'s signature (and docstring): a recipe, see ``crew.tools.recipe``."""
     params, _ = signature_params(source, name)
-    doc = getattr(source, "__doc__", None) if not isinstance(source, functools.partial) else source.func.__doc__
+    doc = docstring_of(source)
     parsed = parse_google_docstring(doc) if parse_docstring else None
     descriptions = parsed.args if parsed else None
     return build_args_model(model_name_for(name), params, tool_name=name, descriptions=descriptions)
@@ -219,6 +219,18 @@ def inferred_model(source: Callable[..., Any], name: str, parse_docstring: bool)
 def single_input_model(name: str) -> type[BaseModel]:
     """``infer_schema=False``: one string argument, ``tool_input``."""
     return create_model(model_name_for(name), __config__=args_config(name), tool_input=(str, ...))
+
+
+def docstring_of(source: Any) -> str | None:
+    """What documents a callable: its own docstring; a partial's function's; a callable
+    instance's class, else its ``__call__`` (where the arguments it reads are written)."""
+    if isinstance(source, functools.partial):
+        return docstring_of(source.func)
+    doc = getattr(source, "__doc__", None)
+    if doc is None and not inspect.isroutine(source) and not inspect.isclass(source):
+        call = next((k.__dict__["__call__"] for k in type(source).__mro__ if "__call__" in k.__dict__), None)
+        doc = getattr(call, "__doc__", None)  # the class's own ``__call__``, never ``type.__call__``'s text
+    return doc
 
 
 def _callable_name(fn: Any) -> str:

@@ -443,6 +443,13 @@ def test_partial_and_callable_objects():
     assert triple.description == "Multiply by a factor."
     assert triple.run(x="4") == 12
 
+    class Adder:  # documented where its arguments are: it was refused for having no description
+        def __call__(self, a: int, b: int) -> int:
+            """Add two numbers."""
+            return a + b
+
+    assert tool("add", Adder()).description == "Add two numbers."
+
 
 def test_from_function_and_direct_tool_construction():
     def add(a: int, b: int = 1) -> int:
