@@ -340,8 +340,11 @@ class LLM(BaseModel):
         usage = getattr(raw, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        content = message.content
+        if content == "" and (tool_calls or invalid):  # litellm's assembled stream says "": OpenAI, and the
+            content = None  # native door, say null for a reply that is only tool calls
         response = LLMResponse(
-            content=message.content,
+            content=content,
             tool_calls=tool_calls,
             invalid_tool_calls=invalid,
             usage=Usage(

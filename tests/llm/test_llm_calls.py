@@ -294,3 +294,13 @@ async def test_a_stream_broken_before_any_text_is_retried(openai_server, transpo
     items = [item async for item in local_llm(openai_server, transport).astream(MESSAGES)]
     assert isinstance(items[-1], LLMResponse) and items[-1].content == "second try"
     assert len(openai_server.requests) == 2
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_reply_of_tool_calls_only_has_no_content_on_either_door(openai_server, transport, stream):
+    """Streamed, litellm said "" where the native door (and OpenAI) say null."""
+    openai_server.enqueue(Reply.tools({"name": "get_weather", "args": {"city": "Nice"}, "id": "call_n"}))
+    response = await local_llm(openai_server, transport, stream=stream).acomplete(
+        [{"role": "user", "content": "weather"}], [WEATHER_TOOL]
+    )
+    assert response.content is None and [c.id for c in response.tool_calls] == ["call_n"]
