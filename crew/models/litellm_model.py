@@ -256,7 +256,7 @@ class LLM(BaseModel):
                 if self.stream:
                     raw = _assembled(litellm, [chunk async for chunk in raw], messages)
             _readable(raw)
-            return self._finish(litellm, raw, this.elapsed(), this.number)
+            return self._finish(litellm, raw, this.elapsed(), this.number, messages)
 
         return await self._attempts().run(attempt)
 
@@ -321,7 +321,7 @@ class LLM(BaseModel):
             if self.stream:
                 raw = _assembled(litellm, list(raw), messages)
             _readable(raw)
-            return self._finish(litellm, raw, this.elapsed(), this.number)
+            return self._finish(litellm, raw, this.elapsed(), this.number, messages)
 
         return self._attempts().run_sync(attempt)
 

@@ -304,3 +304,20 @@ async def test_a_reply_of_tool_calls_only_has_no_content_on_either_door(openai_s
         [{"role": "user", "content": "weather"}], [WEATHER_TOOL]
     )
     assert response.content is None and [c.id for c in response.tool_calls] == ["call_n"]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_the_llm_call_event_carries_what_was_sent_on_either_door(openai_server, transport, stream):
+    """The run store's transcript comes from it; litellm's non-streamed calls sent none."""
+    from crew.events import bus
+
+    seen = []
+    unsubscribe = bus.subscribe(seen.append)
+    try:
+        openai_server.enqueue("Paris.")
+        sent = [{"role": "user", "content": "Capital of France?"}]
+        await local_llm(openai_server, transport, stream=stream).acomplete(sent)
+    finally:
+        unsubscribe()
+    call = next(e for e in seen if e.type == "llm.call")
+    assert call.data["messages"] == sent and call.data["transport"] == transport
