@@ -13,6 +13,7 @@ make none. ``output_file`` and callbacks run on the driver, where the user sees 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 import time
@@ -124,10 +125,12 @@ def run_task_on_worker(
     cached: bool,
     types: frozenset[str] = frozenset(),
     relay: Callable[[Any], None] | None = None,
+    started: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = None,
 ) -> TaskOutcome:
     """The body of one graph task's Ray task: a TaskRunner of one task, on the run's ledger.
 
-    ``relay`` gets the task's stream events as they happen (see ``stream_task_on_worker``).
+    ``relay`` gets the task's stream events as they happen (see ``stream_task_on_worker``);
+    ``started`` the loop and asyncio task the work runs as, for a caller in another thread to cancel.
     """
     from crew.task_runner import TaskRunner
     from crew.tools.executor import ToolExecutor
@@ -145,8 +148,14 @@ def run_task_on_worker(
         Listener(_Relay(relay)).attach(scope)  # the driver makes the task's own events; these it cannot
     runner = TaskRunner({name: task}, scope)
     with collected(run_id, types, task=name) as events, scoped(run_id=run_id):  # its model calls name the run
+
+        async def work() -> TaskOutput:
+            if started is not None:
+                started(asyncio.get_running_loop(), asyncio.current_task())  # type: ignore[arg-type]
+            return await runner(name, context)
+
         try:
-            output = asyncio.run(runner(name, context))
+            output = asyncio.run(work())
         except TaskFailed as exc:
             return TaskOutcome(output=exc.output, failed=True, stats=executor.stats, events=events)
         return TaskOutcome(output=output, stats=executor.stats, events=events)
@@ -182,32 +191,58 @@ def stream_task_on_worker(*arguments: Any) -> Iterator[Any]:
     """
     made: queue.SimpleQueue[Any] = queue.SimpleQueue()
     ended: list[Any] = []
+    running: list[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = []
+    stop = threading.Event()
+
+    def started(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
+        running.append((loop, task))
+        if stop.is_set():  # cancelled before the work began: it ends at its first await
+            task.cancel()
 
     def work() -> None:
         try:
-            ended.append(run_task_on_worker(*arguments, relay=made.put))
+            ended.append(run_task_on_worker(*arguments, relay=made.put, started=started))
         except BaseException as exc:  # noqa: BLE001 - raised below, in the generator Ray runs
             ended.append(exc)
         finally:
             made.put(_DONE)
 
-    threading.Thread(target=work, name="crew-task", daemon=True).start()
-    while True:
-        batch = [made.get()]
+    thread = threading.Thread(target=work, name="crew-task", daemon=True)
+    thread.start()
+    try:
         while True:
-            try:
-                batch.append(made.get_nowait())
-            except queue.Empty:
+            batch = [_next(made)]
+            while True:
+                try:
+                    batch.append(made.get_nowait())
+                except queue.Empty:
+                    break
+            finished = batch[-1] is _DONE
+            batch = [event for event in batch if event is not _DONE]
+            if batch:
+                yield batch
+            if finished:
                 break
-        finished = batch[-1] is _DONE
-        batch = [event for event in batch if event is not _DONE]
-        if batch:
-            yield batch
-        if finished:
-            break
+    except BaseException:  # cancelled (the driver's reader left: ``ray.cancel``) or closed: the task stops too
+        stop.set()
+        for loop, task in running:
+            with contextlib.suppress(RuntimeError):  # its loop has ended already
+                loop.call_soon_threadsafe(task.cancel)
+        thread.join(5)  # let it unwind (its model call, its async tools); a stuck sync tool runs on
+        raise
     if isinstance(ended[0], BaseException):
         raise ended[0]
     yield ended[0]
+
+
+def _next(made: queue.SimpleQueue[Any]) -> Any:
+    """The next item, waking every 50 ms meanwhile: Ray cancels a task by interrupting its main thread
+    (``_thread.interrupt_main``), which takes effect only when that thread runs Python again."""
+    while True:
+        try:
+            return made.get(timeout=0.05)
+        except queue.Empty:
+            continue
 
 
 class RayTaskRunner:

@@ -165,6 +165,33 @@ def test_a_streamed_graph_on_ray_shows_the_workers_turns_text_and_tools_as_they_
     assert len(models) == 2 and len(tools) == 1
 
 
+@tool
+async def marked_wait(folder: str) -> str:
+    """Mark the start, wait, mark the end."""
+    Path(folder, "started").touch()
+    await asyncio.sleep(2.0)
+    Path(folder, "ended").touch()
+    return "waited"
+
+
+def test_leaving_a_stream_on_ray_early_stops_the_workers_task(tmp_path):
+    """The worker ran its task on in a thread of its own: tools and models went on, and were paid for."""
+
+    def reply(messages, tools):
+        if not any(m.get("role") == "tool" for m in messages):
+            return [{"name": "marked_wait", "args": {"folder": str(tmp_path)}}]
+        return "done waiting"
+
+    agent = Agent(role="waiter", goal="g", backstory="b", llm=FunctionModel(reply), tools=[marked_wait])
+    task = Task(name="wait", description="wait", expected_output="x", agent=agent)
+    crew = Crew(agents=[agent], tasks=[task], process="graph", backend="ray")
+    for event in crew.stream():
+        if type(event).__name__ == "ToolCallStarted":
+            break  # the reader leaves while the tool waits
+    time.sleep(3.0)  # past the tool's 2 s
+    assert (tmp_path / "started").exists() and not (tmp_path / "ended").exists()
+
+
 def test_a_worker_killed_in_a_streamed_graph_is_retried_and_the_stream_ends_with_its_output(tmp_path):
     marker = tmp_path / "attempts"
     crew = kit.topic_crew([kit.crash_once], process="graph", backend=ray_backend.RayBackend(max_retries=2))
