@@ -12,6 +12,7 @@ A local instance started here talks to nothing outside loopback (see ``start_loc
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import secrets
@@ -111,6 +112,8 @@ def start_local(num_cpus: int | None = None, *, temp_dir: str | None = None, obj
         finally:
             os.environ["HOME"] = real_home
         _local["temp_dir"] = None if temp_dir else folder
+        if not temp_dir:  # ours: gone with the process, whoever forgets ``shutdown`` (a script's kickoff_for_each)
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
 
 
 def _package_path() -> dict[str, str]:
@@ -148,6 +151,12 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
         return False
     start_local(num_cpus)
     return True
+
+
+def shutdown_started() -> None:
+    """Stop the local instance crew started in this process, if it did (a command ending, even on Ctrl-C)."""
+    if _local.get("temp_dir") and "ray" in sys.modules:
+        shutdown()
 
 
 def shutdown() -> None:

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -267,6 +268,41 @@ def test_what_needs_one_process_is_refused_before_the_run():
     approving = Crew(agents=[paying], tasks=[Task(description="x", expected_output="x", agent=paying)], backend="ray")
     with pytest.raises(ConfigError, match="tool 'wire_money', which requires approval; backend='ray' cannot ask"):
         approving.kickoff()
+
+
+def test_a_ray_crews_kickoff_interrupted_on_the_cli_leaves_no_ray_behind(tmp_path):
+    """`backend: ray` in crew.yaml: after Ctrl-C (os._exit) Ray's processes lived on, orphaned."""
+    short = tempfile.mkdtemp(prefix="crt-")  # the CLI's own Ray instance lives under $TMPDIR: short for its sockets
+    folder = tmp_path / "slow"
+    folder.mkdir()
+    (folder / "crew.yaml").write_text(
+        "llm: test\nbackend: ray\ntools:\n  nap: tools:nap\nagents:\n  w: {role: W, goal: G, tools: [nap]}\n"
+        "tasks:\n  t: {description: Rest, agent: w}\n"
+    )
+    started = tmp_path / "started"
+    (folder / "tools.py").write_text(
+        "import time\nfrom pathlib import Path\nfrom crew import tool\n\n@tool\n"
+        "def nap(seconds: float = 0.0) -> str:\n"
+        f'    """Rest."""\n    Path({str(started)!r}).touch()\n    time.sleep(60)\n    return "rested"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(PYTHONPATH=str(REPO), TMPDIR=short)
+    command = [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--no-store", "-q"]
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 90
+        while not started.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.2)
+        assert started.exists(), process.communicate(timeout=10)[1].decode()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 130
+    finally:
+        process.kill()
+    deadline = time.monotonic() + 20
+    while processes_using(short) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert processes_using(short) == [] and not list(Path(short).glob("crew-ray-*"))
+    shutil.rmtree(short, ignore_errors=True)
 
 
 def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):
