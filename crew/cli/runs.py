@@ -24,11 +24,23 @@ def _store(args: argparse.Namespace, folder: str | None = None) -> Any:
     from crew.errors import StoreError
     from crew.store import RunStore
 
-    path, own = store_path(args.store, folder or ".")
+    path, own = store_path(args.store, _crew_folder(folder or "."))
     if not path.is_file():
         where = f"the crew folder {Path(folder or '.').resolve()}" if own else "--store or $CREW_STORE"
         raise StoreError(f"no run store at {path} ({where}): `crew kickoff` records runs there")
     return RunStore(path)
+
+
+def _crew_folder(path: str) -> str:
+    """Where kickoff keeps the crew's runs: its folder as loading finds it (``src/<project>`` in a
+    CrewAI project), or ``path`` itself when no crew is there (a store named by ``--store``)."""
+    from crew.config.project import crew_folder
+    from crew.errors import ConfigError
+
+    try:
+        return str(crew_folder(path))
+    except ConfigError:
+        return path
 
 
 def list_runs(args: argparse.Namespace) -> int:

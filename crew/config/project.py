@@ -108,6 +108,19 @@ def find_files(path: Path) -> dict[str, Path]:
     return found
 
 
+def crew_folder(path: str | Path) -> Path:
+    """The folder a crew at ``path`` lives in, found without reading or running anything: a CrewAI
+    project's is ``src/<project>``; its run store, output files and modules are relative to it."""
+    return _folder_of(find_files(Path(path)))
+
+
+def _folder_of(files: dict[str, Path]) -> Path:
+    if files.get("crew") is not None:
+        return files["crew"].parent
+    folder = files["agents"].parent
+    return folder.parent if folder.name == "config" else folder
+
+
 def load_project(
     path: str | Path = ".",
     *,
@@ -125,12 +138,7 @@ def load_project(
     modules, without running any of it (``crew validate --no-import``).
     """
     files = find_files(Path(path))
-    folder = next(iter(files.values())).parent
-    if files.get("crew") is None:
-        folder = files["agents"].parent
-        folder = folder.parent if folder.name == "config" else folder
-    else:
-        folder = files["crew"].parent
+    folder = _folder_of(files)
     from crew.config.crewai import locate
 
     crewai = locate(folder) if files.get("crew") is None or _crewbase_beside(folder) else None

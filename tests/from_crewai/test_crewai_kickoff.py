@@ -146,3 +146,15 @@ def test_migrate_writes_a_crew_folder_that_runs_the_same_tasks_with_the_same_age
     assert shape(before) == shape(after)
     again = run_crew("migrate", str(project))
     assert again.returncode == 2 and "already holds crew.yaml" in again.stderr
+
+
+def test_the_run_commands_find_the_runs_kickoff_recorded_in_a_src_layout(tmp_path: Path) -> None:
+    """Kickoff stored runs in src/<project>/.crew; `crew runs`, `show` and `resume` looked in the root."""
+    project = tmp_path / "latest_ai"
+    shutil.copytree(PROJECTS / "latest_ai", project, ignore=shutil.ignore_patterns(".crew"))
+    run_id = _kickoff(project, tmp_path)["run_id"]
+    listed = run_crew("runs", "--json", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    assert [r["id"] for r in json.loads(listed.stdout)] == [run_id]
+    shown = run_crew("show", run_id[:12], cwd=project)
+    assert shown.returncode == 0 and run_id[:12] in shown.stdout
