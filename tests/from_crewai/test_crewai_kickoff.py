@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from crewai_kit import PROJECTS
 
-from cli_kit import run_crew  # isort: skip  (crewai_kit puts it on the path)
+from cli_kit import crew_env, run_crew  # isort: skip  (crewai_kit puts it on the path)
 
 
 def _kickoff(path: Path, tmp_path: Path, *extra: str) -> dict:
@@ -151,10 +151,14 @@ def test_migrate_writes_a_crew_folder_that_runs_the_same_tasks_with_the_same_age
 def test_the_run_commands_find_the_runs_kickoff_recorded_in_a_src_layout(tmp_path: Path) -> None:
     """Kickoff stored runs in src/<project>/.crew; `crew runs`, `show` and `resume` looked in the root."""
     project = tmp_path / "latest_ai"
-    shutil.copytree(PROJECTS / "latest_ai", project, ignore=shutil.ignore_patterns(".crew"))
-    run_id = _kickoff(project, tmp_path)["run_id"]
-    listed = run_crew("runs", "--json", cwd=project)
+    shutil.copytree(PROJECTS / "latest_ai", project)
+    env = {k: v for k, v in crew_env().items() if k != "CREW_STORE"}  # each crew folder's own store
+    done = run_crew("kickoff", str(project), "--llm", "test", "--json", "-q", "--out", str(tmp_path), env=env)
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    assert (project / "src" / "latest_ai" / ".crew" / "runs.db").is_file()
+    listed = run_crew("runs", "--json", cwd=project, env=env)
     assert listed.returncode == 0, listed.stderr
     assert [r["id"] for r in json.loads(listed.stdout)] == [run_id]
-    shown = run_crew("show", run_id[:12], cwd=project)
+    shown = run_crew("show", run_id[:12], cwd=project, env=env)
     assert shown.returncode == 0 and run_id[:12] in shown.stdout
