@@ -33,6 +33,7 @@ from crew.tools.base import BaseTool
 from crew.tools.calls import new_call_id, to_text
 from crew.tools.definition import is_async_callable
 from crew.tools.json_schema import model_from_json_schema
+from crew.tools.runtime import _Runtime
 from crew.tools.schema import model_name_for
 
 __all__ = ["ForeignTool", "adapt_tool", "foreign_kind"]
@@ -77,6 +78,10 @@ def adapt_tool(obj: Any) -> BaseTool | None:
     return None
 
 
+_CALL = "__crew_call__"
+"""The keyword a LangChain tool's ``RunContext`` arrives under (never shown to the model)."""
+
+
 class ForeignTool(BaseTool):
     """A crew tool that delegates to a LangChain or CrewAI tool object (``wrapped``)."""
 
@@ -94,6 +99,12 @@ class ForeignTool(BaseTool):
     @classmethod
     def _signature_source(cls, data: dict[str, Any]) -> Callable[..., Any] | None:
         return None  # the schema always comes from the wrapped tool
+
+    def model_post_init(self, context: Any, /) -> None:
+        super().model_post_init(context)
+        if self.kind == "langchain":  # the call's RunContext comes along: its id is the model's tool-call id
+            rt = self._rt
+            self._rt = _Runtime(rt.native_async, rt.async_only, frozenset({_CALL}))
 
     def _has_native_async(self) -> bool:
         return self.native_async
@@ -113,6 +124,7 @@ class ForeignTool(BaseTool):
     def _run(self, *args: Any, **kwargs: Any) -> Any:
         if self.kind == "langchain":
             return self._from_message(self.wrapped.invoke(self._tool_call(kwargs)))
+        kwargs.pop(_CALL, None)
         kwargs = self._crewai_kwargs(kwargs)
         target = self.wrapped._run if _has(self.wrapped, "_run") else self.wrapped.run
         result = target(**kwargs)
@@ -125,13 +137,17 @@ class ForeignTool(BaseTool):
             return await in_thread(self._run, **kwargs)
         if self.kind == "langchain":
             return self._from_message(await self.wrapped.ainvoke(self._tool_call(kwargs)))
+        kwargs.pop(_CALL, None)
         kwargs = self._crewai_kwargs(kwargs)
         func: Any = getattr(self.wrapped, "func", None)
         result = func(**kwargs) if _is_async(func) else self.wrapped._arun(**kwargs)
         return await result if inspect.isawaitable(result) else result
 
     def _tool_call(self, kwargs: dict[str, Any]) -> dict[str, Any]:
-        return {"name": self.wrapped.name, "args": kwargs, "id": new_call_id(), "type": "tool_call"}
+        """LangChain's ToolCall: its id (what ``InjectedToolCallId`` receives) is the model's call id."""
+        context = kwargs.pop(_CALL, None)
+        call_id = getattr(context, "tool_call_id", None) or new_call_id()
+        return {"name": self.wrapped.name, "args": kwargs, "id": call_id, "type": "tool_call"}
 
     def _from_message(self, message: Any) -> Any:
         """A ``ToolMessage``'s content (and artifact); status ``error`` becomes an error observation."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import textwrap
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +24,7 @@ from crew.tools.adapters import ForeignTool, adapt_tool
 from crew.tools.definition import never_cache
 
 lc = pytest.importorskip("langchain_core.tools", reason="langchain-core is in the dev extra")
+InjectedToolCallId = lc.InjectedToolCallId  # module level: the tools' annotations are read in this module
 
 
 # -- LangChain --------------------------------------------------------------------------
@@ -176,6 +177,26 @@ def test_async_tools_run_natively_and_subclasses_use_their_own_arun() -> None:
     assert asyncio.run(both()) == ["page u", "rain in Oslo"]
     assert executor.execute({"name": "fetch", "args": {"url": "v"}}).content == "page v"  # sync caller, async tool
     assert weather.calls == ["async"]
+
+
+def test_an_injected_tool_call_id_is_the_models_call_id() -> None:
+    """LangChain's ``InjectedToolCallId`` got a fresh random id, never the one the model sent."""
+
+    @lc.tool
+    def with_id(q: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Has an injected id."""
+        return f"id={tool_call_id}"
+
+    @lc.tool
+    async def with_id_async(q: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Has an injected id, async."""
+        return f"id={tool_call_id}"
+
+    executor = ToolExecutor([with_id, with_id_async])
+    assert executor.execute({"name": "with_id", "args": {"q": "a"}, "id": "call_MODEL_1"}).content == "id=call_MODEL_1"
+    later = asyncio.run(executor.aexecute({"name": "with_id_async", "args": {"q": "a"}, "id": "call_MODEL_2"}))
+    assert later.content == "id=call_MODEL_2"
+    assert "tool_call_id" not in executor.tools[0].parameters().get("properties", {})  # never shown to the model
 
 
 def test_agent_and_task_tool_lists_adapt_them_and_an_agent_run_calls_one() -> None:
