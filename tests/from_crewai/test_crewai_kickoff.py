@@ -162,3 +162,16 @@ def test_the_run_commands_find_the_runs_kickoff_recorded_in_a_src_layout(tmp_pat
     assert [r["id"] for r in json.loads(listed.stdout)] == [run_id]
     shown = run_crew("show", run_id[:12], cwd=project, env=env)
     assert shown.returncode == 0 and run_id[:12] in shown.stdout
+
+
+def test_an_old_crewai_tools_import_under_crewai_tools_1_says_where_and_what_to_write(tmp_path: Path) -> None:
+    """crewai-tools 1.x has no BaseTool: `from crewai_tools import BaseTool` (older projects) fails
+    under CrewAI too, so the error must name the tool module's line and the import that works."""
+    site = tmp_path / "site" / "crewai_tools"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text('"""crewai-tools 1.x: tools only, BaseTool lives in crewai.tools."""\n')
+    env = crew_env(PYTHONPATH=str(tmp_path / "site"))
+    done = run_crew("validate", str(PROJECTS / "market_desk"), env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "calculator_tool.py:1): ImportError: cannot import name 'BaseTool' from 'crewai_tools'" in done.stderr
+    assert "write `from crewai.tools import BaseTool` there" in done.stderr

@@ -225,7 +225,11 @@ class Resolver:
             missing = (exc.name or "").split(".")[0]
             if missing in STAND_INS and _stood_in(missing):
                 raise MissingPackage(missing, imp.attr, self._importer(exc)) from None
-            raise Unresolved(f"importing '{module_name}' failed: ImportError: {exc}") from None
+            where = self._importer(exc)
+            at = f" ({where})" if where else ""
+            raise Unresolved(
+                f"importing '{module_name}' failed{at}: ImportError: {exc}{_moved(missing, exc)}"
+            ) from None
         except Unresolved:
             raise
         except SyntaxError as exc:
@@ -322,3 +326,11 @@ def _base_name(node: ast.Attribute) -> str:
     while isinstance(value, ast.Attribute):
         value = value.value
     return value.id if isinstance(value, ast.Name) else ""
+
+
+def _moved(package: str, exc: ImportError) -> str:
+    """What to write instead, for a name a newer CrewAI moved (older projects still import it from its
+    old place, and fail with the current packages under CrewAI itself too)."""
+    if package == "crewai_tools" and "'BaseTool'" in str(exc):
+        return "; crewai-tools 1.x has no BaseTool: write `from crewai.tools import BaseTool` there"
+    return ""
