@@ -179,7 +179,8 @@ class Composer:
                 file,
                 arg.line,
                 path,
-                f"'{key}' is not a {section} setting, in CrewAI either{did_you_mean(key, fields)}; ignored",
+                f"'{key}' is not {'an' if section[0] in 'aeiou' else 'a'} {section} setting, in CrewAI either"
+                f"{did_you_mean(key, fields)}; ignored",
                 "warning",
             )
             return _SKIP
