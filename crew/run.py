@@ -168,7 +168,14 @@ class CrewRun:
                     outputs = await scheduler.run()
             except BaseException as exc:  # cancelled from outside, or a hook raised
                 status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "error"
-                bus.emit("run.done", run_id=self.run_id, crew=crew.name, status=status)
+                bus.emit(  # what it had spent when it stopped, as a finished run says
+                    "run.done",
+                    run_id=self.run_id,
+                    crew=crew.name,
+                    status=status,
+                    duration=time.time() - started,
+                    usage=scope.ledger.total.model_dump(),
+                )
                 raise
             result = self._output(names, outputs, started)
             failed = scheduler.failed is not None or any(o.status == "failed" for o in result.tasks_output)
