@@ -142,12 +142,15 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
     paused = output.status == "paused" and not failed
 
     if getattr(args, "stream", False):
-        pass  # everything went out as it happened
+        if args.json and error is not None:  # the stream broke off at the failure: its last line says so, and why
+            document = {"type": "output", "status": "failed", "error": error}
+            document["output"] = output.model_dump(mode="json")
+            sys.stdout.write(json.dumps(document, ensure_ascii=False, default=str) + "\n")
     elif args.json:
         document = output.model_dump(mode="json")
         document["status"] = "failed" if failed else "paused" if paused else "done"
         if error is None and failed:  # on_error: continue: the run returned, its failed tasks say why
-            error = "; ".join(f"task '{t.name}' failed: {t.error}" for t in output.tasks_output if t.status == "failed")
+            error = _failures(output)
         document["error"] = error
         document["duration"] = round((output.finished_at or time.time()) - started, 6)
         json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
@@ -232,7 +235,9 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
                 "error": f"{word}; {summary}",
                 "tasks_output": [o.model_dump(mode="json") for o in finished],
             }
-            json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
+            if stream:  # the last of the JSON Lines, typed as the stream's own last line is
+                document = {"type": "output", **document}
+            json.dump(document, sys.stdout, ensure_ascii=False, indent=None if stream else 2, default=str)
             sys.stdout.write("\n")
         else:
             _print_finished(finished, {})
@@ -251,6 +256,10 @@ def _stop_ray() -> None:
     ray_backend = sys.modules.get("crew.backends.ray")
     if ray_backend is not None:
         ray_backend.shutdown_started()
+
+
+def _failures(output: Any) -> str:
+    return "; ".join(f"task '{t.name}' failed: {t.error}" for t in output.tasks_output if t.status == "failed")
 
 
 def _print_finished(outputs: list[Any], files: dict[str, str]) -> None:

@@ -25,6 +25,58 @@ def test_json_stream_writes_one_event_per_line_ending_with_the_output():
     assert {e["run_id"] for e in events[:-1]} == {final["run_id"]}
 
 
+def test_a_json_stream_that_fails_or_is_interrupted_still_ends_with_one_typed_output_line(crew_dir):
+    """A failed run's stream just stopped; an interrupted one ended in a pretty-printed, untyped document."""
+    import signal
+    import time
+
+    folder = crew_dir(
+        {
+            "crew.yaml": """
+        llm: test
+        tools:
+          nap: tools:nap
+        agents:
+          w: {role: W, goal: G, tools: [nap]}
+        tasks:
+          t: {description: "{what}", agent: w, guardrail: tools:never, guardrail_max_retries: 0}
+        """,
+            "tools.py": """
+        import time
+        from crew import tool
+
+        def never(output):
+            return (False, "never good enough")
+
+        @tool
+        def nap(seconds: float = 0.0) -> str:
+            \"\"\"Rest.\"\"\"
+            time.sleep(30)
+            return "rested"
+        """,
+        }
+    )
+    failed = run_crew("kickoff", str(folder), "--stream", "--json", "-q", "--no-store", "-i", "what=D")
+    assert failed.returncode == 1
+    last = json.loads(failed.stdout.splitlines()[-1])
+    assert last["type"] == "output" and last["status"] == "failed" and "never good enough" in last["error"]
+    command = [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--stream", "--json", "-q", "--no-store"]
+    process = subprocess.Popen(
+        [*command, "-i", "what=use nap"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=crew_env(), cwd=REPO
+    )
+    assert process.stdout is not None
+    for line in process.stdout:  # the test model calls the tool: wait until it runs
+        if json.loads(line)["type"] == "tool.started":
+            break
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    rest, _ = process.communicate(timeout=30)
+    lines = rest.decode().splitlines()
+    assert process.returncode == 130 and lines
+    final = json.loads(lines[-1])  # one line, typed
+    assert final["type"] == "output" and final["status"] == "interrupted"
+
+
 def test_piped_stream_prints_whole_lines_prefixed_with_their_task():
     done = run_crew("kickoff", str(EXAMPLES / "trip_planner"), "--llm", "test", "--stream")
     assert done.returncode == 0, done.stderr
