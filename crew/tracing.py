@@ -148,12 +148,19 @@ def _task_end(self: _RunTracer, data: dict[str, Any], at: float) -> None:
     for key in [k for k in self.turns if k[0] == name]:
         self.turns.pop(key).end(end_time=_ns(at))
     output = data.get("output")
-    status = getattr(output, "status", None) or "done"
+    if isinstance(output, dict):  # replayed from a Ray worker: the output as JSON data
+        status, usage = output.get("status"), output.get("usage") or {}
+        tokens = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
+    else:
+        usage = getattr(output, "usage", None)
+        status, tokens = getattr(output, "status", None), (None, None)
+        if usage is not None:
+            tokens = (usage.prompt_tokens, usage.completion_tokens)
+    status = status or "done"
     span.set_attribute("crew.task.status", status)
-    usage = getattr(output, "usage", None)
-    if usage is not None:
-        span.set_attribute("gen_ai.usage.input_tokens", usage.prompt_tokens)
-        span.set_attribute("gen_ai.usage.output_tokens", usage.completion_tokens)
+    if tokens[0] is not None:
+        span.set_attribute("gen_ai.usage.input_tokens", int(tokens[0]))
+        span.set_attribute("gen_ai.usage.output_tokens", int(tokens[1] or 0))
     if status == "failed":
         self.error(span, str(data.get("error") or "failed"), "task_failed")
     span.end(end_time=_ns(at))

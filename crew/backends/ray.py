@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crew.backends.remote_events import collected, replay, wanted
+from crew.backends.remote_events import WHOLE_RUN, collected, replay, wanted
 from crew.backends.shipping import check_shippable, register_local_modules
 from crew.errors import ConfigError, CrewError, CrewRunError
 from crew.events import Event
@@ -268,10 +268,18 @@ class RayBackend:
         )
 
     async def _kickoff(self, inputs: dict[str, Any], run_id: str) -> CrewOutput:
-        ref = self._task.remote(self._crew_ref, inputs, run_id, wanted())  # asked while the recorder listens
-        outcome: Outcome = await await_ref(ref, what="kickoff", retries=self.max_retries)
-        replay(outcome.events)  # only the attempt that came back: each call is recorded once
-        return outcome.result()
+        from crew.tracing import start_tracing
+
+        stop_tracing = start_tracing(run_id)  # the worker has no tracer: its replayed events make the spans here
+        try:
+            types = wanted() | (WHOLE_RUN if stop_tracing is not None else frozenset())  # what listens here
+            ref = self._task.remote(self._crew_ref, inputs, run_id, types)
+            outcome: Outcome = await await_ref(ref, what="kickoff", retries=self.max_retries)
+            replay(outcome.events)  # only the attempt that came back: each call is recorded once
+            return outcome.result()
+        finally:
+            if stop_tracing is not None:
+                stop_tracing()
 
     async def close(self) -> None:
         self._crew_ref = None

@@ -32,7 +32,7 @@ from crew.backends.ray import (
     worker_died,
     worker_lost,
 )
-from crew.backends.remote_events import RECORDED, collected, replay, wanted
+from crew.backends.remote_events import RECORDED, TURNS, collected, replay, wanted
 from crew.errors import ConfigError
 from crew.events import Event, bus, scoped
 from crew.scheduler import TaskFailed
@@ -292,7 +292,7 @@ class RayTaskRunner:
         options = {"max_retries": self.backend.max_retries, "retry_exceptions": False, **self.backend.task_options}
         arguments = (
             *(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False),
-            wanted(RECORDED - {"task.start"}),  # the driver says when its task starts
+            wanted((RECORDED | TURNS) - {"task.start"}),  # the driver says when its task starts
         )
         live = scope.relayed  # someone streams the run: the worker sends its events as they happen
         ref = None if live else remote(run_task_on_worker).options(**options).remote(*arguments)

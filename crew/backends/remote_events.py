@@ -21,6 +21,12 @@ from crew.events import Event, bus
 RECORDED = frozenset({"task.start", "llm.call", "llm.error", "tool.call"})
 """The event types a run recorder consumes (see ``crew.store.recorder``)."""
 
+TURNS = frozenset({"agent.turn"})
+"""What a tracer on the driver needs of a task beyond what is recorded: where each model turn ends."""
+
+WHOLE_RUN = RECORDED | TURNS | frozenset({"run.start", "run.done", "task.done", "task.failed", "task.skipped"})
+"""A kickoff run wholly on a worker: the driver announces none of its run's or tasks' steps itself."""
+
 
 def wanted(types: Iterable[str] = RECORDED) -> frozenset[str]:
     """``types``, or nothing when no one on the driver would hear them (shipping messages costs)."""

@@ -394,3 +394,34 @@ def test_no_ray_process_of_ours_tries_to_reach_past_loopback(tmp_path):
     outside = connects_past_loopback(tmp_path)
     assert len(outside) == 1, "\n".join(outside)  # the control's attempt, and nothing from Ray
     assert 'inet_addr("169.254.169.254")' in outside[0] and "ENETUNREACH" in outside[0]
+
+
+def _spans_of(exporter, run_id: str) -> list:
+    return [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("crew.run.id") == run_id]
+
+
+def test_ray_runs_are_traced_on_the_driver_as_local_ones_are():
+    """kickoff_for_each on Ray made no span at all (its tracer would be on the worker, where none is
+    set up); a graph on Ray had one nameless turn per task instead of one span per model turn."""
+    pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # the global provider is set once per process
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    outs = kit.topic_crew([kit.ping]).kickoff_for_each([{"topic": "a"}, {"topic": "b"}], backend="ray")
+    names = {s.name for s in _spans_of(exporter, outs[0].run_id)}
+    assert {"invoke_workflow crew", "invoke_agent writer", "execute_tool ping"} <= names
+    assert any(n.startswith("chat ") for n in names) and any(re.fullmatch(r"turn \d+ writer", n) for n in names)
+
+    graph = graph_crew(kit.ping, cache=True, branches=2).kickoff()
+    turns = [s for s in _spans_of(exporter, graph.run_id) if s.name.startswith("turn")]
+    assert turns and all(re.fullmatch(r"turn \d+ \w+", s.name) for s in turns)
+    assert all("crew.turn" in (s.attributes or {}) for s in turns)
