@@ -199,7 +199,10 @@ def _model_error(self: _RunTracer, data: dict[str, Any], at: float) -> None:
     model = str(data.get("model") or "")
     attributes = {**self.base(data), "gen_ai.operation.name": "chat", "gen_ai.request.model": model}
     span = self.span(f"chat {model}", self.turn(data, at), at, attributes)
-    self.error(span, str(data.get("error") or "failed"), str(data.get("reason") or "model_error"))
+    error = str(data.get("error") or "failed")
+    kind = error.split(":", 1)[0].split(" (", 1)[0].strip()  # "NotFoundError (HTTP 404): ..." -> NotFoundError
+    span.set_attribute("crew.error.reason", str(data.get("reason") or ""))  # why no attempt was left
+    self.error(span, error, kind if kind.isidentifier() else "model_error")
     span.end(end_time=_ns(at))
 
 

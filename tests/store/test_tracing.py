@@ -116,6 +116,24 @@ def test_a_failed_task_and_run_are_marked_and_secrets_stay_out_of_spans(exporter
     assert SECRET not in dump
 
 
+def test_a_failed_model_calls_span_names_the_errors_class(exporter, openai_server) -> None:
+    """``error.type`` was the retry policy's reason ("not retryable"), not what went wrong."""
+    from crew.models import LLM
+    from crew.testing import Reply
+
+    exporter.clear()
+    openai_server.handler = lambda request: Reply.error(404, "no such model")
+    llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, api_key="sk-none", num_retries=0)
+    agent = Agent(role="Analyst", goal="answer", llm=llm)
+    with pytest.raises(CrewRunError) as caught:
+        Crew(agents=[agent], tasks=[Task(name="t", description="d", agent=agent)], name="traced").kickoff()
+    run_id = caught.value.output.run_id
+    spans = [s for s in exporter.get_finished_spans() if s.attributes.get("crew.run.id") == run_id]
+    (chat,) = [s for s in spans if s.name.startswith("chat ")]
+    assert chat.status.status_code == trace.StatusCode.ERROR
+    assert chat.attributes["error.type"] == "NotFoundError" and chat.attributes["crew.error.reason"] == "not retryable"
+
+
 def test_without_a_configured_provider_nothing_is_traced_or_imported() -> None:
     code = textwrap.dedent(
         """
