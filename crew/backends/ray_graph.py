@@ -124,6 +124,7 @@ def run_task_on_worker(
     ledger: Any,
     cached: bool,
     types: frozenset[str] = frozenset(),
+    scopes: list[str] | None = None,
     relay: Callable[[Any], None] | None = None,
     started: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = None,
 ) -> TaskOutcome:
@@ -136,9 +137,8 @@ def run_task_on_worker(
     from crew.tools.executor import ToolExecutor
 
     executor = ToolExecutor(cache=LedgerCache(ledger) if cached else False, run_id=run_id, limits=LedgerLimits(ledger))
-    if task.agent is not None:
-        executor.register(task.agent.tools)
-    executor.register(task.tools or ())
+    # the driver's scopes: a different tool of a taken name stays apart in the ledger's cache and limits
+    executor.register(_task_tools(task), scopes=scopes)
     from crew.run_scope import RunScope
 
     scope = RunScope(run_id=run_id, executor=executor, llm=llm, human_feedback=_accept)
@@ -159,6 +159,13 @@ def run_task_on_worker(
         except TaskFailed as exc:
             return TaskOutcome(output=exc.output, failed=True, stats=executor.stats, events=events)
         return TaskOutcome(output=output, stats=executor.stats, events=events)
+
+
+def _task_tools(task: Any) -> list[Any]:
+    """A task's tools, its agent's first, in one order on the driver and on the worker."""
+    from crew.tools.registry import as_tools
+
+    return as_tools([*(task.agent.tools if task.agent is not None else ()), *(task.tools or ())])
 
 
 _RELAYED = (AgentTurnStarted, ToolCallStarted, ToolCallFinished)
@@ -293,6 +300,7 @@ class RayTaskRunner:
         arguments = (
             *(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False),
             wanted((RECORDED | TURNS) - {"task.start"}),  # the driver says when its task starts
+            [scope.executor.scope_of(tool) for tool in _task_tools(task)],
         )
         live = scope.relayed  # someone streams the run: the worker sends its events as they happen
         ref = None if live else remote(run_task_on_worker).options(**options).remote(*arguments)

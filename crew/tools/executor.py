@@ -100,7 +100,7 @@ class ToolExecutor:
 
     # -- registry -----------------------------------------------------------------
 
-    def register(self, tools: Iterable[BaseTool]) -> None:
+    def register(self, tools: Iterable[BaseTool], *, scopes: Sequence[str] | None = None) -> None:
         """Make tools callable by name; registering a name again keeps the first tool.
 
         LangChain and CrewAI tool objects are adapted (``crew.tools.adapters``).
@@ -111,11 +111,17 @@ class ToolExecutor:
         agent's unrelated ``search``) is counted and cached apart, as ``search#2``.
         """
         tools = as_tools(tools)
+        given = list(scopes) if scopes is not None else [None] * len(tools)  # the driver's, for a Ray worker
         with self._lock:
-            for tool in tools:
-                scope = self._registry.add(tool)
+            for tool, known in zip(tools, given, strict=True):
+                scope = self._registry.add(tool, known)
                 if scope is not None:
                     self._tally.add_locked(scope)
+
+    def scope_of(self, tool: BaseTool) -> str:
+        """What ``tool``'s cache entries, usage and statistics are kept under here (see ``register``)."""
+        entry = self._registry.scopes.get(id(tool))
+        return entry[1] if entry is not None and entry[0] is tool else tool.tool_name
 
     @property
     def tools(self) -> list[BaseTool]:

@@ -73,20 +73,23 @@ class ToolRegistry:
         self.scopes: dict[int, tuple[BaseTool, str]] = {}  # id(tool) -> (tool, its scope), every tool registered
         self._kinds: dict[str, list[tuple[BaseTool, str]]] = {}  # tool_name -> (a tool, its scope), one per kind
 
-    def add(self, tool: BaseTool) -> str | None:
+    def add(self, tool: BaseTool, scope: str | None = None) -> str | None:
         """Register ``tool``; its scope when that scope is new, else None.
 
-        The first tool registered under a name keeps the name for calls made without ``tools=``.
+        ``scope`` is one given by the registry of the run's driver (a Ray worker registers only
+        its task's tools, so it could not tell a second ``lookup`` from the first). The first
+        tool registered under a name keeps the name for calls made without ``tools=``.
         """
         if id(tool) in self.scopes:
             return None
         name = tool.tool_name
         kinds = self._kinds.setdefault(name, [])
-        scope = next((scope for other, scope in kinds if same_tool(other, tool)), None)
-        new = scope is None
-        if scope is None:
-            scope = name if not kinds else f"{name}#{len(kinds) + 1}"
-            kinds.append((tool, scope))
+        known = next((known for other, known in kinds if (known == scope if scope else same_tool(other, tool))), None)
+        new = known is None
+        if known is None:
+            known = scope or (name if not kinds else f"{name}#{len(kinds) + 1}")
+            kinds.append((tool, known))
+        scope = known
         self.scopes[id(tool)] = (tool, scope)
         if name not in self.by_name:
             self.by_name[name] = tool

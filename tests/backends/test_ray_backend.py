@@ -425,3 +425,32 @@ def test_ray_runs_are_traced_on_the_driver_as_local_ones_are():
     turns = [s for s in _spans_of(exporter, graph.run_id) if s.name.startswith("turn")]
     assert turns and all(re.fullmatch(r"turn \d+ \w+", s.name) for s in turns)
     assert all("crew.turn" in (s.attributes or {}) for s in turns)
+
+
+@tool("lookup")
+def weather_lookup(city: str) -> str:
+    """Weather of a city."""
+    return f"weather in {city}: sunny"
+
+
+@tool("lookup")
+def population_lookup(city: str) -> str:
+    """Population of a city."""
+    return f"population of {city}: 1M"
+
+
+def test_two_different_tools_of_one_name_stay_apart_across_ray_workers():
+    """Each worker registered only its task's tools, so B's `lookup` was `lookup` there too and the
+    run's shared cache handed it A's result; the driver's scopes now travel with the task."""
+
+    def reply(messages, tools):
+        if not any(m.get("role") == "tool" for m in messages):
+            return [{"name": "lookup", "args": {"city": "Oslo"}}]
+        return next(m["content"] for m in messages if m.get("role") == "tool")
+
+    a = Agent(role="A", goal="g", backstory="b", llm=FunctionModel(reply), tools=[weather_lookup])
+    b = Agent(role="B", goal="g", backstory="b", llm=FunctionModel(reply), tools=[population_lookup])
+    first = Task(name="a", description="x", expected_output="x", agent=a)
+    second = Task(name="b", description="x", expected_output="x", agent=b, context=[first])  # after a: a warm cache
+    out = Crew(agents=[a, b], tasks=[first, second], process="graph", backend="ray").kickoff()
+    assert [o.raw for o in out.tasks_output] == ["weather in Oslo: sunny", "population of Oslo: 1M"]
