@@ -101,6 +101,10 @@ def _context(
                 "(move it up, or use process: graph)",
             )
             ok = False
+        elif any(ref == seen for seen, _ in refs):  # harmless, but likely a slip for another task
+            builder.problems.add(
+                entry.file_of("context"), line, path, f"'{ref}' is listed twice; it is read once", "warning"
+            )
         else:
             refs.append((ref, line))
     return refs if ok else None

@@ -148,6 +148,26 @@ def test_a_test_model_mapping_is_the_offline_model(crew_dir) -> None:
     assert crew.kickoff().raw.startswith("Test answer for")
 
 
+def test_a_task_named_twice_in_a_context_is_a_warning_at_its_item(crew_dir) -> None:
+    folder = crew_dir(
+        {
+            "crew.yaml": """
+        llm: test
+        agents:
+          w: {role: W, goal: G}
+        tasks:
+          a: {description: A, agent: w}
+          b: {description: B, agent: w, context: [a, a]}
+        """
+        }
+    )
+    project = load_project(folder)
+    assert [(w.path, w.line, w.message) for w in project.warnings] == [
+        ("tasks.b.context[1]", 6, "'a' is listed twice; it is read once")
+    ]
+    assert [getattr(t, "name", t) for t in project.crew.tasks[1].context] == ["a"]
+
+
 def test_relative_output_file_goes_under_out_dir(crew_dir, tmp_path) -> None:
     folder = crew_dir({"crew.yaml": SIMPLE})
     assert load_crew(folder).tasks[0].output_file == "notes/{topic}.md"
