@@ -112,6 +112,13 @@ def approve_command(args: argparse.Namespace, store: Any) -> int:
 
     stored = store.run(args.run)
     run = stored.id[:12]
+    later = [r for r in store.runs() if r.continued_from == stored.id]
+    if later:  # its calls were taken up there: a decision here would reach nothing
+        newest = later[0].id[:12]
+        raise UsageError(
+            f"run {run} was continued already (by run {newest}, {later[0].status}): nothing of it waits any more"
+            + (f"; decide there: crew approve {newest} CALL_ID" if later[0].status == "paused" else "")
+        )
     decision = _decision_of(args)
     task = getattr(args, "task", None)  # getattr: --task is declared in crew/cli/__init__.py (none given until it is)
     rows = pending(store, stored.id)

@@ -100,6 +100,8 @@ def test_pause_then_approve_and_resume_in_other_processes(openai_server, tmp_pat
     assert (folder / "ran.log").read_text() == "/tmp/old.log\n"  # the approved call ran once
     last = openai_server.requests[-1].messages[-1]
     assert last["role"] == "tool" and last["content"] == "deleted /tmp/old.log"
+    late = crew_cmd("approve", run, call_id, "--deny", "too late", "--path", str(folder), cwd=tmp_path)
+    assert late.returncode == 2 and "was continued already" in late.stderr  # it said "denied", to no effect
 
 
 def test_a_denied_call_reaches_the_model_as_a_persons_refusal(openai_server, tmp_path):
