@@ -39,6 +39,10 @@ class TaskFailed(CrewError):
         self.output = output
 
 
+RUN_CANCELLED = "cancelled: the run was cancelled"
+"""The ``error`` of a task that was running when its run was cancelled (Ctrl-C, a caller's cancel)."""
+
+
 class Scheduler:
     """One run of one graph. Build a new one per run; it holds that run's state.
 
@@ -145,7 +149,11 @@ class Scheduler:
                         )
         finally:
             if running:  # only when run() itself is being cancelled or a hook raised
-                await _cancel(running)
+                for future, name in await _cancel(running):  # each running task says how it ended
+                    reason = RUN_CANCELLED
+                    await self._record(
+                        self._skipped(name, reason) if future.cancelled() else self._result(name, future)
+                    )
         return self.outputs
 
     # -- internals -----------------------------------------------------------------------

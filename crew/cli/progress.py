@@ -22,6 +22,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from crew.scheduler import RUN_CANCELLED
+
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _MARK = {"waiting": "·", "running": "", "done": "✓", "failed": "✗", "skipped": "-"}
 _COLOR = {"waiting": "2", "running": "33", "done": "32", "failed": "31", "skipped": "2"}
@@ -172,6 +174,8 @@ class Progress:
                 state.status, state.started = "running", time.monotonic()
                 state.agent = state.agent or str(data.get("agent") or "")  # the manager, in hierarchical runs
                 self._event(state, "running", state.agent)
+            elif kind == "task.skipped" and data.get("error") == RUN_CANCELLED:
+                return  # stopped while running by the run's own cancellation: the interrupt says so itself
             elif kind in ("task.done", "task.failed", "task.skipped") and state is not None:
                 output = data.get("output")
                 state.status = kind.split(".", 1)[1]

@@ -279,6 +279,8 @@ async def test_cancelling_a_kickoff_cancels_its_running_tasks():
     assert rec.running == 0 and rec.calls == []
     (done,) = [e for e in events if e.type == "run.done"]
     assert done.data["status"] == "cancelled"
+    skipped = {e.data["task"]: e.data["error"] for e in events if e.type == "task.skipped"}
+    assert skipped == {"a": "cancelled: the run was cancelled", "b": "cancelled: the run was cancelled"}
     assert done.data["duration"] > 0 and done.data["usage"]["requests"] == 0  # as a finished run says them
 
 
