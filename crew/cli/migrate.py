@@ -19,5 +19,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {display_path(path)}", file=sys.stderr)
     for dropped in migration.dropped:
         print(f"  left out (not supported): {dropped}", file=sys.stderr)
+    for key in migration.dated:
+        name = key.split(".", 1)[-1]
+        print(f"  {key}: written as today's value, which stays (pass -i {name}=... to change it)", file=sys.stderr)
     print(f"next: crew validate {display_path(migration.folder)}", file=sys.stderr)
     return EXIT_OK

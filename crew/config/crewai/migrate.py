@@ -29,6 +29,7 @@ class Migration:
     folder: Path
     written: list[Path] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # "file:line: key" of each setting left out
+    dated: list[str] = field(default_factory=list)  # inputs a date expression made: written as today's value
 
 
 def migrate(path: str | Path, out: str | Path | None = None) -> Migration:
@@ -50,8 +51,12 @@ def migrate(path: str | Path, out: str | Path | None = None) -> Migration:
     writer = _Writer(crewai, project.inputs, target.resolve(), module)
     document = writer.document()
     target.mkdir(parents=True, exist_ok=True)
-    migration = Migration(target, dropped=writer.dropped)
+    from crew.config.crewai.scripts import DATED
+
+    dated = [issue.path for _, issue in crewai.script_issues if issue.message.endswith(DATED)]
+    migration = Migration(target, dropped=writer.dropped, dated=dated)
     header = "".join(f"# not carried over (crew does not support it): {d}\n" for d in writer.dropped)
+    header += "".join(f"# {key}: today's value; the CrewAI project computed it at each run\n" for key in dated)
     crew_yaml = target / "crew.yaml"
     crew_yaml.write_text(
         f"# Migrated from the CrewAI project {crewai.folder.name} by `crew migrate`.\n{header}" + _dump(document),

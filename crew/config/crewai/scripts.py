@@ -91,6 +91,9 @@ def _evaluate(node: ast.Dict, source: str) -> tuple[dict[str, Any], list[Issue]]
             continue
         try:
             out[key_node.value] = _value(value_node)
+            if not _literal(value_node):  # a date expression: this run's value, not a constant
+                code = ast.get_source_segment(source, value_node) or ast.unparse(value_node)
+                notes.append(Issue(value_node.lineno, f"inputs.{key_node.value}", f"`{code}` {DATED}", "note"))
         except ValueError:
             code = ast.get_source_segment(source, value_node) or ast.unparse(value_node)
             notes.append(
@@ -102,6 +105,18 @@ def _evaluate(node: ast.Dict, source: str) -> tuple[dict[str, Any], list[Issue]]
                 )
             )
     return out, notes
+
+
+DATED = "is computed at run time: each run takes the value of its day"
+"""The note on an input a date expression makes (``crew migrate`` can only write one day's value)."""
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 _NOW = {"now", "today", "utcnow"}
@@ -153,4 +168,4 @@ def _name(node: ast.expr) -> str:
     return ""
 
 
-__all__ = ["DRIVING", "read_inputs", "read_script"]
+__all__ = ["DATED", "DRIVING", "read_inputs", "read_script"]
