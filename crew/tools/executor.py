@@ -34,17 +34,8 @@ from crew.errors import ToolArgumentsError
 from crew.events import bus
 from crew.secrets import generation, scrub
 from crew.tools import cache_guard
-from crew.tools.approval import (
-    Approval,
-    ApprovalRequest,
-    Approver,
-    DecisionKey,
-    announce_decision,
-    ask_approver,
-    request_for,
-    take_decision,
-    waiting_result,
-)
+from crew.tools.approval import Approver, DecisionKey
+from crew.tools.approval_steps import ApprovalSteps
 from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, ToolStatus, read_call
@@ -63,7 +54,7 @@ __all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 Call = ToolCall | Mapping[str, Any]
 
 
-class ToolExecutor:
+class ToolExecutor(ApprovalSteps):
     """Validates, caches, limits and runs tool calls for every agent of one run.
 
     ``cache`` is True (in-memory, lives with this executor), False (every call runs),
@@ -117,6 +108,13 @@ class ToolExecutor:
                 scope = self._registry.add(tool, known)
                 if scope is not None:
                     self._tally.add_locked(scope)
+
+    def _scope_for(self, tool: BaseTool) -> str:
+        with self._lock:
+            scope, new = self._registry.scope_for(tool)
+            if new:
+                self._tally.add_locked(scope)
+        return scope
 
     def scope_of(self, tool: BaseTool) -> str:
         """What ``tool``'s cache entries, usage and statistics are kept under here (see ``register``)."""
@@ -264,59 +262,6 @@ class ToolExecutor:
                 task.cancel()
             raise
 
-    # -- approval -------------------------------------------------------------------
-
-    def _approve(self, pending: Pending) -> ToolResult | None:
-        """None: the call goes on; else its result (denied, or waiting for a person)."""
-        request = self._approval_request(pending)
-        if request is None:
-            return None
-        answer = self._decision(request)
-        if answer is None and self.approver is not None:
-            answer = self.approver(request)
-            if isawaitable(answer):
-                answer = run_blocking(answer)
-        return self._apply_decision(pending, answer, request)
-
-    async def _aapprove(self, pending: Pending) -> ToolResult | None:
-        request = self._approval_request(pending)
-        if request is None:
-            return None
-        answer = self._decision(request)
-        if answer is None and self.approver is not None:
-            answer = await ask_approver(self.approver, request)
-        return self._apply_decision(pending, answer, request)
-
-    def _approval_request(self, pending: Pending) -> ApprovalRequest | None:
-        rule = pending.tool.requires_approval
-        return request_for(
-            rule, pending.name, pending.args, pending.call_id, pending.context, self._run_id(pending.context)
-        )
-
-    def _decision(self, request: ApprovalRequest) -> Any:
-        """A decision given beforehand (``approvals=`` of a resumed run), taken once."""
-        with self._lock:
-            return take_decision(self.decisions, request)
-
-    def _apply_decision(self, pending: Pending, answer: Any, request: ApprovalRequest) -> ToolResult | None:
-        """None: the call goes on (perhaps with edited arguments); else its result (denied, pending)."""
-        decision = Approval.of(answer)
-        if decision is None:
-            return waiting_result(request)
-        announce_decision(request, decision)
-        if decision.decision == "deny":
-            reason = decision.reason or "no reason given"
-            pending.key = None  # a denial is never cached
-            return self._finish(pending, f"denied by a person: {reason}", "error")
-        if decision.decision == "edit":
-            try:
-                pending.args = pending.tool.validate_args(decision.arguments or {})
-            except ToolArgumentsError as exc:
-                pending.key = None
-                return self._invalid(pending, exc)
-            pending.key = None  # arguments a person wrote: run as given, not shared through the cache
-        return None
-
     # -- pipeline steps shared by the sync and async paths ------------------------
 
     def _prepare(
@@ -336,6 +281,8 @@ class ToolExecutor:
                 available = self._registry.by_name.values() if tools is None else tools
                 return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
         tool, name, scope = found
+        if not scope:  # a tool of the caller's own, not registered here (an agent's MCP tools)
+            scope = self._scope_for(tool)
         cache = self.cache
         plain = type(args) is dict
         if plain and cache is not None:

@@ -117,8 +117,24 @@ class ToolRegistry:
             name = allowed.tool_name
             if lowered in (name.lower(), allowed.name.lower()):
                 entry = self.scopes.get(id(allowed))
-                return allowed, name, entry[1] if entry is not None and entry[0] is allowed else name
+                return allowed, name, entry[1] if entry is not None and entry[0] is allowed else ""
         return None
+
+    def scope_for(self, tool: BaseTool) -> tuple[str, bool]:
+        """The scope of a tool first met in a call's ``tools=`` (an agent's MCP tools, opened for its
+        run): found among the kinds of its name, else a new one; and whether it is new. Under the lock."""
+        entry = self.scopes.get(id(tool))
+        if entry is not None and entry[0] is tool:
+            return entry[1], False
+        name = tool.tool_name
+        kinds = self._kinds.setdefault(name, [])
+        scope = next((known for other, known in kinds if same_tool(other, tool)), None)
+        new = scope is None
+        if scope is None:
+            scope = name if not kinds else f"{name}#{len(kinds) + 1}"
+            kinds.append((tool, scope))
+        self.scopes[id(tool)] = (tool, scope)
+        return scope, new
 
 
 def same_tool(one: BaseTool, other: BaseTool) -> bool:

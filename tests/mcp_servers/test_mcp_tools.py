@@ -344,3 +344,35 @@ def test_copies_of_an_agent_or_a_tool_share_the_server() -> None:
             tool_copy.server is server
             and ToolExecutor([tool_copy]).execute({"name": "add", "args": {"a": 1}}).content == "3"
         )
+
+
+def _city_server(tag: str) -> Any:
+    from mcp.server.mcpserver import MCPServer as SDK
+
+    sdk = SDK(f"cities-{tag}")
+
+    @sdk.tool()
+    def lookup(city: str) -> str:
+        """Look a city up."""
+        return f"server {tag} says {city}"
+
+    return sdk
+
+
+def test_two_servers_tools_of_one_name_are_cached_apart() -> None:
+    """Agent B was served agent A's cached `lookup`: an agent's MCP tools reach the executor
+    only with its calls (``tools=``), and were kept under the bare name."""
+
+    def reply(messages, tools):
+        return (
+            messages[-1]["content"]
+            if messages[-1]["role"] == "tool"
+            else [{"name": "lookup", "args": {"city": "Oslo"}}]
+        )
+
+    a = Agent(role="A", goal="g", llm=FunctionModel(reply), mcp=[MCPServer.in_process(_city_server("A"), name="sa")])
+    b = Agent(role="B", goal="g", llm=FunctionModel(reply), mcp=[MCPServer.in_process(_city_server("B"), name="sb")])
+    tasks = [Task(name="a", description="x", agent=a), Task(name="b", description="x", agent=b)]
+    out = Crew(agents=[a, b], tasks=tasks).kickoff()
+    assert [o.raw for o in out.tasks_output] == ["server A says Oslo", "server B says Oslo"]
+    assert sorted(out.tool_stats) == ["lookup", "lookup#2"]
