@@ -113,7 +113,7 @@ def start_local(num_cpus: int | None = None, *, temp_dir: str | None = None, obj
             os.environ["HOME"] = real_home
         _local["temp_dir"] = None if temp_dir else folder
         if not temp_dir:  # ours: gone with the process, whoever forgets ``shutdown`` (a script's kickoff_for_each)
-            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            atexit.register(_at_exit, folder)
 
 
 def _package_path() -> dict[str, str]:
@@ -151,6 +151,13 @@ def connect(address: str | None = None, num_cpus: int | None = None) -> bool:
         return False
     start_local(num_cpus)
     return True
+
+
+def _at_exit(folder: str) -> None:
+    """Ray first (its own exit hook, run after this one, would write its session folder again), then the folder."""
+    if _local.get("temp_dir") == folder:
+        shutdown()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def shutdown_started() -> None:

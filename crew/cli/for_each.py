@@ -63,6 +63,9 @@ def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
                 file.close()
             if backend is not None:
                 _shutdown_ray(backend)
+            from crew.cli.kickoff import stop_ray
+
+            stop_ray()  # a `backend: ray` crew's own instance, started by its first kickoff
     where = f"; results of finished inputs are in {args.output}" if args.output else ""
     if interrupted:
         print(f"crew: interrupted; {status.summary()}{where}", file=sys.stderr, flush=True)

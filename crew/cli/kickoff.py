@@ -243,14 +243,14 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
             _print_finished(finished, {})
         sys.stdout.flush()
         sys.stderr.flush()
-        _stop_ray()
+        stop_ray()
         os._exit(interrupt_code())
     runner.close()
-    _stop_ray()
+    stop_ray()
     return output, error
 
 
-def _stop_ray() -> None:
+def stop_ray() -> None:
     """The local Ray instance a ``backend: ray`` crew started here ends with the command (its
     processes would outlive it, and on Ctrl-C ``os._exit`` skips Ray's own clean-up)."""
     ray_backend = sys.modules.get("crew.backends.ray")

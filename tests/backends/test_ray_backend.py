@@ -188,6 +188,9 @@ def test_leaving_a_stream_on_ray_early_stops_the_workers_task(tmp_path):
     crew = Crew(agents=[agent], tasks=[task], process="graph", backend="ray")
     for event in crew.stream():
         if type(event).__name__ == "ToolCallStarted":
+            deadline = time.monotonic() + 20  # announced as the call starts: wait for the tool's first line
+            while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
             break  # the reader leaves while the tool waits
     time.sleep(3.0)  # past the tool's 2 s
     assert (tmp_path / "started").exists() and not (tmp_path / "ended").exists()
@@ -270,7 +273,8 @@ def test_what_needs_one_process_is_refused_before_the_run():
         approving.kickoff()
 
 
-def test_a_ray_crews_kickoff_interrupted_on_the_cli_leaves_no_ray_behind(tmp_path):
+@pytest.mark.parametrize("batch", [False, True], ids=["kickoff", "for-each"])
+def test_a_ray_crews_kickoff_interrupted_on_the_cli_leaves_no_ray_behind(tmp_path, batch):
     """`backend: ray` in crew.yaml: after Ctrl-C (os._exit) Ray's processes lived on, orphaned."""
     short = tempfile.mkdtemp(prefix="crt-")  # the CLI's own Ray instance lives under $TMPDIR: short for its sockets
     folder = tmp_path / "slow"
@@ -288,6 +292,9 @@ def test_a_ray_crews_kickoff_interrupted_on_the_cli_leaves_no_ray_behind(tmp_pat
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(PYTHONPATH=str(REPO), TMPDIR=short)
     command = [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--no-store", "-q"]
+    if batch:
+        (tmp_path / "in.jsonl").write_text('{"topic": "a"}\n{"topic": "b"}\n')
+        command += ["--for-each", str(tmp_path / "in.jsonl")]
     process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 90
