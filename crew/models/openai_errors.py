@@ -174,7 +174,7 @@ class Reading:
         self.stream = stream
         self.size = 0
         self.started = self.touched = time.monotonic()
-        self._partial = b""
+        self._partial: list[bytes] = []  # the pieces of a line not ended yet: joined once it ends
 
     def take(self, chunk: bytes) -> None:
         self.size += len(chunk)
@@ -188,15 +188,18 @@ class Reading:
     def lines(self, chunk: bytes) -> list[str]:
         """The complete lines ``chunk`` ends (a line may end with CR, LF or CRLF, as in SSE)."""
         self.take(chunk)
-        parts = (self._partial + chunk).splitlines(keepends=True)
-        self._partial = parts.pop() if parts and not parts[-1].endswith((b"\n", b"\r")) else b""
+        if b"\n" not in chunk and b"\r" not in chunk:  # a line still going on (held, not copied again)
+            self._partial.append(chunk)
+            return []
+        parts = b"".join([*self._partial, chunk]).splitlines(keepends=True)
+        self._partial = [parts.pop()] if parts and not parts[-1].endswith((b"\n", b"\r")) else []
         if any(part.startswith(b"data:") for part in parts):
             self.touched = time.monotonic()
         return [part.rstrip(b"\r\n").decode("utf-8", "replace") for part in parts]
 
     def rest(self) -> list[str]:
         """The last line, when the body ended without a line break."""
-        partial, self._partial = self._partial, b""
+        partial, self._partial = b"".join(self._partial), []
         return [partial.decode("utf-8", "replace")] if partial else []
 
 
