@@ -139,5 +139,10 @@ def to_json(item: StreamEvent | CrewOutput | TaskOutput) -> str:
     """One line of JSON for a streamed item (JSON Lines); the final output is ``{"type": "output", ...}``."""
     if isinstance(item, StreamEvent):
         return item.model_dump_json()
-    document = {"type": "output", "output": item.model_dump(mode="json")}
+    if isinstance(item, CrewOutput):  # a run past a failed task (on_error="continue") says which, and why
+        failed = [t for t in item.tasks_output if t.status == "failed"]
+        error = "; ".join(f"task '{t.name}' failed: {t.error}" for t in failed) or None
+    else:
+        error = item.error
+    document = {"type": "output", "status": item.status, "error": error, "output": item.model_dump(mode="json")}
     return json.dumps(document, ensure_ascii=False, default=str)

@@ -21,6 +21,7 @@ def test_json_stream_writes_one_event_per_line_ending_with_the_output():
     assert {"task.started", "agent.turn", "text.delta", "tool.started", "tool.finished", "task.finished"} <= kinds
     plan = "".join(e["text"] for e in events if e["type"] == "text.delta" and e["task"] == "plan")
     final = events[-1]["output"]
+    assert (events[-1]["status"], events[-1]["error"]) == ("done", None)
     assert plan == final["raw"]  # the last task's deltas are the run's answer
     assert {e["run_id"] for e in events[:-1]} == {final["run_id"]}
 
