@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from pydantic import BaseModel as PydanticModel
+
 from crew.tools.adapters import adapt_tool
 from crew.tools.base import BaseTool
 from crew.tools.recipe import recipe_of
@@ -152,7 +154,20 @@ def same_tool(one: BaseTool, other: BaseTool) -> bool:
 
 def _settings(tool: BaseTool) -> dict[str, object]:
     settings = {key: value for key, value in vars(tool).items() if key != "current_usage_count"}
+    wrapped = settings.get("wrapped")  # an adapted LangChain or CrewAI tool: copies wrap equal objects
+    if wrapped is not None and hasattr(wrapped, "__dict__"):
+        theirs = {k: _comparable(v) for k, v in vars(wrapped).items() if k != "current_usage_count"}
+        settings["wrapped"] = (type(wrapped), theirs)
     recipe = recipe_of(tool.args_schema)
     if recipe is not None:  # a generated model: one function wrapped twice gets two equal classes
         settings["args_schema"] = (recipe.make, recipe.args, recipe.kwargs, tool.args_schema.__doc__)
+    else:
+        settings["args_schema"] = _comparable(tool.args_schema)
     return settings
+
+
+def _comparable(value: object) -> object:
+    """A model class by what it declares: CrewAI builds each tool instance an argument class of its own."""
+    if isinstance(value, type) and issubclass(value, PydanticModel):
+        return (value.__name__, value.model_json_schema())
+    return value

@@ -423,3 +423,27 @@ def test_real_crewai_tools() -> None:  # pragma: no cover - runs where crewai is
     assert executor.execute({"name": "Look_it_up", "args": {"query": "w"}}).content == "w@1"
     assert executor.execute({"name": "Look_it_up", "args": {"query": "w"}}).refused
     assert executor.execute({"name": "Shout", "args": {"text": "hi"}}).content == "HI"
+
+
+def test_copies_of_one_foreign_tool_share_its_cache_and_other_settings_do_not() -> None:
+    """Each agent's own instance of one LangChain or CrewAI tool class is the same tool: it was
+    counted and cached apart (``q`` and ``q#2``), while one configured otherwise must be."""
+
+    class Forecast(lc.BaseTool):
+        name: str = "forecast"
+        description: str = "The forecast for a city."
+        unit: str = "c"
+
+        def _run(self, city: str) -> str:
+            return f"12 {self.unit} in {city}"
+
+    first, copy, other = adapt_tool(Forecast()), adapt_tool(Forecast()), adapt_tool(Forecast(unit="f"))
+    executor = ToolExecutor([first, copy, other])
+    call = {"name": "forecast", "args": {"city": "Oslo"}}
+    results = [executor.execute(call, tools=[tool]) for tool in (first, copy, other)]
+    assert [(r.content, r.cached) for r in results] == [
+        ("12 c in Oslo", False),
+        ("12 c in Oslo", True),
+        ("12 f in Oslo", False),
+    ]
+    assert sorted(executor.stats) == ["forecast", "forecast#2"]
