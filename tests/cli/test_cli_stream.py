@@ -43,6 +43,7 @@ def test_a_json_stream_that_fails_or_is_interrupted_still_ends_with_one_typed_ou
           t: {description: "{what}", agent: w, guardrail: tools:never, guardrail_max_retries: 0}
         """,
             "tools.py": """
+        import os
         import time
         from crew import tool
 
@@ -52,7 +53,7 @@ def test_a_json_stream_that_fails_or_is_interrupted_still_ends_with_one_typed_ou
         @tool
         def nap(seconds: float = 0.0) -> str:
             \"\"\"Rest.\"\"\"
-            time.sleep(30)
+            time.sleep(30 if os.environ.get("CREW_TEST_NAP") else 0)  # only the run to interrupt waits
             return "rested"
         """,
         }
@@ -63,7 +64,11 @@ def test_a_json_stream_that_fails_or_is_interrupted_still_ends_with_one_typed_ou
     assert last["type"] == "output" and last["status"] == "failed" and "never good enough" in last["error"]
     command = [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--stream", "--json", "-q", "--no-store"]
     process = subprocess.Popen(
-        [*command, "-i", "what=use nap"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=crew_env(), cwd=REPO
+        [*command, "-i", "what=use nap"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=crew_env(CREW_TEST_NAP="1"),
+        cwd=REPO,
     )
     assert process.stdout is not None
     for line in process.stdout:  # the test model calls the tool: wait until it runs
