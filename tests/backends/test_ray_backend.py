@@ -407,22 +407,10 @@ def _spans_of(exporter, run_id: str) -> list:
     return [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("crew.run.id") == run_id]
 
 
-def test_ray_runs_are_traced_on_the_driver_as_local_ones_are():
+def test_ray_runs_are_traced_on_the_driver_as_local_ones_are(span_exporter):
     """kickoff_for_each on Ray made no span at all (its tracer would be on the worker, where none is
     set up); a graph on Ray had one nameless turn per task instead of one span per model turn."""
-    pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-
-    exporter = InMemorySpanExporter()
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):  # the global provider is set once per process
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-
+    exporter = span_exporter
     outs = kit.topic_crew([kit.ping]).kickoff_for_each([{"topic": "a"}, {"topic": "b"}], backend="ray")
     names = {s.name for s in _spans_of(exporter, outs[0].run_id)}
     assert {"invoke_workflow crew", "invoke_agent writer", "execute_tool ping"} <= names

@@ -17,22 +17,14 @@ from crew.testing import FunctionModel
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
 
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 SECRET = "sk-span-secret-9999"
 
 
-@pytest.fixture(scope="module")
-def exporter() -> InMemorySpanExporter:
-    exporter = InMemorySpanExporter()
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):  # the global provider is set once per process
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    return exporter
+@pytest.fixture
+def exporter(span_exporter: InMemorySpanExporter) -> InMemorySpanExporter:
+    return span_exporter
 
 
 @tool
