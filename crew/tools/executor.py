@@ -14,7 +14,7 @@ one lock, so limits stay exact when threads and tasks race.
 
 This module is the pipeline; each step's idea lives beside it: ``registry`` (names),
 ``single_flight`` (identical calls in flight), ``limits`` (usage slots, the ``UsageLimits``
-hook), ``approval`` (a person's say), ``cache_guard`` (a failing cache loses nothing),
+hook), ``approval`` and ``approval_steps`` (a person's say), ``cache_guard`` (a failing cache loses nothing),
 ``tally`` (statistics), ``results`` (the result and event built for each call),
 ``pending`` (the record of a call on its way) and ``recall`` (calls seen before: a repeated
 call of a cacheable tool skips validation and is served without the general pipeline).
@@ -35,7 +35,7 @@ from crew.events import bus
 from crew.secrets import generation, scrub
 from crew.tools import cache_guard
 from crew.tools.approval import Approver, DecisionKey
-from crew.tools.approval_steps import ApprovalSteps
+from crew.tools.approval_steps import aapprove, approve
 from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
 from crew.tools.calls import RunContext, ToolCall, ToolResult, ToolStatus, read_call
@@ -54,7 +54,7 @@ __all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 Call = ToolCall | Mapping[str, Any]
 
 
-class ToolExecutor(ApprovalSteps):
+class ToolExecutor:
     """Validates, caches, limits and runs tool calls for every agent of one run.
 
     ``cache`` is True (in-memory, lives with this executor), False (every call runs),
@@ -118,8 +118,7 @@ class ToolExecutor(ApprovalSteps):
 
     def scope_of(self, tool: BaseTool) -> str:
         """What ``tool``'s cache entries, usage and statistics are kept under here (see ``register``)."""
-        entry = self._registry.scopes.get(id(tool))
-        return entry[1] if entry is not None and entry[0] is tool else tool.tool_name
+        return self._registry.known(tool) or tool.tool_name
 
     @property
     def tools(self) -> list[BaseTool]:
@@ -148,7 +147,7 @@ class ToolExecutor(ApprovalSteps):
         if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
             return pending
         if pending.tool.requires_approval:
-            stop = self._approve(pending)
+            stop = approve(self, pending)
             if stop is not None:
                 return stop
         while pending.key is not None:
@@ -195,7 +194,7 @@ class ToolExecutor(ApprovalSteps):
         if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
             return pending
         if pending.tool.requires_approval:
-            stop = await self._aapprove(pending)
+            stop = await aapprove(self, pending)
             if stop is not None:
                 return stop
         while pending.key is not None:

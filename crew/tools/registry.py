@@ -82,22 +82,20 @@ class ToolRegistry:
         its task's tools, so it could not tell a second ``lookup`` from the first). The first
         tool registered under a name keeps the name for calls made without ``tools=``.
         """
-        if id(tool) in self.scopes:
+        if self.known(tool) is not None:
             return None
+        scope, new = self.scope_for(tool, scope)
         name = tool.tool_name
-        kinds = self._kinds.setdefault(name, [])
-        known = next((known for other, known in kinds if (known == scope if scope else same_tool(other, tool))), None)
-        new = known is None
-        if known is None:
-            known = scope or (name if not kinds else f"{name}#{len(kinds) + 1}")
-            kinds.append((tool, known))
-        scope = known
-        self.scopes[id(tool)] = (tool, scope)
         if name not in self.by_name:
             self.by_name[name] = tool
             for spelling in (name, tool.name, name.lower(), tool.name.lower()):
                 self.lookup.setdefault(spelling, (tool, name, scope))
         return scope if new else None
+
+    def known(self, tool: BaseTool) -> str | None:
+        """The scope of a tool registered here, or None."""
+        entry = self.scopes.get(id(tool))
+        return entry[1] if entry is not None and entry[0] is tool else None
 
     def name_of(self, spelling: str) -> str:
         """The tool name ``spelling`` stands for (itself when no tool answers to it)."""
@@ -106,7 +104,7 @@ class ToolRegistry:
 
     def resolve(self, requested: str, tools: Sequence[BaseTool] | None) -> tuple[BaseTool, str, str] | None:
         """The tool called ``requested`` (exact, then case-insensitive), among ``tools`` when given,
-        with its name and scope."""
+        with its name and scope ("" for a tool of the caller's own not registered here)."""
         found = self.lookup.get(requested) or self.lookup.get(requested.lower())
         if tools is None:
             return found
@@ -118,22 +116,22 @@ class ToolRegistry:
         for allowed in tools:
             name = allowed.tool_name
             if lowered in (name.lower(), allowed.name.lower()):
-                entry = self.scopes.get(id(allowed))
-                return allowed, name, entry[1] if entry is not None and entry[0] is allowed else ""
+                return allowed, name, self.known(allowed) or ""
         return None
 
-    def scope_for(self, tool: BaseTool) -> tuple[str, bool]:
-        """The scope of a tool first met in a call's ``tools=`` (an agent's MCP tools, opened for its
-        run): found among the kinds of its name, else a new one; and whether it is new. Under the lock."""
-        entry = self.scopes.get(id(tool))
-        if entry is not None and entry[0] is tool:
-            return entry[1], False
+    def scope_for(self, tool: BaseTool, given: str | None = None) -> tuple[str, bool]:
+        """``tool``'s scope, and whether it is new: its own if known, ``given`` (the driver's), one of
+        a copy of it, else a new one. Also for a tool first met in a call's ``tools=`` (an agent's
+        MCP tools, opened for its run). The caller holds the executor's lock."""
+        scope = self.known(tool)
+        if scope is not None:
+            return scope, False
         name = tool.tool_name
         kinds = self._kinds.setdefault(name, [])
-        scope = next((known for other, known in kinds if same_tool(other, tool)), None)
+        scope = next((known for other, known in kinds if (known == given if given else same_tool(other, tool))), None)
         new = scope is None
         if scope is None:
-            scope = name if not kinds else f"{name}#{len(kinds) + 1}"
+            scope = given or (name if not kinds else f"{name}#{len(kinds) + 1}")
             kinds.append((tool, scope))
         self.scopes[id(tool)] = (tool, scope)
         return scope, new
