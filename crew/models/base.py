@@ -119,6 +119,16 @@ def parse_arguments(text: str | dict[str, Any] | None) -> dict[str, Any]:
     return value
 
 
+def with_tools(request: dict[str, Any], tools: Sequence[dict[str, Any]] | None) -> None:
+    """Put ``tools`` in a request, or take out the tool options a user set (``tool_choice``,
+    ``parallel_tool_calls``): servers answer 400 to tool options without tools."""
+    if tools:
+        request["tools"] = tools
+    else:
+        request.pop("tool_choice", None)
+        request.pop("parallel_tool_calls", None)
+
+
 def split_tool_calls(raw_calls: Sequence[Any]) -> tuple[list[ToolCall], list[InvalidToolCall]]:
     """Provider tool calls (objects or dicts) -> valid ToolCalls and invalid ones, ids filled."""
     valid: list[ToolCall] = []

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
 from crew.models.attempts import Attempt, Attempts
-from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
+from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls, with_tools
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
 from crew.models.transport import Door, Transport, choose, model_name_problem
@@ -215,11 +215,7 @@ class LLM(BaseModel):
         kwargs.update(
             model=self.model, messages=messages, timeout=self.timeout, num_retries=0, max_retries=0
         )  # ours is the only retry layer
-        if tools:
-            kwargs["tools"] = tools
-        else:  # OpenAI answers 400 to tool options without tools (drop_params leaves them in): as the native door
-            kwargs.pop("tool_choice", None)
-            kwargs.pop("parallel_tool_calls", None)
+        with_tools(kwargs, tools)  # drop_params leaves tool options in: OpenAI answers 400 to them alone
         for name in ("temperature", "max_tokens", "api_base"):
             value = getattr(self, name)
             if value is not None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from crew.models.attempts import Attempt, Attempts
-from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls
+from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls, with_tools
 from crew.models.failures import shorten
 from crew.models.openai_errors import (
     APITimeoutError,
@@ -144,11 +144,7 @@ class _Call:
         extra_body = extra.pop("extra_body", None) or {}
         body: dict[str, Any] = {"model": self.point.wire_model, "messages": messages}
         body.update((k, v) for k, v in extra.items() if k not in _LITELLM_ONLY)
-        if tools:
-            body["tools"] = tools
-        else:  # servers reject tool options without tools
-            body.pop("tool_choice", None)
-            body.pop("parallel_tool_calls", None)
+        with_tools(body, tools)
         if llm.temperature is not None:
             body["temperature"] = llm.temperature
         if llm.max_tokens is not None:
