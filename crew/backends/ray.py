@@ -162,7 +162,7 @@ def _at_exit(folder: str) -> None:
 
 def shutdown_started() -> None:
     """Stop the local instance crew started in this process, if it did (a command ending, even on Ctrl-C)."""
-    if _local.get("temp_dir") and "ray" in sys.modules:
+    if _local.get("temp_dir"):  # set by start_local, which had imported Ray
         shutdown()
 
 

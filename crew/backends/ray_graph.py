@@ -267,8 +267,7 @@ class RayTaskRunner:
                 f"task '{asking[0]}' has human_input, which backend='ray' cannot ask: use backend='local'"
             )
         for name, task in inner.tasks.items():
-            tools = [*(task.agent.tools if task.agent is not None else ()), *(task.tools or ())]
-            waiting = next((t for t in tools if getattr(t, "requires_approval", False)), None)
+            waiting = next((t for t in _task_tools(task) if t.requires_approval), None)
             if waiting is not None:  # a worker has no one to ask, and a paused worker cannot be resumed
                 raise ConfigError(
                     f"task '{name}' can call tool '{waiting.name}', which requires approval; "
