@@ -26,8 +26,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from crew.agent import Agent
-from crew.prompts import estimate_tokens
+from crew.agent.agent import Agent
+from crew.agent.prompts import estimate_tokens
 from crew.tasks.task import Task
 from crew.testing import FunctionModel, OpenAIServer, Reply
 from crew.tools import ToolExecutor, tool

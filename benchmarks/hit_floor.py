@@ -25,11 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tool_overhead import FLOOR, ROWS, beside_floor
 
-from crew.events import bus
-from crew.secrets import generation
+from crew.common.events import bus
+from crew.common.secrets import generation
 from crew.tools import ToolCall, ToolExecutor, tool
-from crew.tools.calls import ToolResult
-from crew.tools.results import build_result
+from crew.tools.execution.results import build_result
+from crew.tools.messages import ToolResult
 
 
 @tool

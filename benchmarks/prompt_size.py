@@ -267,7 +267,7 @@ def _tokenizer() -> Callable[[str], int]:
         encoding = tiktoken.get_encoding("cl100k_base")
         return lambda text: len(encoding.encode(text, disallowed_special=()))
     except Exception:  # noqa: BLE001 - no tiktoken or no encoding file: the estimate is the fallback
-        from crew.prompts import estimate_tokens
+        from crew.agent.prompts import estimate_tokens
 
         return estimate_tokens
 

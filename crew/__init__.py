@@ -21,10 +21,10 @@ _EXPORTS: dict[str, str] = {
     "BaseTool": "crew.tools.base",
     "Tool": "crew.tools.function_tool",
     "tool": "crew.tools.decorator",
-    "ToolCall": "crew.tools.calls",
-    "ToolResult": "crew.tools.calls",
-    "RunContext": "crew.tools.calls",
-    "ToolExecutor": "crew.tools.executor",
+    "ToolCall": "crew.tools.messages",
+    "ToolResult": "crew.tools.messages",
+    "RunContext": "crew.tools.messages",
+    "ToolExecutor": "crew.tools.execution.executor",
     "Approval": "crew.tools.approval",
     "ApprovalRequest": "crew.tools.approval",
     "adapt_tool": "crew.tools.adapters",
@@ -33,9 +33,9 @@ _EXPORTS: dict[str, str] = {
     "Task": "crew.tasks.task",
     "TaskOutput": "crew.tasks.output",
     "CrewOutput": "crew.tasks.output",
-    "Usage": "crew.usage",
+    "Usage": "crew.common.usage",
     # agents and models
-    "Agent": "crew.agent",
+    "Agent": "crew.agent.agent",
     "LLM": "crew.models",
     "LLMResponse": "crew.models",
     # crews
@@ -57,8 +57,8 @@ _EXPORTS: dict[str, str] = {
     "KickoffResult": "crew.backends.base",
     "RayBackend": "crew.backends.ray",
     # observability and persistence
-    "bus": "crew.events",
-    "Event": "crew.events",
+    "bus": "crew.common.events",
+    "Event": "crew.common.events",
     "RunStore": "crew.store",
     # errors
     "CrewError": "crew.errors",
@@ -136,9 +136,11 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
-    from crew.agent import Agent
+    from crew.agent.agent import Agent
     from crew.backends.base import KickoffResult
     from crew.backends.ray import RayBackend
+    from crew.common.events import Event, bus
+    from crew.common.usage import Usage
     from crew.crew import Crew, Process
     from crew.errors import (
         BudgetExceededError,
@@ -151,7 +153,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         StoreError,
         ToolException,
     )
-    from crew.events import Event, bus
     from crew.mcp.server import MCPServer
     from crew.models import LLM, LLMResponse
     from crew.store import RunStore
@@ -173,8 +174,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from crew.tools.adapters import adapt_tool
     from crew.tools.approval import Approval, ApprovalRequest
     from crew.tools.base import BaseTool
-    from crew.tools.calls import RunContext, ToolCall, ToolResult
     from crew.tools.decorator import tool
-    from crew.tools.executor import ToolExecutor
+    from crew.tools.execution.executor import ToolExecutor
     from crew.tools.function_tool import Tool
-    from crew.usage import Usage
+    from crew.tools.messages import RunContext, ToolCall, ToolResult

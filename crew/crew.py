@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from crew.agent import Agent
+from crew.agent.agent import Agent
+from crew.common.keywords import known_keys
 from crew.errors import ConfigError
-from crew.keywords import known_keys
 from crew.models import LLM, prewarm_litellm
 from crew.models.transport import choose, door_of, prewarm_native
 from crew.tasks.graph import TaskGraph
@@ -199,8 +199,8 @@ class Crew(BaseModel):
         tasks share an id) and ``checkpoints`` (by task name) continue a paused run's tasks
         where they stopped (docs/approvals.md).
         """
-        from crew.budget import Budget
-        from crew.run import CrewRun
+        from crew.run.budget import Budget
+        from crew.run.kickoff import CrewRun
 
         store = self.run_store()
         if store is not None:
@@ -454,6 +454,6 @@ def _needs_litellm(specs: Sequence[Any]) -> bool:
 
 def _run_sync(make: Callable[[], Any]) -> Any:
     """Run a coroutine to completion from sync code, even when a loop is already running here."""
-    from crew.blocking import run_blocking
+    from crew.common.blocking import run_blocking
 
     return run_blocking(make, thread_name="crew-kickoff")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from crew.events import bus
+from crew.common.events import bus
 
 
 def test_subscribers_get_events_with_secrets_redacted_and_can_unsubscribe() -> None:
@@ -33,7 +33,7 @@ def test_unconfigured_logging_builds_no_record_then_configured_logging_gets_json
     """A warning-level event must not import structlog (0.1 s) when no handler would print it."""
     code = (
         "import io, logging, sys\n"
-        "from crew.events import bus\n"
+        "from crew.common.events import bus\n"
         "bus.emit('task.failed', run_id='r', task='t')\n"
         "print('structlog' in sys.modules)\n"
         "buf = io.StringIO()\n"
@@ -51,7 +51,7 @@ def test_unconfigured_logging_builds_no_record_then_configured_logging_gets_json
 def test_events_inside_a_scope_name_its_run_task_and_agent_unless_they_name_their_own() -> None:
     import asyncio
 
-    from crew.events import current_scope, scoped
+    from crew.common.events import current_scope, scoped
 
     seen = []
     unsubscribe = bus.subscribe(seen.append)
@@ -83,7 +83,7 @@ def test_events_inside_a_scope_name_its_run_task_and_agent_unless_they_name_thei
 
 
 def test_known_secret_values_are_masked_in_event_text() -> None:
-    from crew.secrets import register
+    from crew.common.secrets import register
 
     register("remembered-5555")
     seen = []
@@ -96,7 +96,7 @@ def test_known_secret_values_are_masked_in_event_text() -> None:
 def test_configure_logging_is_what_the_cli_flags_do() -> None:
     code = (
         "import io, sys\n"
-        "from crew.events import bus, configure_logging\n"
+        "from crew.common.events import bus, configure_logging\n"
         "configure_logging('info', json=True)\n"
         "bus.emit('run.start', run_id='r', crew='c')\n"
         "bus.emit('llm.call', run_id='r', model='m', messages=[{'role': 'user', 'content': 'long'}])\n"

@@ -24,54 +24,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "crew"
 # agent's ``mcp`` list by duck typing), so an Agent can get its servers' tools, and open them
 # for a task run outside a crew, without reaching up into the run layer.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    (
-        "utilities",
-        (
-            "crew.errors",
-            "crew.usage",
-            "crew.keywords",
-            "crew.events",
-            "crew.blocking",
-            "crew.secrets",
-            "crew.daemon_pool",
-            "crew.ledger",
-            "crew.sqlite_files",
-        ),
-    ),
+    ("common", ("crew.errors", "crew.common")),
     ("tools", ("crew.tools", "crew.mcp")),
     ("tasks", ("crew.tasks",)),
-    (
-        "models/agents",
-        (
-            "crew.models",
-            "crew.prompts",
-            "crew.text_protocol",
-            "crew.structured",
-            # the run scope sits with the agents: every agent run is handed one (a private
-            # one when used alone), and the crew's run layer above builds the kickoff's
-            "crew.run_scope",
-            "crew.transcript",
-            "crew.agent",
-            "crew.agent_loop",
-            "crew.loop_modes",
-            "crew.delegation",
-            "crew.stream",
-            "crew.checkpoint",
-        ),
-    ),
-    (
-        "run",
-        (
-            "crew.scheduler",
-            "crew.task_runner",
-            "crew.run",
-            "crew.crew",
-            "crew.budget",
-            "crew.tracing",
-            "crew.store",
-            "crew.backends",
-        ),
-    ),
+    ("models/agent", ("crew.models", "crew.agent", "crew.stream")),
+    ("run", ("crew.run", "crew.crew", "crew.store", "crew.backends")),
     # the root package (``crew/__init__.py``: the public face, every name lazily) sits at the
     # top with the CLI (whose live view is ``crew.cli.progress``)
     ("config/cli", ("crew", "crew.config", "crew.cli", "crew.__main__")),
@@ -201,28 +158,29 @@ if TYPE_CHECKING:
     from crew.crew import Crew
 def later():
     from crew.cli import main
-    from crew import prompts, __version__
+    from crew.agent import prompts
+    from crew import __version__
     from . import sibling
     return importlib.import_module("crew.run"), __import__("crew.store")
 """
-    found = imports_of(source, "crew.tools.example", False, exists={"crew.prompts"}.__contains__)
+    found = imports_of(source, "crew.tools.example", False, exists={"crew.agent.prompts"}.__contains__)
     assert [(i.imported, i.line) for i in found] == [
         ("crew.errors", 2),
         ("crew.crew", 5),
         ("crew.cli", 7),
-        ("crew.prompts", 8),
-        ("crew", 8),
-        ("crew.tools", 9),
-        ("crew.run", 10),
-        ("crew.store", 10),
+        ("crew.agent.prompts", 8),
+        ("crew", 9),
+        ("crew.tools", 10),
+        ("crew.run", 11),
+        ("crew.store", 11),
     ]
     assert violations(found) == [
         "crew.tools.example (tools, line 5) imports crew.crew (run)",
         "crew.tools.example (tools, line 7) imports crew.cli (config/cli)",
-        "crew.tools.example (tools, line 8) imports crew.prompts (models/agents)",
-        "crew.tools.example (tools, line 8) imports crew (config/cli)",
-        "crew.tools.example (tools, line 10) imports crew.run (run)",
-        "crew.tools.example (tools, line 10) imports crew.store (run)",
+        "crew.tools.example (tools, line 8) imports crew.agent.prompts (models/agent)",
+        "crew.tools.example (tools, line 9) imports crew (config/cli)",
+        "crew.tools.example (tools, line 11) imports crew.run (run)",
+        "crew.tools.example (tools, line 11) imports crew.store (run)",
     ]
     assert violations([Import("crew.agent", "crew.testing.models", 3)]) == [
         "crew.agent (line 3) imports crew.testing.models: nothing in crew imports crew.testing"

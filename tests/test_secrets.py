@@ -1,10 +1,10 @@
-"""The one scrubbing mechanism (crew.secrets) and the exits it guards: events, observations, outputs."""
+"""The one scrubbing mechanism (crew.common.secrets) and the exits it guards: events, observations, outputs."""
 
 from __future__ import annotations
 
 from crew import Agent, Crew, Task, tool
-from crew.events import bus
-from crew.secrets import register, register_environment, register_headers, scrub, scrub_data
+from crew.common.events import bus
+from crew.common.secrets import register, register_environment, register_headers, scrub, scrub_data
 from crew.testing import FunctionModel
 from crew.tools import ToolExecutor
 
@@ -20,7 +20,7 @@ def test_registered_values_and_key_shapes_are_replaced():
 
 
 def test_the_shortest_key_of_every_shape_is_found_alone_and_in_a_text():
-    from crew.secrets import _SHORTEST_SHAPE
+    from crew.common.secrets import _SHORTEST_SHAPE
 
     shortest = [
         "sk-" + "a" * 16,

@@ -12,8 +12,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from crew.common.usage import Usage
 from crew.tasks.output import CrewOutput
-from crew.usage import Usage
 
 Status = Literal["done", "failed", "paused", "cancelled", "skipped"]
 

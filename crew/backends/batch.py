@@ -16,9 +16,9 @@ from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any, Literal
 
 from crew.backends.base import Backend, BatchStatus, KickoffResult
+from crew.common.usage import Usage
 from crew.errors import CrewError
 from crew.tasks.output import CrewOutput
-from crew.usage import Usage
 
 OnError = Literal["continue", "stop"]
 
@@ -30,7 +30,7 @@ def check_inputs(crew: Any, inputs: Sequence[Mapping[str, Any]]) -> list[dict[st
     kickoff has started.
     """
     from crew.crew import _inputs
-    from crew.run import fill_inputs
+    from crew.run.kickoff import fill_inputs
 
     if isinstance(inputs, (Mapping, str)):
         raise TypeError(

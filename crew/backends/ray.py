@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from crew.backends.remote_events import WHOLE_RUN, collected, replay, wanted
 from crew.backends.shipping import check_shippable, register_local_modules
+from crew.common.events import Event
 from crew.errors import ConfigError, CrewError, CrewRunError
-from crew.events import Event
 from crew.tasks.output import CrewOutput
 
 INSTALL_HINT = "pip install 'crew[ray]'"
@@ -275,7 +275,7 @@ class RayBackend:
         )
 
     async def _kickoff(self, inputs: dict[str, Any], run_id: str) -> CrewOutput:
-        from crew.tracing import start_tracing
+        from crew.run.tracing import start_tracing
 
         stop_tracing = start_tracing(run_id)  # the worker has no tracer: its replayed events make the spans here
         try:

@@ -33,12 +33,12 @@ from crew.backends.ray import (
     worker_lost,
 )
 from crew.backends.remote_events import RECORDED, TURNS, collected, replay, wanted
+from crew.common.events import Event, bus, scoped
 from crew.errors import ConfigError
-from crew.events import Event, bus, scoped
-from crew.scheduler import TaskFailed
+from crew.run.scheduler import TaskFailed
 from crew.stream.events import AgentTurnStarted, ToolCallFinished, ToolCallStarted
 from crew.tasks.output import TaskOutput
-from crew.tools.executor import ToolStats
+from crew.tools.execution.executor import ToolStats
 
 
 class RunLedger:
@@ -133,13 +133,13 @@ def run_task_on_worker(
     ``relay`` gets the task's stream events as they happen (see ``stream_task_on_worker``);
     ``started`` the loop and asyncio task the work runs as, for a caller in another thread to cancel.
     """
-    from crew.task_runner import TaskRunner
-    from crew.tools.executor import ToolExecutor
+    from crew.run.task_runner import TaskRunner
+    from crew.tools.execution.executor import ToolExecutor
 
     executor = ToolExecutor(cache=LedgerCache(ledger) if cached else False, run_id=run_id, limits=LedgerLimits(ledger))
     # the driver's scopes: a different tool of a taken name stays apart in the ledger's cache and limits
     executor.register(_task_tools(task), scopes=scopes)
-    from crew.run_scope import RunScope
+    from crew.agent.scope import RunScope
 
     scope = RunScope(run_id=run_id, executor=executor, llm=llm, human_feedback=_accept)
     if relay is not None:
@@ -163,7 +163,7 @@ def run_task_on_worker(
 
 def _task_tools(task: Any) -> list[Any]:
     """A task's tools, its agent's first, in one order on the driver and on the worker."""
-    from crew.tools.registry import as_tools
+    from crew.tools.execution.registry import as_tools
 
     return as_tools([*(task.agent.tools if task.agent is not None else ()), *(task.tools or ())])
 
@@ -317,7 +317,7 @@ class RayTaskRunner:
             raise TaskFailed(out)
         try:
             if task.output_file:
-                from crew.task_runner import write_output_file
+                from crew.run.task_runner import write_output_file
 
                 await asyncio.to_thread(write_output_file, task.output_file, out)
             for callback in (task.callback, scope.task_callback):

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-from crew.events import Event, bus
+from crew.common.events import Event, bus
 
 RECORDED = frozenset({"task.start", "llm.call", "llm.error", "tool.call"})
 """The event types a run recorder consumes (see ``crew.store.recorder``)."""

@@ -6,7 +6,7 @@ run failed (a task failed, or something unexpected broke), 2 a usage or configur
 error, printed as one clear message without a traceback (``--debug`` shows it), 130 an
 interrupt (Ctrl-C), 143 a termination (SIGTERM: ``docker stop``, a CI cancel), which is
 handled exactly like Ctrl-C. Everything the command prints is scrubbed of the secrets the
-process knows (:mod:`crew.secrets`).
+process knows (:mod:`crew.common.secrets`).
 """
 
 from __future__ import annotations
@@ -296,15 +296,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = getattr(args, "debug", False)
     level = getattr(args, "log_level", None) or ("info" if getattr(args, "log_json", False) else None)
     if level is not None:
-        from crew.events import configure_logging
+        from crew.common.events import configure_logging
 
         try:
             configure_logging(level, json=getattr(args, "log_json", False))
         except ValueError as exc:
             _say(f"crew: --log-level: {exc}")
             return EXIT_USAGE
-    from crew.cli.streams import scrubbed_streams
-    from crew.secrets import register_environment
+    from crew.cli.output import scrubbed_streams
+    from crew.common.secrets import register_environment
 
     register_environment()
     previous = _handle_sigterm()
@@ -341,7 +341,7 @@ def write_file(path: str, text: str, *, option: str = "-o") -> None:
     folder, a name too long or a read-only place gives one clear message naming the option
     and the path.
     """
-    from crew.secrets import scrub
+    from crew.common.secrets import scrub
 
     with open_output(path, option=option) as handle:
         try:
@@ -375,7 +375,7 @@ def load_project(path: Any, **options: Any) -> Any:
     ``print`` (or a subprocess it starts) must not land in the result on stdout (the
     answer, ``--json``, the JSON Lines of ``--for-each``, ``validate``'s report).
     """
-    from crew.cli.streams import tool_output_to_stderr
+    from crew.cli.output import tool_output_to_stderr
     from crew.config import load_project as load
 
     with tool_output_to_stderr():

@@ -191,7 +191,7 @@ def _tool_of(args: argparse.Namespace, stored: Any, row: dict[str, Any]) -> tupl
     from crew.cli import load_project
     from crew.errors import CrewError
     from crew.tasks.graph import task_names
-    from crew.tools.registry import as_tools
+    from crew.tools.execution.registry import as_tools
 
     folder = args.path or stored.folder
     if not folder or not Path(folder).exists():

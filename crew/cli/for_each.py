@@ -27,7 +27,7 @@ def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
     """Check every input line and ``-o``, then run the batch with stdout kept for the JSON Lines."""
     from crew.backends import BatchStatus
     from crew.cli import open_output
-    from crew.cli.streams import result_stream, tool_output_to_stderr
+    from crew.cli.output import result_stream, tool_output_to_stderr
 
     source = Path(args.for_each)
     inputs = read_inputs(source, project, given)

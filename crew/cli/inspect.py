@@ -53,8 +53,8 @@ def validate(args: argparse.Namespace) -> int:
 def _models(crew: Any) -> list[str]:
     """Each distinct model of the crew with the transport its calls take (``native``, ``litellm``, ``offline``),
     and for the native one the server it reaches (from the model's ``api_base`` or the environment)."""
+    from crew.common.secrets import public_url
     from crew.models.transport import door_of, endpoint, model_name
-    from crew.secrets import public_url
 
     specs = [crew.llm, crew.manager_llm]
     for agent in crew.all_agents():

@@ -197,7 +197,7 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
     import asyncio
 
     from crew.cli import interruptible
-    from crew.cli.streams import tool_output_to_stderr
+    from crew.cli.output import tool_output_to_stderr
     from crew.errors import CrewRunError
 
     runner = asyncio.Runner()
@@ -205,8 +205,8 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
         progress.__enter__()
         try:
             if stream:
-                from crew.cli.streaming import print_stream
-                from crew.cli.streams import result_stream
+                from crew.cli.kickoff_stream import print_stream
+                from crew.cli.output import result_stream
                 from crew.stream.drive import stream_run
 
                 with result_stream() as out, tool_output_to_stderr():  # tools' prints go to stderr, the stream not
@@ -321,7 +321,7 @@ def _human_prompt(progress: Any) -> Any:
     import contextlib
 
     from crew.cli.progress import is_terminal
-    from crew.task_runner import terminal_feedback
+    from crew.run.task_runner import terminal_feedback
 
     terminal = sys.stderr  # the real one: the live view reroutes sys.stderr while it runs
     turns: list[asyncio.Lock] = []

@@ -9,7 +9,7 @@ from crew.cli import EXIT_OK
 
 
 def run(args: argparse.Namespace) -> int:
-    from crew.cli.streams import tool_output_to_stderr
+    from crew.cli.output import tool_output_to_stderr
     from crew.config.crewai.migrate import migrate
     from crew.config.problems import display_path
 

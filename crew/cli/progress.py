@@ -22,7 +22,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from crew.scheduler import RUN_CANCELLED
+from crew.run.scheduler import RUN_CANCELLED
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _MARK = {"waiting": "·", "running": "", "done": "✓", "failed": "✗", "skipped": "-"}
@@ -87,7 +87,7 @@ class Progress:
     # -- lifecycle ---------------------------------------------------------------------
 
     def __enter__(self) -> Progress:
-        from crew.events import bus
+        from crew.common.events import bus
 
         self.started = time.monotonic()
         self._unsubscribe = bus.subscribe(self.handle)

@@ -141,8 +141,8 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
 
 def _known_task(crew: Any, name: str) -> None:
     """``--from TASK`` names a task of the crew; a typo gets the closest name (``sight``: ``sights``)."""
+    from crew.common.keywords import did_you_mean
     from crew.errors import StoreError
-    from crew.keywords import did_you_mean
     from crew.tasks.graph import task_names
 
     names = task_names(crew.tasks)

@@ -15,12 +15,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from crew.common.keywords import CREWAI_KEYS, did_you_mean
 from crew.config.fields import FieldSpec, Section, fields_of, model_class
 from crew.config.imports import ImportProblem, as_tool, check_import_path, import_object, risky
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
 from crew.config.servers import server_list
-from crew.keywords import CREWAI_KEYS, did_you_mean
 from crew.models.transport import model_name_problem
 
 # Which texts take {placeholders}: the fields the models fill at kickoff.
@@ -375,7 +375,7 @@ class Builder:
         return ok, out
 
     def build_agents(self, entries: list[Entry]) -> dict[str, Any]:
-        from crew.agent import Agent
+        from crew.agent.agent import Agent
 
         agents: dict[str, Any] = {}
         for entry in entries:

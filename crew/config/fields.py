@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from crew.keywords import Section
+from crew.common.keywords import Section
 
 Kind = Literal["value", "value_or_import", "model", "import", "agent", "tasks", "tools", "servers", "section"]
 
@@ -74,7 +74,7 @@ def model_class(section: Section) -> type:
 
         return Crew
     if section == "agent":
-        from crew.agent import Agent
+        from crew.agent.agent import Agent
 
         return Agent
     if section == "task":

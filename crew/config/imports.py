@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from crew.keywords import did_you_mean
+from crew.common.keywords import did_you_mean
 
 
 class ImportProblem(Exception):

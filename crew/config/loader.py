@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from crew.secrets import looks_secret, register
+from crew.common.secrets import looks_secret, register
 
 _Base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ENV = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-(.*?))?\}")

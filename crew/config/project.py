@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from crew.common.keywords import did_you_mean
 from crew.config.build import Builder, Entry, Placeholder, key_path, plain
 from crew.config.loader import YamlList, YamlMap, YamlSyntaxError, load_yaml
 from crew.config.problems import Problem, Problems, display_path
 from crew.config.servers import build_servers
 from crew.config.tasks import build_tasks
 from crew.errors import ConfigError
-from crew.keywords import did_you_mean
 
 _NAMES = {
     "crew": ("crew.yaml", "crew.yml"),

@@ -14,8 +14,8 @@ import operator
 import typing
 from typing import Any
 
+from crew.common.keywords import CREWAI_KEYS
 from crew.config.fields import FieldSpec, Section, callable_annotation, fields_of
-from crew.keywords import CREWAI_KEYS
 
 _IMPORT = {"type": "string", "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"}
 _MODEL = {

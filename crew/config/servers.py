@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from crew.common.keywords import did_you_mean
 from crew.config.loader import YamlMap
-from crew.keywords import did_you_mean
 
 if TYPE_CHECKING:
     from crew.config.build import Builder, Entry

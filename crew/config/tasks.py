@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from crew.common.keywords import did_you_mean
 from crew.config.build import Builder, Entry, key_path, type_name
 from crew.config.loader import YamlList
-from crew.keywords import did_you_mean
 
 
 def build_tasks(

@@ -4,7 +4,7 @@ Importing this package does not import the ``mcp`` SDK; opening a server does (a
 how to install the extra when it is missing).
 """
 
-from crew.mcp.scope import open_servers
+from crew.mcp.opening import open_servers
 from crew.mcp.server import MCPServer, MCPStartupError
 from crew.mcp.tool import MCPTool
 

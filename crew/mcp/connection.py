@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from crew.blocking import running_loop
+from crew.common.blocking import running_loop
 from crew.mcp.tool import MCPTool
 
 __all__ = [

@@ -30,7 +30,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from crew.blocking import running_loop
+from crew.common.blocking import running_loop
+from crew.common.secrets import public_url
 from crew.errors import CrewError, ToolException
 from crew.mcp import sdk
 from crew.mcp.connection import (
@@ -44,7 +45,6 @@ from crew.mcp.connection import (
     running_background_loop,
 )
 from crew.mcp.tool import MCPTool
-from crew.secrets import public_url
 
 __all__ = ["MCPServer", "MCPStartupError"]
 
@@ -412,7 +412,7 @@ class MCPServer:
         if self.tool_filter is not None:
             missing = [name for name in self.tool_filter if name not in by_name]
             if missing:
-                from crew.keywords import did_you_mean
+                from crew.common.keywords import did_you_mean
 
                 hint = did_you_mean(missing[0], list(by_name))
                 raise CrewError(

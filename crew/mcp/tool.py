@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from crew.errors import ToolArgumentsError, ToolException
 from crew.mcp.validate import ArgumentChecker
 from crew.tools.base import BaseTool
-from crew.tools.calls import RunContext
+from crew.tools.messages import RunContext
 from crew.tools.schema import hint_for
 
 __all__ = ["MCPTool", "map_result"]

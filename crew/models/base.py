@@ -21,9 +21,9 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from crew.events import bus
-from crew.tools.calls import ToolCall, new_call_id
-from crew.usage import Usage
+from crew.common.events import bus
+from crew.common.usage import Usage
+from crew.tools.messages import ToolCall, new_call_id
 
 
 class InvalidToolCall(BaseModel):

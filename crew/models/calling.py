@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from crew.blocking import run_blocking
+from crew.common.blocking import run_blocking
 from crew.models.base import ChatModel, LLMResponse, ModelDelta
 
 __all__ = ["complete_sync", "final_response", "stream_reply"]

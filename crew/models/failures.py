@@ -2,7 +2,7 @@
 
 Both transports (litellm and the native OpenAI one) report failures through here, so a
 rate limit, a dead server or a bad key reads the same whichever door the call took, and
-no credential reaches an error, an event or a log record on either (:mod:`crew.secrets`
+no credential reaches an error, an event or a log record on either (:mod:`crew.common.secrets`
 does the scrubbing; the call's own key is registered with it first).
 """
 
@@ -12,11 +12,11 @@ import re
 from collections.abc import Iterable
 from typing import NoReturn
 
+from crew.common.events import bus
+from crew.common.secrets import register, register_environment
+from crew.common.secrets import scrub as scrub_known
 from crew.errors import LLMError
-from crew.events import bus
 from crew.models.retry import RetryPolicy
-from crew.secrets import register, register_environment
-from crew.secrets import scrub as scrub_known
 
 
 def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:

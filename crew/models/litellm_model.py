@@ -22,14 +22,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
+from crew.common.secrets import register as register_secret
+from crew.common.secrets import register_headers, register_url
+from crew.common.usage import Usage
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls, with_tools
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
 from crew.models.transport import Door, Transport, choose, model_name_problem
-from crew.secrets import register as register_secret
-from crew.secrets import register_headers, register_url
-from crew.usage import Usage
 
 __all__ = ["LLM", "litellm_loaded", "load_litellm", "prewarm_litellm"]
 

@@ -13,9 +13,9 @@ import time
 
 import httpx
 
+from crew.common.secrets import public_url
 from crew.models.failures import shorten
 from crew.models.transport import Endpoint
-from crew.secrets import public_url
 
 __all__ = [
     "MAX_REPLY_BYTES",

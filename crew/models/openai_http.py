@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from crew.common.secrets import register_url
+from crew.common.usage import Usage
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls, with_tools
 from crew.models.failures import shorten
@@ -40,8 +42,6 @@ from crew.models.openai_errors import (
 from crew.models.pricing import cost
 from crew.models.retry import MalformedResponse
 from crew.models.transport import endpoint
-from crew.secrets import register_url
-from crew.usage import Usage
 
 if TYPE_CHECKING:
     import asyncio

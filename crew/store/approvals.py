@@ -1,7 +1,7 @@
 """A paused run in the store: the calls it waits on, where their tasks stopped, the decisions made.
 
 When a run ends paused, each waiting call gets a row in ``approvals`` with its task's
-checkpoint (``crew.checkpoint.TaskCheckpoint`` as JSON, scrubbed of known secrets like
+checkpoint (``crew.agent.checkpoint.TaskCheckpoint`` as JSON, scrubbed of known secrets like
 everything the store writes). ``crew approve`` (or ``Crew.resume(approvals=...)``) writes a
 decision into the row; resuming reads the checkpoints and decisions back, so another
 process, hours later, continues each task at the turn that asked, without a model call.
@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from crew.checkpoint import TaskCheckpoint
+from crew.agent.checkpoint import TaskCheckpoint
 from crew.errors import StoreError
 from crew.store.store import RunStore
 from crew.tools.approval import AmbiguousCall, Approval, DecisionKey, check_decision_keys

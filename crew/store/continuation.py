@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from crew.common.usage import Usage
 from crew.errors import StoreError
 from crew.store.hashing import task_hashes
 from crew.store.records import StoredRun, StoredTask
 from crew.store.store import RunStore
 from crew.tasks.output import TaskOutput
-from crew.usage import Usage
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any
 
 def task_hashes(crew: Any, inputs: Mapping[str, Any]) -> dict[str, str]:
     """Each task's fingerprint by name, for ``crew`` kicked off with ``inputs``."""
-    from crew.run import fill_inputs
+    from crew.run.kickoff import fill_inputs
     from crew.tasks.graph import task_names
 
     names = task_names(crew.tasks)

@@ -1,7 +1,7 @@
 """Recording one run as it happens: the run's row, each task's output, each model and tool call.
 
 The recorder listens on the event bus for its own run's events (every event names its
-run: see ``crew.events.scoped``) and is the scheduler's ``on_task_done`` hook, so a
+run: see ``crew.common.events.scoped``) and is the scheduler's ``on_task_done`` hook, so a
 task's output is committed the moment the task finishes, before anything else can fail.
 Every text passes through the run's scrubber first: no secret reaches the file.
 """
@@ -13,12 +13,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from crew.events import Event, bus
+from crew.common.events import Event, bus
+from crew.common.usage import Usage
 from crew.store.hashing import crew_hash, task_hashes
 from crew.store.scrub import scrubber_for
 from crew.store.store import RunStore
 from crew.tasks.output import TaskOutput
-from crew.usage import Usage
 
 _INSERT_MODEL_CALL = (
     "INSERT INTO model_calls (run_id, task, agent, model, status, started_at, latency, attempts, message_count, "

@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from os import PathLike
 from typing import Any
 
+from crew.common.usage import Usage
 from crew.errors import CrewRunError
 from crew.store.recorder import RunRecorder
 from crew.store.store import RunStore
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tools.approval import DecisionKey
-from crew.usage import Usage
 
 _BUDGETS = ("max_tokens", "max_cost")
 
@@ -84,8 +84,8 @@ async def recorded_kickoff(
     ``approver``, ``approvals`` and ``checkpoints`` are ``Crew.kickoff_async``'s; a run that
     ends paused stores its waiting calls and checkpoints (``crew.store.approvals``).
     """
-    from crew.budget import Budget
-    from crew.run import CrewRun
+    from crew.run.budget import Budget
+    from crew.run.kickoff import CrewRun
 
     crew._prewarm()
     run_id = run_id or uuid.uuid4().hex

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crew.usage import Usage
+from crew.common.usage import Usage
 
 
 class StoredRun(BaseModel):

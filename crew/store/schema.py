@@ -14,8 +14,8 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from crew.common.sqlite_files import open_shared
 from crew.errors import StoreError
-from crew.sqlite_files import open_shared
 
 APP = "crew-run-store"
 """What ``crew_meta.app`` says in a file this module made."""

@@ -1,6 +1,6 @@
 """Secrets never reach the store: every text written to it passes through one scrubber.
 
-The scrubbing itself is the project's one mechanism, :mod:`crew.secrets`; what this
+The scrubbing itself is the project's one mechanism, :mod:`crew.common.secrets`; what this
 module adds is registering everything a run's crew knows before its first row is
 written (the environment's keys, and the ``api_key`` and auth headers of every model
 of the crew, also those that are not ``LLM`` objects), and the JSON form the store keeps.
@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from crew.secrets import register, register_environment, register_headers, scrub
+from crew.common.secrets import register, register_environment, register_headers, scrub
 
 
 class Scrubber:

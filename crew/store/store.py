@@ -20,10 +20,10 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from crew.common.usage import Usage
 from crew.errors import StoreError
 from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredTask, StoredToolCall
 from crew.store.schema import connect, host
-from crew.usage import Usage
 
 if TYPE_CHECKING:
     import sqlite3

@@ -23,7 +23,7 @@ import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-from crew.run_scope import watch_run
+from crew.agent.scope import watch_run
 from crew.stream.buffer import EventBuffer
 from crew.stream.listen import Listener
 

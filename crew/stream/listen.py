@@ -1,6 +1,6 @@
 """From a run's scope to stream events: its bus events, its model calls and its text deltas.
 
-A :class:`Listener` attaches to the :class:`~crew.run_scope.RunScope` of the run being
+A :class:`Listener` attaches to the :class:`~crew.agent.scope.RunScope` of the run being
 streamed: it subscribes to that run's events (tasks, tool calls, approvals), hooks the
 one door every model call goes through (a turn starts), and registers a delta sink, which
 is what makes the scope ask models to stream. Each becomes a typed event in the buffer.
@@ -27,10 +27,10 @@ from crew.stream.events import (
 )
 
 if TYPE_CHECKING:
-    from crew.events import Event
+    from crew.agent.scope import RunScope
+    from crew.common.events import Event
     from crew.models.base import ModelDelta
     from crew.models.info import ModelCallInfo
-    from crew.run_scope import RunScope
 
 __all__ = ["Listener", "Sink"]
 

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crew.tools.stats import ToolStats
-from crew.usage import Usage
+from crew.common.usage import Usage
+from crew.tools.execution.stats import ToolStats
 
 TaskStatus = Literal["done", "failed", "skipped", "paused"]
 
@@ -105,7 +105,7 @@ class CrewOutput(_Answer, BaseModel):
     pending_approvals: list[Any] = Field(default_factory=list)
     """The waiting calls (``crew.tools.approval.ApprovalRequest``: call id, tool, arguments, agent, task)."""
     checkpoints: dict[str, Any] = Field(default_factory=dict)
-    """Where each paused task stopped (``crew.checkpoint.TaskCheckpoint`` by task name)."""
+    """Where each paused task stopped (``crew.agent.checkpoint.TaskCheckpoint`` by task name)."""
     started_at: float | None = None
     finished_at: float | None = None
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from crew.keywords import known_keys
+from crew.common.keywords import known_keys
 from crew.tasks.interpolate import fill, fill_path
 from crew.tools.base import BaseTool
 from crew.tools.decorator import wrap_functions
-from crew.tools.registry import one_tool_per_name
+from crew.tools.execution.registry import one_tool_per_name
 
 Guardrail = Callable[[Any], Any]
 """``guardrail(output: TaskOutput) -> (bool, Any)`` (may be async): CrewAI's contract."""

@@ -21,12 +21,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from crew.common.usage import Usage
 from crew.models.base import LLMResponse, ModelDelta, emit_call, parse_arguments
 from crew.models.calling import final_response
 from crew.models.info import ModelCallInfo, current_call
 from crew.testing.values import example_value
-from crew.tools.calls import ToolCall
-from crew.usage import Usage
+from crew.tools.messages import ToolCall
 
 Messages = list[dict[str, Any]]
 Tools = list[dict[str, Any]]

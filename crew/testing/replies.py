@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from crew.tools.calls import ToolCall, new_call_id
+from crew.tools.messages import ToolCall, new_call_id
 
 
 class Reply(BaseModel):

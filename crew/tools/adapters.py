@@ -27,13 +27,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from crew.blocking import in_thread, run_blocking
+from crew.common.blocking import in_thread, run_blocking
 from crew.errors import ToolDefinitionError, ToolException
 from crew.tools.base import BaseTool
-from crew.tools.calls import new_call_id, to_text
-from crew.tools.definition import is_async_callable
 from crew.tools.json_schema import model_from_json_schema
-from crew.tools.runtime import _Runtime
+from crew.tools.messages import new_call_id, to_text
+from crew.tools.options import is_async_callable
+from crew.tools.prepared import _Runtime
 from crew.tools.schema import model_name_for
 
 __all__ = ["ForeignTool", "adapt_tool", "foreign_kind"]

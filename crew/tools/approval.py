@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from crew.common.events import bus
 from crew.errors import CrewError, ToolArgumentsError
-from crew.events import bus
-from crew.tools.calls import RunContext, ToolCall, ToolResult
+from crew.tools.messages import RunContext, ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from crew.tools.base import BaseTool
@@ -185,7 +185,7 @@ def check_edited_arguments(tool: BaseTool, arguments: dict[str, Any]) -> dict[st
     is an error (a misspelt ``pth`` would otherwise be dropped, leaving ``path`` missing).
     Returns the validated arguments; raises ``ToolArgumentsError`` naming each problem.
     """
-    from crew.keywords import did_you_mean
+    from crew.common.keywords import did_you_mean
 
     unknown = tool.dropped_args(arguments)
     known = [name for name in _argument_names(tool) if name not in arguments]
@@ -213,7 +213,7 @@ async def ask_approver(approver: Approver, request: ApprovalRequest) -> Any:
     """The approver's answer from async code: a sync approver runs in a worker thread (it may prompt)."""
     if inspect.iscoroutinefunction(approver):
         return await approver(request)
-    from crew.blocking import in_thread
+    from crew.common.blocking import in_thread
 
     answer = await in_thread(approver, request)
     return await answer if inspect.isawaitable(answer) else answer

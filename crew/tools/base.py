@@ -6,7 +6,7 @@ model, so a call is a pydantic validation, a lock and the function itself.
 
 Two families of entry points:
 
-- ``run`` / ``arun`` and ``invoke`` / ``ainvoke`` (assembled in ``crew.tools.invocation``)
+- ``run`` / ``arun`` and ``invoke`` / ``ainvoke`` (assembled in ``crew.tools.direct``)
   are for people calling a tool directly: they validate, claim a usage slot on the tool and run it.
 - ``validate_args`` / ``dropped_args`` / ``_execute`` / ``_execute_sync`` /
   ``format_result`` / ``format_error`` are the pieces the shared ``ToolExecutor``
@@ -32,11 +32,13 @@ from pydantic import (
     model_validator,
 )
 
-from crew.blocking import in_thread, run_blocking
+from crew.common.blocking import in_thread, run_blocking
 from crew.errors import ToolArgumentsError, ToolDefinitionError
-from crew.tools import invocation
-from crew.tools.calls import RunContext, ToolCall, to_text
-from crew.tools.definition import (
+from crew.tools import direct as invocation
+from crew.tools.arguments import validate_fields
+from crew.tools.json_schema import model_from_json_schema
+from crew.tools.messages import RunContext, ToolCall, to_text
+from crew.tools.options import (
     EnvVar,
     always_cache,
     declared_default,
@@ -44,10 +46,8 @@ from crew.tools.definition import (
     known_keys,
     pick_description,
 )
-from crew.tools.fields import validate_fields
-from crew.tools.json_schema import model_from_json_schema
-from crew.tools.recipe import ShippedSchema, generated, recipe_of
-from crew.tools.runtime import _Runtime
+from crew.tools.portable_schema import ShippedSchema, generated, recipe_of
+from crew.tools.prepared import _Runtime
 from crew.tools.schema import (
     args_hint,
     build_args_model,
@@ -191,7 +191,7 @@ class BaseTool(BaseModel, ABC):
     # -- pickling (a tool sent to a Ray worker) -------------------------------------
 
     def __getstate__(self) -> dict[Any, Any]:
-        """A generated argument model travels as its recipe (see ``crew.tools.recipe``)."""
+        """A generated argument model travels as its recipe (see ``crew.tools.portable_schema``)."""
         state = super().__getstate__()
         recipe = recipe_of(self.args_schema)
         if recipe is not None:

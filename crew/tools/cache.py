@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
-from crew.tools.calls import jsonable
+from crew.tools.messages import jsonable
 
 if TYPE_CHECKING:
     import sqlite3
@@ -102,7 +102,7 @@ class SQLiteCache:
             raise ValueError(f"SQLiteCache ttl must be positive seconds or None, got {ttl!r}")
         import sqlite3  # only users of the persistent cache pay for loading it
 
-        from crew.sqlite_files import open_shared
+        from crew.common.sqlite_files import open_shared
 
         self.path = Path(path)
         self.ttl = ttl

@@ -15,14 +15,14 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError, create_model
 
-from crew.blocking import in_thread, run_blocking
+from crew.common.blocking import in_thread, run_blocking
 from crew.errors import ToolDefinitionError
 from crew.tools.base import _PLAIN, BaseTool
-from crew.tools.calls import RunContext
-from crew.tools.definition import is_async_callable, pick_description
 from crew.tools.docstrings import parse_google_docstring
 from crew.tools.json_schema import model_from_json_schema
-from crew.tools.recipe import generated
+from crew.tools.messages import RunContext
+from crew.tools.options import is_async_callable, pick_description
+from crew.tools.portable_schema import generated
 from crew.tools.schema import (
     annotation_description,
     args_config,
@@ -208,7 +208,7 @@ def build_tool(
 
 
 def inferred_model(source: Callable[..., Any], name: str, parse_docstring: bool) -> type[BaseModel]:
-    """The argument model read from ``source``'s signature (and docstring): a recipe, see ``crew.tools.recipe``."""
+    """The argument model read from ``source``'s signature (and docstring): see ``crew.tools.portable_schema``."""
     params, _ = signature_params(source, name)
     doc = docstring_of(source)
     parsed = parse_google_docstring(doc) if parse_docstring else None

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
 
 from crew.errors import ToolDefinitionError
-from crew.tools.calls import RunContext
+from crew.tools.messages import RunContext
 
 _VALID_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _INVALID_RUN = re.compile(r"[^a-zA-Z0-9_-]+")

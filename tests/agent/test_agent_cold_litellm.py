@@ -15,7 +15,7 @@ SCRIPT = textwrap.dedent(
     import asyncio, json, sys
 
     from crew.models import litellm_model as crew_llm
-    from crew.agent import Agent
+    from crew.agent.agent import Agent
     from crew.models import LLM
     from crew.models.ratelimit import RateLimiter
     from crew.models import Throttled

@@ -2,8 +2,8 @@
 
 import pytest
 
-from crew.agent import Agent
-from crew.delegation import ASK_QUESTION, DELEGATE_WORK, delegation_tools
+from crew.agent.agent import Agent
+from crew.agent.delegation import ASK_QUESTION, DELEGATE_WORK, delegation_tools
 from crew.tasks.task import Task
 from crew.testing import FunctionModel
 from crew.tools import ToolExecutor, tool

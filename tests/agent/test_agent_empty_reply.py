@@ -2,8 +2,8 @@
 
 import pytest
 
-from crew import prompts
-from crew.agent import Agent
+from crew.agent import prompts
+from crew.agent.agent import Agent
 from crew.errors import AgentError
 from crew.models import LLM, LLMResponse
 from crew.tasks.task import Task

@@ -6,11 +6,11 @@ import pytest
 from pydantic import BaseModel
 
 from crew import Agent, Crew, CrewOutput, Task, TaskOutput
+from crew.common.usage import Usage
 from crew.errors import CrewRunError, LLMError
 from crew.models import LLM
 from crew.testing import FunctionModel, Reply, TestModel
 from crew.tools import tool
-from crew.usage import Usage
 
 
 class Facts(BaseModel):

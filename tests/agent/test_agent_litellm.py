@@ -5,7 +5,7 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from crew.agent import Agent
+from crew.agent.agent import Agent
 from crew.errors import LLMError
 from crew.models import LLM
 from crew.tasks.task import Task

@@ -8,9 +8,9 @@ import threading
 import pytest
 from pydantic import BaseModel
 
-from crew.agent import Agent
+from crew.agent.agent import Agent
+from crew.common.events import bus
 from crew.errors import AgentError, ConfigError, TaskTimeoutError
-from crew.events import bus
 from crew.models import InvalidToolCall, LLMResponse
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task

@@ -7,8 +7,8 @@ the model sees in its history and which tools really ran are checked too.
 import pytest
 
 from crew import Agent, Task, tool
+from crew.agent.text_protocol import Action, FinalAnswer, parse_reply
 from crew.testing import FunctionModel
-from crew.text_protocol import Action, FinalAnswer, parse_reply
 
 
 def test_a_fence_opened_right_after_the_colon_stays_whole():

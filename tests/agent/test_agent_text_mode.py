@@ -5,12 +5,12 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from crew.agent import Agent
+from crew.agent.agent import Agent
+from crew.common.usage import Usage
 from crew.errors import OutputValidationError
 from crew.tasks.task import Task
 from crew.testing import FunctionModel, TestModel
 from crew.tools import tool
-from crew.usage import Usage
 
 
 @tool

@@ -3,9 +3,9 @@
 import pytest
 from pydantic import BaseModel
 
-from crew import prompts
-from crew.structured import OutputProblem, parse_output
-from crew.text_protocol import (
+from crew.agent import prompts
+from crew.agent.structured import OutputProblem, parse_output
+from crew.agent.text_protocol import (
     NO_JSON,
     Action,
     FinalAnswer,

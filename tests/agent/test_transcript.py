@@ -1,8 +1,8 @@
 """The transcript: typed messages, converted to the provider's format once, when first sent."""
 
+from crew.agent.transcript import AssistantMessage, SystemMessage, ToolMessage, Transcript, UserMessage
 from crew.models import LLMResponse
-from crew.tools.calls import ToolCall
-from crew.transcript import AssistantMessage, SystemMessage, ToolMessage, Transcript, UserMessage
+from crew.tools.messages import ToolCall
 
 
 def test_typed_messages_become_openai_dicts_when_sent():

@@ -404,7 +404,7 @@ def test_no_ray_process_of_ours_tries_to_reach_past_loopback(tmp_path):
 
 
 def _spans_of(exporter, run_id: str) -> list:
-    return [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("crew.run.id") == run_id]
+    return [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("crew.run.kickoff.id") == run_id]
 
 
 def test_ray_runs_are_traced_on_the_driver_as_local_ones_are(span_exporter):

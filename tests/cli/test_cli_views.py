@@ -10,7 +10,7 @@ from cli_kit import terminal_screen
 
 from crew.cli.plot import Picture, dot, mermaid
 from crew.cli.progress import Progress
-from crew.events import Event
+from crew.common.events import Event
 from crew.tasks.output import TaskOutput
 
 

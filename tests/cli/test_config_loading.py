@@ -10,11 +10,11 @@ import pytest
 from cli_kit import EXAMPLES, REPO
 
 from crew import Agent, Crew, Task
+from crew.common.keywords import CREWAI_KEYS
 from crew.config import crew_json_schema, load_crew, load_project
 from crew.config.fields import fields_of
 from crew.config.loader import load_yaml
 from crew.errors import ConfigError
-from crew.keywords import CREWAI_KEYS
 from crew.tools.base import BaseTool
 
 SIMPLE = """

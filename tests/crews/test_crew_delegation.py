@@ -3,10 +3,10 @@ crew's step_callback, and delegated tokens are credited to the coworker and its 
 usage_by_agent / usage_by_model while each task's usage stays its whole cost."""
 
 from crew import Agent, Crew, Task
-from crew.delegation import ASK_QUESTION, DELEGATE_WORK
+from crew.agent.delegation import ASK_QUESTION, DELEGATE_WORK
+from crew.common.usage import Usage
 from crew.models import LLMResponse
 from crew.testing import FunctionModel
-from crew.usage import Usage
 
 
 def billed(text, tokens):

@@ -7,13 +7,13 @@ import asyncio
 import pytest
 
 from crew import Agent, Crew, Task
-from crew.delegation import DELEGATE_WORK
+from crew.agent.delegation import DELEGATE_WORK
+from crew.common.usage import Usage
 from crew.errors import CrewRunError
 from crew.models import LLMResponse
 from crew.testing import FunctionModel
 from crew.tools import tool
-from crew.tools.calls import ToolCall
-from crew.usage import Usage
+from crew.tools.messages import ToolCall
 
 
 def billed(tokens, text=None, calls=None):

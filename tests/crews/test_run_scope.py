@@ -4,16 +4,16 @@ one door (``RunScope.call_model``) where hooks see, stop or stream every call of
 import pytest
 
 from crew import Agent, Crew, Task
-from crew.delegation import DELEGATE_WORK
+from crew.agent.delegation import DELEGATE_WORK
+from crew.agent.scope import RunScope, active_account
+from crew.common.ledger import UsageLedger
+from crew.common.usage import Usage
 from crew.errors import RunStopped
-from crew.ledger import UsageLedger
 from crew.models import LLMResponse, ModelCallInfo, current_call
-from crew.run import CrewRun
-from crew.run_scope import RunScope, active_account
+from crew.run.kickoff import CrewRun
 from crew.testing import FunctionModel, TestModel
 from crew.tools import tool
-from crew.tools.calls import ToolCall
-from crew.usage import Usage
+from crew.tools.messages import ToolCall
 
 
 def billed(tokens, text=None, calls=None):

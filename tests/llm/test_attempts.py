@@ -10,8 +10,8 @@ from collections.abc import AsyncGenerator
 
 import pytest
 
+from crew.common.events import bus
 from crew.errors import LLMError
-from crew.events import bus
 from crew.models import LLMResponse, ModelDelta
 from crew.models.attempts import Attempt, Attempts
 from crew.models.ratelimit import RateLimiter

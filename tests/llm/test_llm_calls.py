@@ -5,10 +5,10 @@ import json
 
 import pytest
 
+from crew.common.usage import Usage
 from crew.models import LLM, LLMResponse, ModelDelta, complete_sync
 from crew.models.pricing import model_info
 from crew.testing import Reply
-from crew.usage import Usage
 
 WEATHER_TOOL = {
     "type": "function",
@@ -260,7 +260,7 @@ async def test_tool_choice_parallel_calls_and_response_format_reach_the_server(o
 
 
 async def test_llm_call_events_name_the_transport(openai_server, transport):
-    from crew.events import bus
+    from crew.common.events import bus
 
     seen = []
     unsubscribe = bus.subscribe(seen.append)
@@ -309,7 +309,7 @@ async def test_a_reply_of_tool_calls_only_has_no_content_on_either_door(openai_s
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 async def test_the_llm_call_event_carries_what_was_sent_on_either_door(openai_server, transport, stream):
     """The run store's transcript comes from it; litellm's non-streamed calls sent none."""
-    from crew.events import bus
+    from crew.common.events import bus
 
     seen = []
     unsubscribe = bus.subscribe(seen.append)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from crew.common.events import bus
 from crew.errors import LLMError
-from crew.events import bus
 from crew.models import LLM, load_litellm
 from crew.testing import Reply
 

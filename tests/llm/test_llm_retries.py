@@ -6,8 +6,8 @@ import time
 
 import pytest
 
+from crew.common.events import bus
 from crew.errors import LLMError
-from crew.events import bus
 from crew.models import LLM, complete_sync, load_litellm
 from crew.testing import Reply
 

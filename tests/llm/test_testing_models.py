@@ -8,11 +8,11 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from crew.events import bus
+from crew.common.events import bus
 from crew.models import ChatModel, LLMResponse, complete_sync
 from crew.testing import FunctionModel, TestModel
 from crew.tools import tool
-from crew.tools.calls import ToolCall
+from crew.tools.messages import ToolCall
 
 
 class Filters(BaseModel):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from crew.sqlite_files import open_shared
+from crew.common.sqlite_files import open_shared
 
 _OPENERS = {
     "run store": "from crew import RunStore; RunStore(path).close()",

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from crew import Agent, Crew, CrewRunError, Task, tool
-from crew.secrets import register
+from crew.common.secrets import register
 from crew.testing import FunctionModel
 
 pytest.importorskip("opentelemetry.sdk", reason="the otel extra is not installed")
@@ -53,7 +53,7 @@ def _crew(*descriptions: str) -> Crew:
 def test_one_span_per_run_task_turn_model_call_and_tool_call_with_genai_names(exporter) -> None:
     exporter.clear()
     out = _crew("look bees up", "explode").kickoff()
-    spans = [s for s in exporter.get_finished_spans() if s.attributes.get("crew.run.id") == out.run_id]
+    spans = [s for s in exporter.get_finished_spans() if s.attributes.get("crew.run.kickoff.id") == out.run_id]
     by_name: dict[str, list[Any]] = {}
     for span in spans:
         by_name.setdefault(span.name, []).append(span)
@@ -98,12 +98,12 @@ def test_a_failed_task_and_run_are_marked_and_secrets_stay_out_of_spans(exporter
     with pytest.raises(CrewRunError) as caught:
         _crew("explode", "fail now").kickoff()
     run_id = caught.value.output.run_id
-    spans = [s for s in exporter.get_finished_spans() if s.attributes.get("crew.run.id") == run_id]
+    spans = [s for s in exporter.get_finished_spans() if s.attributes.get("crew.run.kickoff.id") == run_id]
     failed = [s for s in spans if s.attributes.get("crew.task.status") == "failed"]
     assert len(failed) == 1 and failed[0].status.status_code == trace.StatusCode.ERROR
     assert "the model is down" in (failed[0].status.description or "")
     (run,) = [s for s in spans if s.name == "invoke_workflow traced"]
-    assert run.status.status_code == trace.StatusCode.ERROR and run.attributes["crew.run.status"] == "failed"
+    assert run.status.status_code == trace.StatusCode.ERROR and run.attributes["crew.run.kickoff.status"] == "failed"
     dump = repr([(s.name, dict(s.attributes), s.status.description, s.events) for s in spans])
     assert SECRET not in dump
 
@@ -120,7 +120,7 @@ def test_a_failed_model_calls_span_names_the_errors_class(exporter, openai_serve
     with pytest.raises(CrewRunError) as caught:
         Crew(agents=[agent], tasks=[Task(name="t", description="d", agent=agent)], name="traced").kickoff()
     run_id = caught.value.output.run_id
-    spans = [s for s in exporter.get_finished_spans() if s.attributes.get("crew.run.id") == run_id]
+    spans = [s for s in exporter.get_finished_spans() if s.attributes.get("crew.run.kickoff.id") == run_id]
     (chat,) = [s for s in spans if s.name.startswith("chat ")]
     assert chat.status.status_code == trace.StatusCode.ERROR
     assert chat.attributes["error.type"] == "NotFoundError" and chat.attributes["crew.error.reason"] == "not retryable"
@@ -135,7 +135,7 @@ def test_without_a_configured_provider_nothing_is_traced_or_imported() -> None:
         Crew(agents=[agent], tasks=[Task(description="d", agent=agent)]).kickoff()
         print("otel imported:", any(m.startswith("opentelemetry") for m in sys.modules))
         import opentelemetry.trace  # imported, but no provider configured: still no spans
-        from crew.tracing import start_tracing
+        from crew.run.tracing import start_tracing
         print("tracing:", start_tracing("r"))
         """
     )

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from crew import Agent, Crew, CrewOutput, CrewRunError, Task, TaskOutput, tool
-from crew.agent_loop import AgentStep
-from crew.events import bus
+from crew.agent.loop import AgentStep
+from crew.common.events import bus
 from crew.models.info import current_call
 from crew.stream import (
     AgentTurnStarted,

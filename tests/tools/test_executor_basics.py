@@ -8,10 +8,10 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
+from crew.common.events import bus
 from crew.errors import ToolArgumentsError
-from crew.events import bus
 from crew.tools import RunContext, ToolCall, ToolException, ToolExecutor, tool
-from crew.tools.calls import ToolResult
+from crew.tools.messages import ToolResult
 
 
 @tool

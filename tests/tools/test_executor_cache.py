@@ -14,7 +14,7 @@ import time
 import pytest
 from pydantic import BaseModel
 
-from crew.events import bus
+from crew.common.events import bus
 from crew.tools import RunContext, ToolExecutor, never_cache, tool
 from crew.tools.cache import CacheBackend, InMemoryCache, SQLiteCache, cache_key
 

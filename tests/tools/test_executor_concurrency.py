@@ -240,7 +240,7 @@ async def test_sync_tools_in_worker_threads_keep_context_errors_and_run_concurre
     import threading
     import time
 
-    from crew.blocking import in_thread
+    from crew.common.blocking import in_thread
     from crew.tools import tool
 
     where: contextvars.ContextVar[str] = contextvars.ContextVar("where", default="unset")

@@ -1,6 +1,6 @@
 """Calls seen before skip validation: same answers as validating every time, never a shortcut's own.
 
-A repeated call of a cached tool takes the executor's fastest path (``crew.tools.recall``):
+A repeated call of a cached tool takes the executor's fastest path (``crew.tools.execution.recall``):
 its raw arguments were validated once, so the validated arguments and the cache key are
 reused. Everything observable must stay what validating again would give.
 """
@@ -12,8 +12,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from crew.events import bus
-from crew.secrets import register
+from crew.common.events import bus
+from crew.common.secrets import register
 from crew.tools import ToolCall, ToolExecutor, tool
 
 

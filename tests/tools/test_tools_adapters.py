@@ -21,7 +21,7 @@ from crew import Agent, Crew, Task
 from crew.testing import FunctionModel
 from crew.tools import ToolExecutor
 from crew.tools.adapters import ForeignTool, adapt_tool
-from crew.tools.definition import never_cache
+from crew.tools.options import never_cache
 
 lc = pytest.importorskip("langchain_core.tools", reason="langchain-core is in the dev extra")
 InjectedToolCallId = lc.InjectedToolCallId  # module level: the tools' annotations are read in this module

@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from crew.common.keywords import CREWAI_KEYS, did_you_mean
 from crew.config.build import Builder, Entry, Resolved, key_path
 from crew.config.crewai.objects import MissingPackage, Resolver, Unresolved
 from crew.config.crewai.plan import Arg, CrewPlan, MemberPlan, ToolRef
 from crew.config.fields import fields_of
 from crew.config.loader import YamlList, YamlMap
-from crew.keywords import CREWAI_KEYS, did_you_mean
 
 _SKIP = object()
 

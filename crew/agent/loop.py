@@ -1,0 +1,437 @@
+"""One agent working on one task: the reasoning loop.
+
+Everything a task accumulates (the transcript, the tool calls made, its usage account)
+lives in an ``AgentTaskRun`` made for that call and dropped after it, never on the
+``Agent``: one agent can work on several tasks at the same time.
+
+A turn is one model call, made through the run scope (``RunScope.call_model``: the
+ledger, budgets and streaming hooks see every call). How a turn offers tools and reads
+the reply is the mode's business (``crew.agent.modes``: native tool calling, or the text
+protocol); this loop is the same for both.
+
+The loop ends on a final answer, on a ``result_as_answer`` tool (its content is the
+answer and no model call follows), or after ``max_iter`` turns, when the model is asked
+once, without tools, for its best answer. An empty reply (no text, no tool call: the
+token limit ran out, a content filter, a provider hiccup) is never an answer: the model is
+asked once to continue, and a second empty reply in a row, or an empty best answer, is an
+``AgentError`` naming the reply's ``finish_reason``. A structured answer is then validated and,
+when it does not fit, the model is re-asked with the problems, a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from crew.agent import prompts
+from crew.agent.checkpoint import TaskCheckpoint, TaskPaused, restore_messages, save_messages
+from crew.agent.modes import Final, mode_for
+from crew.agent.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
+from crew.agent.transcript import AssistantMessage, Message, SystemMessage, Transcript, UserMessage
+from crew.common.events import bus, scoped
+from crew.common.usage import Usage
+from crew.errors import AgentError, OutputValidationError
+from crew.models.info import ModelCallInfo
+from crew.tasks.output import TaskOutput, ToolCallRecord
+from crew.tools.approval import ApprovalRequest
+from crew.tools.messages import RunContext, ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from crew.agent.agent import Agent
+    from crew.agent.scope import Account, RunScope
+    from crew.models import ChatModel, LLMResponse
+    from crew.tasks.task import Task
+    from crew.tools.base import BaseTool
+
+__all__ = ["AgentStep", "AgentTaskRun", "StepCallback", "StepKind", "describe_step"]
+
+StepKind = Literal["tool_calls", "final_answer", "correction", "output_retry"]
+
+
+class AgentStep(BaseModel):
+    """What ``step_callback`` receives after every model turn."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    agent: str
+    task: str
+    turn: int
+    kind: StepKind
+    text: str = ""  # the model's text: its thought, answer or unparseable reply
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    results: list[ToolResult] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)  # of this turn's model calls (its own, any function_calling_llm)
+
+
+StepCallback = Callable[[AgentStep], Any]
+
+
+class AgentTaskRun:
+    """One agent's run of one task: its transcript, its usage account, and the loop that advances it."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        task: Task,
+        *,
+        scope: RunScope,
+        account: Account,
+        model: ChatModel,
+        tools: Sequence[BaseTool],
+        context: Sequence[TaskOutput],
+        feedback: str | None,
+        previous_answer: str | None,
+        callbacks: Sequence[StepCallback],
+        extraction_model: ChatModel | None,
+    ) -> None:
+        self.agent = agent
+        self.task = task
+        self.task_name: str = task.name or task.key
+        self.scope = scope
+        self.account = account
+        self.model = model
+        self.tools = list(tools)
+        self.callbacks = callbacks
+        self.extraction_model = extraction_model
+        self.mode = mode_for(model.supports_function_calling, self.tools)
+        self.output = output_model(task)
+        self.schema = json_schema(self.output[0]) if self.output else None
+        self.run_context = RunContext(run_id=scope.run_id, task=self.task_name, agent=agent.role)
+        self.records: list[ToolCallRecord] = []
+        self.empty_turn: int | None = None  # the last turn whose reply was empty
+        # approvals: where the current turn began (to checkpoint it), and a checkpoint's turn to replay
+        self._turn_mark: tuple[int, int] = (0, 0)  # (turn, messages before it)
+        self._turn_replies: list[LLMResponse] = []
+        checkpoint = scope.checkpoints.get(self.task_name)
+        self.checkpoint: TaskCheckpoint | None = checkpoint if checkpoint and checkpoint.agent == agent.role else None
+        self._replies: list[LLMResponse] = []
+        self._known_results: dict[str, ToolResult] | None = None
+        self._context_names = tuple([out.name for out in context if out.status == "done"])
+        self._tool_names = tuple([t.tool_name for t in self.tools])
+        self.transcript = Transcript(
+            SystemMessage(self._system_prompt()),
+            UserMessage(self._task_prompt(context, feedback, previous_answer)),
+        )
+
+    # -- prompts ------------------------------------------------------------------
+
+    def _system_prompt(self) -> str:
+        agent = self.agent
+        return prompts.system_prompt(
+            role=agent.role,
+            goal=agent.goal,
+            backstory=agent.backstory,
+            tool_descriptions=[t.describe() for t in self.tools] if self.mode.text_mode else [],
+            tool_names=list(self._tool_names),
+            text_mode=self.mode.text_mode,
+            template=agent.system_template,
+            tool_results=[]
+            if self.mode.text_mode
+            else [(t.tool_name, r) for t in self.tools if (r := t.describe_result())],
+        )
+
+    def _task_prompt(self, context: Sequence[TaskOutput], feedback: str | None, previous_answer: str | None) -> str:
+        return prompts.task_prompt(
+            description=self.task.description,
+            expected_output=self.task.expected_output,
+            context=((out.name, out.raw) for out in context if out.status == "done"),
+            feedback=feedback,
+            previous_answer=previous_answer,
+            schema=self.schema,
+            template=self.agent.prompt_template,
+        )
+
+    # -- the loop -----------------------------------------------------------------
+
+    async def run(self) -> TaskOutput:
+        token = self.scope.activate(self.account)  # work started from inside (delegation) is on our account
+        try:
+            with scoped(agent=self.agent.role):  # a coworker's events are its own, filed under the task
+                return await self._run()
+        finally:
+            self.scope.deactivate(token)
+
+    async def _run(self) -> TaskOutput:
+        started = time.time()
+        final: Final | None = None
+        turn = self._restore() if self.checkpoint is not None else 0
+        while final is None and turn < self.agent.max_iter:
+            turn += 1
+            final = await self.mode.turn(self, turn)
+        if final is None:
+            turn += 1
+            final = await self._best_answer(turn)
+        raw, value = await self._shape(final, turn)
+        field = self.output[1] if self.output else None
+        return TaskOutput(
+            name=self.task_name,
+            description=self.task.description,
+            expected_output=self.task.expected_output,
+            raw=raw,
+            pydantic=value if field == "output_pydantic" else None,
+            json_dict=value.model_dump(mode="json") if field == "output_json" and value is not None else None,
+            agent=self.agent.role,
+            model=self.model.model,
+            usage=self.account.usage,
+            tool_calls=self.records,
+            started_at=started,
+            finished_at=time.time(),
+        )
+
+    def ask(
+        self,
+        turn: int,
+        tools: list[dict[str, Any]] | None,
+        *,
+        offered: bool,
+        model: ChatModel | None = None,
+        messages: Sequence[Message] | None = None,
+    ) -> Awaitable[LLMResponse]:
+        """One model call through the run scope; ``offered``: the turn offers the tools (by name in ``info``).
+
+        Not a coroutine itself: it hands back the scope's, one frame less per model call. The
+        turn's replies are kept (for a checkpoint, should its tool calls wait for approval); a
+        turn resumed from a checkpoint gets its saved replies instead of calling the model.
+        """
+        chosen = model or self.model
+        info = ModelCallInfo(  # positional: this runs once per model call
+            self.agent.role,
+            self.task_name,
+            self._context_names,
+            self._tool_names if offered else (),
+            turn,
+            self.schema,
+            self.scope.run_id,
+            chosen.model,
+        )
+        if turn != self._turn_mark[0]:
+            self._turn_mark, self._turn_replies = (turn, len(self.transcript)), []
+        if self._replies:  # a resumed turn: the model already answered it before the pause
+            return self._kept(_replayed(self._replies.pop(0)))
+        wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
+        return self._kept(
+            self.scope.call_model(self.account, chosen, wire, tools, output_schema=self.schema, info=info)
+        )
+
+    async def _kept(self, reply: Awaitable[LLMResponse]) -> LLMResponse:
+        response = await reply
+        self._turn_replies.append(response)
+        return response
+
+    async def empty_reply(self, turn: int, response: LLMResponse, text: str) -> None:
+        """A reply with neither an answer nor a tool call: ask once to go on; twice in a row is an error.
+
+        Taking it as the answer would let the task "succeed" with nothing and its readers run on it.
+        """
+        if self.empty_turn == turn - 1:
+            await self.step(turn, "final_answer", response, text="")  # reported even so: it was paid for
+            raise self._no_answer(
+                response,
+                f"agent '{self.agent.role}' got an empty reply on task "
+                f"'{self.task_name}' twice in a row, the second after asking the "
+                "model to continue",
+            )
+        self.empty_turn = turn
+        if text:  # a bare "Final Answer:"; an empty assistant message is refused by some providers
+            self.transcript.append(AssistantMessage(text))
+        self.transcript.append(UserMessage(self.mode.empty_reply_prompt))
+        await self.step(turn, "correction", response, text=text)
+
+    def _no_answer(self, response: LLMResponse, message: str) -> AgentError:
+        reason = response.finish_reason
+        hint = _FINISH_HINTS.get(reason or "", "")
+        return AgentError(
+            f"{message} (finish_reason: {reason or 'not reported'}{hint})", agent=self.agent.role, task=self.task_name
+        )
+
+    async def _best_answer(self, turn: int) -> Final:
+        """Past ``max_iter``: one call without tools for the best answer the model has."""
+        self.transcript.append(UserMessage(self.mode.force_final_prompt))
+        response = await self.ask(turn, None, offered=False)
+        text = response.content or ""
+        self.transcript.append(AssistantMessage(text))
+        answer = self.mode.answer_text(text)
+        await self.step(turn, "final_answer", response, text=answer)  # reported even when empty: it was paid for
+        if not answer:
+            raise self._no_answer(
+                response,
+                f"agent '{self.agent.role}' gave no final answer to task "
+                f"'{self.task_name}' within max_iter={self.agent.max_iter} turns, "
+                "and none when asked for its best answer",
+            )
+        return Final(answer)
+
+    async def _shape(self, final: Final, turn: int) -> tuple[str, BaseModel | None]:
+        """The raw output and, for structured tasks, the validated value (re-asking when needed)."""
+        if self.output is None:
+            return final.text, None
+        model, field = self.output
+        text = final.text
+        for retry in range(MAX_OUTPUT_RETRIES + 1):
+            try:
+                value = parse_output(text, model)
+                return value.model_dump_json(), value
+            except OutputProblem as problem:
+                if final.direct or retry == MAX_OUTPUT_RETRIES:
+                    why = "the result_as_answer tool's output" if final.direct else "the final answer"
+                    raise OutputValidationError(
+                        f"agent '{self.agent.role}': {why} for task '{self.task_name}' does not match "
+                        f"{field}={model.__name__} (after {retry} re-ask(s)):\n{problem}",
+                        agent=self.agent.role,
+                        task=self.task_name,
+                    ) from None
+                self.transcript.append(UserMessage(prompts.render(prompts.STRUCTURED_RETRY, {"errors": str(problem)})))
+                response = await self.ask(turn, None, offered=False)
+                reply = response.content or ""
+                self.transcript.append(AssistantMessage(reply))
+                text = self.mode.answer_text(reply)
+                await self.step(turn, "output_retry", response, text=text)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- tools ----------------------------------------------------------------------
+
+    async def execute(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run a turn's calls through the run's executor and keep a record of each."""
+        if bus.enabled("tool.start"):  # a stream shows a call the moment it starts (the executor reports its end)
+            for call in calls:
+                bus.emit(
+                    "tool.start",
+                    run_id=self.scope.run_id,
+                    task=self.task_name,
+                    agent=self.agent.role,
+                    tool=call.name,
+                    args=call.args,
+                    call_id=call.id,
+                )
+        known, self._known_results = self._known_results or {}, None
+        fresh = [call for call in calls if call.id not in known]
+        ran = iter(await self.scope.executor.aexecute_many(fresh, tools=self.tools, context=self.run_context))
+        results = [known[call.id] if call.id in known else next(ran) for call in calls]
+        if any(result.pending for result in results):
+            raise TaskPaused(self._checkpoint(calls, results))
+        for call, result in zip(calls, results, strict=True):
+            self.records.append(
+                ToolCallRecord.model_construct(  # the executor's figures, already validated: no second pass
+                    name=result.name,
+                    args=call.args,
+                    status=result.status,
+                    cached=result.cached,
+                    refused=result.refused,
+                    duration=result.duration,
+                )
+            )
+        return results
+
+    # -- pausing for approval ----------------------------------------------------------
+
+    def _checkpoint(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> TaskCheckpoint:
+        turn, before = self._turn_mark
+        pending = [
+            ApprovalRequest(
+                call_id=call.id,
+                tool=result.name,
+                args=call.args,
+                agent=self.agent.role,
+                task=self.task_name,
+                run_id=self.scope.run_id,
+            )
+            for call, result in zip(calls, results, strict=True)
+            if result.pending
+        ]
+        return TaskCheckpoint(
+            task=self.task_name,
+            agent=self.agent.role,
+            turn=turn,
+            messages=save_messages(self.transcript.messages[:before]),
+            responses=list(self._turn_replies),
+            results={r.tool_call_id: r for r in results if not r.pending},
+            pending=pending,
+            records=list(self.records),
+            empty_turn=self.empty_turn,
+        )
+
+    def _restore(self) -> int:
+        """Go back to where the checkpoint stopped; returns the turn before the one to replay."""
+        checkpoint = self.checkpoint
+        assert checkpoint is not None
+        self.transcript = Transcript(*restore_messages(checkpoint.messages))
+        self.records = list(checkpoint.records)
+        self.empty_turn = checkpoint.empty_turn
+        self._replies = list(checkpoint.responses)
+        self._known_results = dict(checkpoint.results)
+        self.scope.checkpoints.pop(self.task_name, None)  # used once: a retry starts afresh
+        return checkpoint.turn - 1
+
+    # -- reporting ------------------------------------------------------------------
+
+    async def step(
+        self,
+        turn: int,
+        kind: StepKind,
+        response: LLMResponse,
+        *,
+        text: str = "",
+        calls: Sequence[ToolCall] = (),
+        results: Sequence[ToolResult] = (),
+        extra: Usage | None = None,
+    ) -> None:
+        """Report a turn; its usage is the turn's model calls (``extra``: a helper model's), never
+        the work its tools had done, so the steps of a task add up to what its own models spent."""
+        if bus.enabled("agent.turn"):
+            bus.emit(
+                "agent.turn",
+                run_id=self.scope.run_id,
+                agent=self.agent.role,
+                task=self.task_name,
+                turn=turn,
+                kind=kind,
+                tool_calls=[c.name for c in calls],
+                prompt_tokens=response.usage.prompt_tokens,
+                completion_tokens=response.usage.completion_tokens,
+                latency=response.latency,
+            )
+        if not self.callbacks and not self.agent.verbose:
+            return
+        step = AgentStep(
+            agent=self.agent.role,
+            task=self.task_name,
+            turn=turn,
+            kind=kind,
+            text=text,
+            tool_calls=list(calls),
+            results=list(results),
+            usage=response.usage if extra is None else response.usage + extra,
+        )
+        if self.agent.verbose:
+            print(describe_step(step), file=sys.stderr, flush=True)
+        for callback in self.callbacks:
+            outcome = callback(step)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+
+async def _replayed(response: LLMResponse) -> LLMResponse:
+    return response
+
+
+_FINISH_HINTS = {
+    "length": ": the reply ran into the token limit, raise max_tokens",
+    "content_filter": ": the provider's content filter withheld the reply",
+}
+"""What the usual reasons for an empty reply mean for the user."""
+
+
+def describe_step(step: AgentStep, width: int = 160) -> str:
+    """One line per step for ``verbose=True``."""
+    head = f"[{step.agent}] {step.task} #{step.turn} {step.kind}"
+    if step.results:
+        body = "; ".join(f"{r.name} -> {r.status}{' (cached)' if r.cached else ''}: {r.content}" for r in step.results)
+    else:
+        body = step.text
+    line = f"{head}: {' '.join(body.split())}"
+    return line if len(line) <= width else line[: width - 1] + "…"

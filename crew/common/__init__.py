@@ -1,0 +1,9 @@
+"""What every layer uses and that knows nothing of tools, tasks, agents or runs.
+
+The event bus (``events``), the secret scrubber (``secrets``), sync code calling async code and
+back (``blocking``, ``daemon_pool``), "did you mean" for keyword arguments (``keywords``), SQLite
+files opened safely (``sqlite_files``), and token usage with its thread-safe ledger (``usage``,
+``ledger``).
+
+May import: ``crew.errors`` only.
+"""

@@ -1,0 +1,320 @@
+"""One kickoff of a crew: its run scope, per-run copies, the scheduler, the CrewOutput.
+
+Everything here is per run, so a ``Crew`` can be kicked off many times, concurrently,
+without runs seeing each other's usage, outputs or tool counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from crew.agent.prompts import MANAGER_BACKSTORY, MANAGER_GOAL, MANAGER_ROLE
+from crew.agent.scope import RunScope
+from crew.common.events import Event, bus, scoped
+from crew.errors import BudgetExceededError, ConfigError, CrewRunError, MissingInputError
+from crew.run.scheduler import Scheduler
+from crew.run.task_runner import TaskRunner
+from crew.tasks.graph import task_names
+from crew.tasks.output import CrewOutput, TaskOutput
+from crew.tasks.task import Task
+from crew.tools.approval import DecisionKey, check_decision_keys
+
+if TYPE_CHECKING:
+    from crew.crew import Crew
+    from crew.run.budget import Budget
+
+
+def fill_inputs(
+    crew: Crew, inputs: Mapping[str, Any], names: list[str] | None = None
+) -> tuple[dict[int, Any], dict[str, Task]]:
+    """This run's filled-in copies: agents by id of the declared agent, tasks by name.
+
+    Every missing input (in any task or agent text) is reported in one ``MissingInputError``.
+    """
+    names = names if names is not None else task_names(crew.tasks)
+    errors: list[str] = []
+    agents: dict[int, Any] = {}
+    everyone = crew.all_agents() + ([crew.manager_agent] if crew.manager_agent is not None else [])
+    for agent in everyone:
+        try:
+            agents[id(agent)] = agent.interpolate(inputs)
+        except MissingInputError as exc:
+            errors.extend(exc.errors)
+    tasks: dict[str, Task] = {}
+    for task, name in zip(crew.tasks, names, strict=True):
+        try:
+            tasks[name] = task.interpolate(inputs, name=name)
+        except MissingInputError as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise MissingInputError("; ".join(errors), errors=errors)
+    return agents, tasks
+
+
+class CrewRun:
+    """The state of one kickoff; built by ``Crew.kickoff_async`` and discarded after it.
+
+    Its shared things (executor, default model, request budget, callbacks, the usage
+    ledger) are one :class:`~crew.agent.scope.RunScope`, handed to the task runner and, from
+    there, to every agent run and every coworker a manager delegates to.
+    """
+
+    def __init__(self, crew: Crew, inputs: Mapping[str, Any], *, run_id: str, budget: Budget | None = None) -> None:
+        from crew.tools.execution.executor import ToolExecutor
+
+        self.crew = crew
+        self.inputs = inputs
+        self.run_id = run_id
+        self.scope = RunScope(
+            run_id=run_id,
+            executor=ToolExecutor(cache=crew.cache, run_id=run_id),
+            llm=crew.llm,
+            limiter=crew.limiter,
+            step_callback=crew.step_callback,
+            task_callback=crew.task_callback,
+            human_feedback=crew.human_feedback,
+        )
+        self.budget = budget
+        """What the run may spend (``max_tokens``/``max_cost``): asked before every model call."""
+        if budget is not None:
+            self.scope.before_call(budget.before_call)
+        self.delegation: dict[int, list[Any]] = {}
+        """Delegation tools by id of the agent copy holding them."""
+
+    async def execute(
+        self,
+        *,
+        precomputed: Mapping[str, TaskOutput] | None = None,
+        on_task_done: Callable[[TaskOutput], Any] | None = None,
+        approver: Any = None,
+        approvals: Mapping[DecisionKey, Any] | None = None,
+        checkpoints: Mapping[str, Any] | None = None,
+    ) -> CrewOutput:
+        """Run the crew; the agents' MCP servers are open for exactly this run (see ``crew.mcp.opening``)."""
+        crew = self.crew
+        everyone = [*crew.all_agents(), *([crew.manager_agent] if crew.manager_agent is not None else [])]
+        if not any(getattr(agent, "mcp", None) for agent in everyone):
+            return await self._execute(precomputed, on_task_done, approver, approvals, checkpoints)
+        from crew.mcp.opening import open_servers
+
+        fill_inputs(crew, self.inputs)  # a missing input is reported before any server starts
+        async with open_servers(everyone):
+            return await self._execute(precomputed, on_task_done, approver, approvals, checkpoints)
+
+    async def _execute(
+        self,
+        precomputed: Mapping[str, TaskOutput] | None,
+        on_task_done: Callable[[TaskOutput], Any] | None,
+        approver: Any,
+        approvals: Mapping[DecisionKey, Any] | None,
+        checkpoints: Mapping[str, Any] | None,
+    ) -> CrewOutput:
+        from crew.common.secrets import register_environment
+
+        register_environment()  # keys set since the last run are scrubbed from this one's texts
+        crew, scope = self.crew, self.scope
+        scope.executor.approver = approver if approver is not None else crew.approver
+        if approvals:  # decisions for calls a paused run left waiting; a bare id two tasks share is refused
+            check_decision_keys(approvals, [p for c in (checkpoints or {}).values() for p in c.pending])
+            scope.executor.decisions.update(approvals)
+        scope.checkpoints.update(checkpoints or {})
+        started = time.time()
+        executor = scope.executor
+        names, tasks, worker = self._prepare()  # inputs and models checked before anything runs
+        graph = crew.validate_graph()  # tasks may have changed since the crew was built
+        for agent in {id(t.agent): t.agent for t in tasks.values() if t.agent is not None}.values():
+            executor.register(agent.tools)
+        for task in tasks.values():
+            executor.register(task.tools or ())
+        if worker is not None:
+            executor.register(worker.tools)
+
+        runner = TaskRunner(tasks, scope, worker=worker, delegation=self.delegation)
+        run_task: Any = runner
+        if crew.backend != "local":
+            from crew.backends.ray_graph import task_runner_for
+
+            run_task = task_runner_for(crew.backend, runner, crew)
+        scheduler = Scheduler(
+            graph,
+            run_task,
+            max_concurrency=crew.max_concurrency,
+            on_error=crew.on_error,
+            precomputed=precomputed,
+            on_task_done=on_task_done,
+            label=runner.label,
+            run_id=self.run_id,
+        )
+        if crew.verbose:
+            scope.subscribe(self._printer())
+        from crew.run.tracing import start_tracing
+
+        stop_tracing = start_tracing(self.run_id)  # spans, when the application configured OpenTelemetry
+        bus.emit(
+            "run.start",
+            run_id=self.run_id,
+            crew=crew.name,
+            process=str(crew.process),
+            tasks=names,
+            inputs=sorted(self.inputs),
+        )
+        try:
+            try:
+                with scoped(run_id=self.run_id):  # every event of the run names it, whoever emits it
+                    outputs = await scheduler.run()
+            except BaseException as exc:  # cancelled from outside, or a hook raised
+                status = "cancelled" if isinstance(exc, asyncio.CancelledError) else "error"
+                bus.emit(  # what it had spent when it stopped, as a finished run says
+                    "run.done",
+                    run_id=self.run_id,
+                    crew=crew.name,
+                    status=status,
+                    duration=time.time() - started,
+                    usage=scope.ledger.total.model_dump(),
+                )
+                raise
+            result = self._output(names, outputs, started)
+            failed = scheduler.failed is not None or any(o.status == "failed" for o in result.tasks_output)
+            status = "paused" if scheduler.paused else "failed" if failed else "done"
+            result.status = status  # on_error="continue": a run with a failed task returns, and says so
+            if scheduler.paused:
+                result.status = "paused"
+                result.checkpoints = dict(scheduler.paused)
+                result.pending_approvals = [p for c in scheduler.paused.values() for p in c.pending]
+            bus.emit(
+                "run.done",
+                run_id=self.run_id,
+                crew=crew.name,
+                status=status,
+                duration=(result.finished_at or time.time()) - started,
+                usage=result.usage.model_dump(),
+            )
+        finally:
+            scope.close()
+            if stop_tracing is not None:
+                stop_tracing()
+        if scheduler.failed is not None:
+            failed = outputs[scheduler.failed]
+            cause = scheduler.errors.get(scheduler.failed)
+            if isinstance(cause, BudgetExceededError):  # the run stopped on its budget: say that, not "task failed"
+                raise BudgetExceededError(
+                    str(cause),
+                    budget=cause.budget,
+                    limit=cause.limit,
+                    spent=cause.spent,
+                    task=failed.name,
+                    output=result,
+                ) from cause
+            raise CrewRunError(
+                f"task '{failed.name}' failed: {failed.error}", task=failed.name, output=result
+            ) from scheduler.errors.get(scheduler.failed)
+        return result
+
+    # -- preparation -----------------------------------------------------------------------
+
+    def _prepare(self) -> tuple[list[str], dict[str, Task], Any]:
+        """Task names, this run's filled-in tasks by name, and the hierarchical manager (or None).
+
+        Every missing input (in any task or agent text) and every agent left without a
+        model is reported in one error, before any model is called.
+        """
+        crew = self.crew
+        names = task_names(crew.tasks)
+        copies, filled = fill_inputs(crew, self.inputs, names)
+        if (
+            crew.process == "hierarchical"
+            and crew.manager_agent is None
+            and crew.manager_llm is None
+            and crew.llm is None
+        ):
+            raise ConfigError(
+                "the hierarchical process needs a model for its manager: set manager_llm=..., "
+                "manager_agent=... or the crew's llm=..."
+            )
+        unmodelled = [a.role for a in copies.values() if a.llm is None] if crew.llm is None else []
+        if unmodelled:
+            raise ConfigError(
+                f"agent '{unmodelled[0]}' has no llm and the crew has no default: set llm=... on the "
+                'agent or on the Crew (a litellm model string, or "test" to run offline)',
+                errors=[f"agent '{role}' has no llm" for role in unmodelled],
+            )
+        manager = copies.pop(id(crew.manager_agent), None)
+        coworkers = list(copies.values())
+        worker = None
+        if crew.process == "hierarchical":
+            worker = self._manager(manager, coworkers)
+        else:
+            for key, agent in copies.items():
+                others = [a for a in coworkers if a is not agent]
+                if agent.allow_delegation and others:
+                    copies[key] = self._delegating(agent, others)
+        tasks = {
+            name: task.model_copy(update={"agent": copies.get(id(task.agent), task.agent)}) if task.agent else task
+            for name, task in filled.items()
+        }
+        return names, tasks, worker
+
+    def _manager(self, manager: Any, coworkers: list[Any]) -> Any:
+        """The hierarchical process's manager: the given one, or one built on ``manager_llm``."""
+        from crew.agent.agent import Agent
+
+        crew = self.crew
+        if manager is None:
+            llm = crew.manager_llm if crew.manager_llm is not None else crew.llm
+            manager = Agent(role=MANAGER_ROLE, goal=MANAGER_GOAL, backstory=MANAGER_BACKSTORY, llm=llm)
+        return self._delegating(manager, coworkers)
+
+    def _delegating(self, agent: Any, coworkers: list[Any]) -> Any:
+        """A copy of ``agent`` holding delegation tools over ``coworkers`` (CrewAI's allow_delegation).
+
+        The tools are remembered per copy, so a task's own ``tools`` (which replace the
+        agent's) do not take delegation away from it. They run each coworker in this
+        run's scope (the manager's), so nothing run-wide needs passing to them.
+        """
+        from crew.agent.delegation import delegation_tools
+
+        tools = delegation_tools(coworkers)
+        names = {t.tool_name for t in tools}
+        own = [t for t in agent.tools if t.tool_name not in names]
+        copy = agent.model_copy(update={"tools": [*own, *tools], "allow_delegation": True})
+        self.delegation[id(copy)] = tools
+        return copy
+
+    # -- results ---------------------------------------------------------------------------
+
+    def _output(self, names: list[str], outputs: Mapping[str, TaskOutput], started: float) -> CrewOutput:
+        """The run's output; every usage figure is a sum over the run's ledger."""
+        ordered = [outputs[name] for name in names]
+        final = next((o for o in reversed(ordered) if o.status == "done"), None)
+        ledger = self.scope.ledger
+        return CrewOutput(
+            run_id=self.run_id,
+            raw=final.raw if final else "",
+            pydantic=final.pydantic if final else None,
+            json_dict=final.json_dict if final else None,
+            tasks_output=ordered,
+            usage=ledger.total,
+            usage_by_task={name: ledger.for_task(name) for name in names},
+            usage_by_agent=ledger.by_agent(),
+            usage_by_model=ledger.by_model(),
+            tool_stats=self.scope.executor.stats,
+            started_at=started,
+            finished_at=time.time(),
+        )
+
+    def _printer(self) -> Callable[[Event], None]:
+        """``verbose=True``: one line per task event of this run, on stderr."""
+
+        def show(event: Event) -> None:
+            if not event.type.startswith(("task.", "run.")):
+                return
+            data = event.data
+            detail = data.get("error") or data.get("agent") or ""
+            label = f" '{data['task']}'" if data.get("task") else ""
+            print(f"[{self.crew.name}] {event.type}{label} {detail}".rstrip(), file=sys.stderr)
+
+        return show

@@ -1,0 +1,11 @@
+"""The shared tool executor: the one place a tool call is executed, for every agent of a run.
+
+``executor`` (the pipeline: resolve, validate, approve, cache, count, run, report),
+``registry`` (the tools it can call, by the names a model may spell), ``pending`` (one call on
+its way through), ``single_flight`` (identical calls run once), ``caching`` and ``recall``
+(results and arguments seen before), ``counts`` and ``tally`` (usage limits and per-tool
+statistics), ``approval_step`` (a call that waits for a person), ``results`` (what the model
+reads back, and the ``tool.call`` event).
+
+May import: ``crew.common``, ``crew.errors`` and the rest of ``crew.tools``.
+"""

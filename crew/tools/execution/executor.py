@@ -1,0 +1,445 @@
+"""The one place a tool call is executed, shared by every agent of a run.
+
+Every call goes through the same pipeline: resolve the tool by name, validate the
+arguments, serve it from the cache, else join an identical call already in flight,
+else claim a usage slot and run the tool once. Whatever goes wrong on the model's
+side (an unknown name, bad arguments, a tool exception, an exhausted limit) comes
+back as an error ``ToolResult`` the model can read and act on; nothing is retried.
+
+The sync entry point runs sync tools inline in the calling thread: a cache hit or a
+cheap tool costs a few microseconds instead of the tens of microseconds an event
+loop or a thread hop would add. ``aexecute`` never blocks its loop (sync tools go to a
+worker thread). Shared state (usage counts, statistics, calls in flight) sits behind
+one lock, so limits stay exact when threads and tasks race.
+
+This module is the pipeline; each step's idea lives beside it: ``registry`` (names),
+``single_flight`` (identical calls in flight), ``limits`` (usage slots, the ``UsageLimits``
+hook), ``approval`` and ``approval_steps`` (a person's say), ``cache_guard`` (a failing cache loses nothing),
+``tally`` (statistics), ``results`` (the result and event built for each call),
+``pending`` (the record of a call on its way) and ``recall`` (calls seen before: a repeated
+call of a cacheable tool skips validation and is served without the general pipeline).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from inspect import isawaitable
+from marshal import dumps
+from time import perf_counter
+from typing import Any
+
+from crew.common.blocking import run_blocking, running_loop
+from crew.common.events import bus
+from crew.common.secrets import generation, scrub
+from crew.errors import ToolArgumentsError
+from crew.tools.approval import Approver, DecisionKey
+from crew.tools.base import _PLAIN, BaseTool
+from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
+from crew.tools.execution import caching as cache_guard
+from crew.tools.execution.approval_step import aapprove, approve
+from crew.tools.execution.counts import UsageCounts, UsageLimits
+from crew.tools.execution.pending import Pending
+from crew.tools.execution.recall import Recall, Seen
+from crew.tools.execution.registry import ToolRegistry, as_tools
+from crew.tools.execution.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool
+from crew.tools.execution.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
+from crew.tools.execution.stats import ToolStats
+from crew.tools.execution.tally import Tally
+from crew.tools.messages import RunContext, ToolCall, ToolResult, ToolStatus, read_call
+from crew.tools.options import always_cache, known_keys, never_cache
+
+__all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
+
+Call = ToolCall | Mapping[str, Any]
+
+
+class ToolExecutor:
+    """Validates, caches, limits and runs tool calls for every agent of one run.
+
+    ``cache`` is True (in-memory, lives with this executor), False (every call runs),
+    or any ``CacheBackend`` such as ``SQLiteCache`` to share results across runs.
+    ``limits`` is where usage slots of tools with a ``max_usage_count`` are claimed when
+    they must be counted beyond this executor (one run spread over Ray workers); by
+    default this executor counts them itself.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[BaseTool] = (),
+        *,
+        cache: bool | CacheBackend = True,
+        run_id: str | None = None,
+        limits: UsageLimits | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.limits = limits
+        self.cache: CacheBackend | None = as_backend(cache)
+        self._lock = threading.Lock()
+        self._registry = ToolRegistry()
+        self._tally = Tally(self._lock)
+        self._usage = UsageCounts(self._lock)
+        self._flight = SingleFlight(self._lock)
+        self._recall = Recall()
+        self._seen = self._recall.seen
+        self.approver: Approver | None = None
+        """Decides calls whose tool ``requires_approval``; None: such calls come back ``pending``."""
+        self.decisions: dict[DecisionKey, Any] = {}
+        """Decisions made beforehand (a resumed run's ``approvals=``), each used once: by call id, or by
+        ``(task, call id)`` when calls of several tasks share an id."""
+        self.register(tools)
+
+    # -- registry -----------------------------------------------------------------
+
+    def register(self, tools: Iterable[BaseTool], *, scopes: Sequence[str] | None = None) -> None:
+        """Make tools callable by name; registering a name again keeps the first tool.
+
+        LangChain and CrewAI tool objects are adapted (``crew.tools.adapters``).
+
+        Agents may hold distinct instances of one tool: they share the name's
+        statistics, usage count and cache entries, and a call made with ``tools=``
+        runs the caller's own instance. A different tool under a taken name (another
+        agent's unrelated ``search``) is counted and cached apart, as ``search#2``.
+        """
+        tools = as_tools(tools)
+        given = list(scopes) if scopes is not None else [None] * len(tools)  # the driver's, for a Ray worker
+        with self._lock:
+            for tool, known in zip(tools, given, strict=True):
+                scope = self._registry.add(tool, known)
+                if scope is not None:
+                    self._tally.add_locked(scope)
+
+    def _scope_for(self, tool: BaseTool) -> str:
+        with self._lock:
+            scope, new = self._registry.scope_for(tool)
+            if new:
+                self._tally.add_locked(scope)
+        return scope
+
+    def scope_of(self, tool: BaseTool) -> str:
+        """What ``tool``'s cache entries, usage and statistics are kept under here (see ``register``)."""
+        return self._registry.known(tool) or tool.tool_name
+
+    @property
+    def tools(self) -> list[BaseTool]:
+        return list(self._registry.by_name.values())
+
+    @property
+    def stats(self) -> dict[str, ToolStats]:
+        """A consistent snapshot of every tool's counters, keyed by tool name."""
+        return self._tally.snapshot()
+
+    def add_stats(self, stats: Mapping[str, ToolStats]) -> None:
+        """Count calls made by executors elsewhere (Ray workers of this run) in this one's statistics."""
+        self._tally.merge(stats, self._usage)
+
+    def usage(self, tool_name: str) -> int:
+        """How many usage slots the tool has consumed in this executor (its runs, not its cache hits)."""
+        return self._usage.used(self._registry.name_of(tool_name))
+
+    # -- entry points -------------------------------------------------------------
+
+    def execute(
+        self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
+    ) -> ToolResult:
+        """Run one call from sync code; a sync tool runs inline in this thread."""
+        pending = self._prepare(call, tools, context)
+        if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
+            return pending
+        if pending.tool.requires_approval:
+            stop = approve(self, pending)
+            if stop is not None:
+                return stop
+        while pending.key is not None:
+            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
+            # Blocking on a leader that may be a task of the loop running in this very
+            # thread would deadlock; such a caller runs the tool itself instead.
+            if waiting is None or not (waiting.done() or running_loop() is None):
+                break
+            shared = waiting.result()
+            if shared is LEADER_GONE:
+                continue  # the leader was cancelled: lead (or follow the waiter who does)
+            if shared is not NOT_SHARED:
+                return self._hit(pending, shared)
+            break
+        try:
+            if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
+                return self._refused(pending)
+            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
+            try:
+                raw = pending.tool._execute_sync(pending.args, pending.tool_context(self.run_id))
+                if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
+                    raw = run_blocking(raw)
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
+                return self._failed(pending, exc, perf_counter() - started)
+            except SystemExit as exc:  # the tool's own sys.exit(): its error, not the process's end
+                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
+            except KeyboardInterrupt as exc:
+                if threading.current_thread() is threading.main_thread():
+                    raise  # in the main thread it may be the user's Ctrl-C
+                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
+            return self._succeeded(pending, raw, perf_counter() - started)
+        except BaseException:
+            self._unwound(pending)
+            raise
+        finally:
+            if pending.leading:
+                self._flight.release(pending)
+
+    async def aexecute(
+        self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
+    ) -> ToolResult:
+        """Run one call from async code; a sync tool runs in a worker thread."""
+        pending = self._prepare(call, tools, context)
+        if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
+            return pending
+        if pending.tool.requires_approval:
+            stop = await aapprove(self, pending)
+            if stop is not None:
+                return stop
+        while pending.key is not None:
+            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
+            if waiting is None:
+                break
+            import asyncio
+
+            try:
+                shared = await asyncio.wrap_future(waiting)
+            except BaseException:  # cancelled while waiting: still a call that named the tool
+                self._abandoned(pending)
+                raise
+            if shared is LEADER_GONE:
+                continue  # the leader was cancelled: lead (or follow the waiter who does)
+            if shared is not NOT_SHARED:
+                return self._hit(pending, shared)
+            break
+        try:
+            if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
+                return self._refused(pending)
+            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
+            try:
+                raw = await pending.tool._execute(pending.args, pending.tool_context(self.run_id))
+            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
+                return self._failed(pending, exc, perf_counter() - started)
+            except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
+                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
+            return self._succeeded(pending, raw, perf_counter() - started)
+        except BaseException:  # cancelled (its task timed out)
+            self._unwound(pending)
+            raise
+        finally:
+            if pending.leading:
+                self._flight.release(pending)
+
+    def execute_many(
+        self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
+    ) -> list[ToolResult]:
+        """Run one model turn's calls concurrently from sync code; results in the calls' order.
+
+        Works from any thread, with or without a running event loop.
+        """
+        calls = list(calls)
+        if len(calls) <= 1:
+            return [self.execute(call, tools=tools, context=context) for call in calls]
+        return run_blocking(self.aexecute_many(calls, tools=tools, context=context))
+
+    async def aexecute_many(
+        self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
+    ) -> list[ToolResult]:
+        """Run one model turn's calls concurrently; results in the calls' order.
+
+        When a tool asks to re-raise, its exception propagates and the turn's other
+        calls are cancelled.
+        """
+        import asyncio
+
+        tasks = [asyncio.ensure_future(self.aexecute(call, tools=tools, context=context)) for call in calls]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            raise
+
+    # -- pipeline steps shared by the sync and async paths ------------------------
+
+    def _prepare(
+        self, call: Call, tools: Sequence[BaseTool] | None, context: RunContext | None
+    ) -> ToolResult | Pending:
+        """Resolve, validate and look up the cache: a finished result, or a call to run."""
+        start = perf_counter()
+        # ``type is`` first: isinstance against a pydantic model class goes through ABCMeta (slow)
+        if type(call) is ToolCall or isinstance(call, ToolCall):
+            requested, args, call_id = call.name, call.args, call.id
+        else:
+            requested, args, call_id = read_call(call)
+        found = self._registry.lookup.get(requested) if tools is None else None  # the common case, inline
+        if found is None:
+            found = self._registry.resolve(requested, tools)
+            if found is None:
+                available = self._registry.by_name.values() if tools is None else tools
+                return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
+        tool, name, scope = found
+        if not scope:  # a tool of the caller's own, not registered here (an agent's MCP tools)
+            scope = self._scope_for(tool)
+        cache = self.cache
+        plain = type(args) is dict
+        if plain and cache is not None:
+            try:  # ``recall.raw_key`` inlined: this is every repeated call
+                seen = self._seen.get(dumps((id(tool), args), 2))
+            except ValueError:  # a value marshal cannot write exactly: validated below
+                seen = None
+            if seen is not None and seen.tool is tool:  # validated before: same arguments, same key
+                key = seen.key
+                hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
+                if hit:
+                    return self._served(seen, value, call_id, context, start)
+                pending = Pending(tool, name, scope, call_id, dict(seen.args), context, start)
+                pending.key = key
+                return pending
+        pending = Pending(tool, name, scope, call_id, args, context, start)
+        try:
+            pending.args = tool.validate_args(args)
+        except ToolArgumentsError as exc:
+            return self._invalid(pending, exc)
+        known = known_keys(tool.args_schema) if plain else None
+        dropped = None if known is None or known.issuperset(args) else tool.dropped_args(args)
+        if dropped and bus.enabled("tool.args_dropped"):
+            emit_args_dropped(name, dropped, context, self._run_id(context))
+        if cache is not None and tool.cache_function is not never_cache:
+            pending.key = key = cache_key(scope, pending.args, tool.injected_params)
+            if key is not None:
+                if plain and not dropped:
+                    self._recall.keep(tool, name, args, dict(pending.args), key, self._tally.of(scope))
+                hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
+                if hit:
+                    return self._hit(pending, value)
+        return pending
+
+    def _read(self, cache: CacheBackend, key: str, name: str, context: RunContext | None) -> tuple[bool, Any]:
+        return cache_guard.read(cache, key, name, context, self.run_id)
+
+    def _served(
+        self, seen: Seen, value: Mapping[str, Any], call_id: str, context: RunContext | None, start: float
+    ) -> ToolResult:
+        """A cache hit of a call seen before: counted, announced and built without the general pipeline."""
+        kept = seen.hit
+        if kept is None or kept[0] is not value or kept[1] != generation():
+            kept = seen.remember(value)
+        stats = seen.stats
+        lock = self._lock
+        lock.acquire()  # the counters the Tally keeps for this name; no ``with``: nothing in between raises
+        stats.calls += 1
+        stats.cache_hits += 1
+        lock.release()
+        duration = perf_counter() - start
+        name = seen.name
+        if bus.enabled("tool.call"):
+            run_id = self._run_id(context)
+            emit_tool_call(name, dict(seen.args), "success", True, False, duration, context, run_id, call_id, kept[2])
+        as_answer = seen.tool.result_as_answer
+        return build_result(kept[2], call_id, name, "success", kept[3], kept[4], as_answer, True, False, duration)
+
+    def _unwound(self, pending: Pending) -> None:
+        """A call left by an exception (cancelled, interrupted) before it was counted: it counts
+        as abandoned, and the waiters of a leader that is gone get the lead (``LEADER_GONE``)."""
+        if not pending.counted:
+            self._abandoned(pending)
+            if pending.leading:
+                pending.shared = LEADER_GONE
+
+    def _abandoned(self, pending: Pending) -> None:
+        """Count a call that ended without a result (cancelled): ``calls`` counts every call, and
+        ``runs`` one whose tool had started (it used a usage slot)."""
+        pending.counted = True
+        ran = pending.ran
+        self._tally.abandoned(pending.scope, None if ran is None else perf_counter() - ran)
+
+    def _refused(self, pending: Pending) -> ToolResult:
+        """No usage slot left: the tool's limit message, counted as refused."""
+        return self._finish(pending, pending.tool.usage_limit_message, "error", refused=True)
+
+    def _succeeded(self, pending: Pending, raw: Any, seconds: float) -> ToolResult:
+        try:
+            content, artifact = pending.tool.format_result(raw)
+        except Exception as exc:  # noqa: BLE001 - e.g. a content_and_artifact tool that returned no pair
+            return self._failed(pending, exc, seconds)
+        key = pending.key
+        if key is not None:
+            tool, name, context = pending.tool, pending.name, pending.context
+            if tool.cache_function is always_cache or cache_guard.worth_storing(
+                tool, name, pending.args, raw, context, self.run_id
+            ):
+                value = {"content": content, "artifact": artifact, "raw": raw}
+                cache = self.cache
+                if type(cache) is InMemoryCache:  # a dict store, which cannot fail
+                    cache.set(key, value)
+                else:
+                    cache_guard.store(cache, key, value, name, context, self.run_id)  # type: ignore[arg-type]
+                pending.shared = value
+        return self._finish(pending, content, "success", artifact=artifact, raw=raw, seconds=seconds)
+
+    def _failed(self, pending: Pending, exc: Exception, seconds: float) -> ToolResult:
+        text = pending.tool.format_error(exc)
+        result = self._finish(pending, text or f"{type(exc).__name__}: {exc}", "error", raw=exc, seconds=seconds)
+        if text is None:  # the tool asked for its exceptions to reach the caller
+            raise exc
+        return result
+
+    def _hit(self, pending: Pending, value: Mapping[str, Any]) -> ToolResult:
+        return self._finish(
+            pending, value["content"], "success", artifact=value.get("artifact"), raw=value.get("raw"), cached=True
+        )
+
+    def _invalid(self, pending: Pending, exc: ToolArgumentsError) -> ToolResult:
+        text = pending.tool.format_validation_error(exc)
+        if text is None:  # handle_validation_error=False: the caller wants the exception
+            raise exc
+        return self._finish(pending, text, "error")
+
+    def _finish(
+        self,
+        pending: Pending,
+        content: str,
+        status: ToolStatus,
+        *,
+        artifact: Any = None,
+        raw: Any = None,
+        cached: bool = False,
+        refused: bool = False,
+        seconds: float | None = None,
+    ) -> ToolResult:
+        """Count the outcome, announce it and build the result the model reads."""
+        pending.counted = True
+        content = scrub(content)  # an observation goes to a model: no secret in it
+        self._tally.count(pending.scope, status, cached, refused, seconds)
+        duration = perf_counter() - pending.start
+        if bus.enabled("tool.call"):
+            context = pending.context
+            emit_tool_call(
+                pending.name,
+                pending.args,
+                status,
+                cached,
+                refused,
+                duration,
+                context,
+                self._run_id(context),
+                pending.call_id,
+                content,
+            )
+        return build_result(
+            content,
+            pending.call_id,
+            pending.name,
+            status,
+            artifact,
+            raw,
+            status == "success" and pending.tool.result_as_answer,
+            cached,
+            refused,
+            duration,
+        )
+
+    def _run_id(self, context: RunContext | None) -> str | None:
+        return (context.run_id if context is not None else None) or self.run_id
