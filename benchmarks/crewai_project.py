@@ -32,7 +32,7 @@ from crew.config import load_project  # noqa: E402 - after the path is set
 from crew.config.crewai.migrate import migrate  # noqa: E402
 from crew.config.crewai.reader import read_crew_file  # noqa: E402
 
-PROJECT = ROOT / "tests" / "from_crewai" / "projects" / "latest_ai"
+PROJECT = ROOT / "tests" / "config" / "crewai" / "projects" / "latest_ai"
 
 
 def median_ms(fn, runs: int) -> float:

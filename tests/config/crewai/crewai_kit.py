@@ -7,4 +7,4 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PROJECTS = HERE / "projects"
-sys.path.insert(0, str(HERE.parent / "cli"))  # cli_kit: write folders, run the real `crew` command
+sys.path.insert(0, str(HERE.parents[1] / "cli"))  # cli_kit: write folders, run the real `crew` command
