@@ -1,7 +1,31 @@
-"""Every exception type crew raises on purpose, in one place.
+"""Every exception type crew raises on purpose, in one place, as one tree.
 
-Callers catch ``CrewError`` for anything crew-specific; the CLI turns the
-user-facing ones (``ConfigError`` and friends) into a one-line message and exit 2.
+Callers catch ``CrewError`` for anything crew-specific; the CLI turns the user-facing ones
+(``ConfigError`` and friends) into a one-line message and exit 2. This module imports nothing
+of crew, so every layer can raise and catch these::
+
+    CrewError
+    ├── ToolDefinitionError (ValueError)    a tool declared wrongly
+    ├── ToolArgumentsError (ValueError)     arguments that do not match a tool's schema
+    ├── ToolException                       a tool's failure, shown to the model
+    │   └── DelegationError                 a coworker's delegated run failed
+    ├── AmbiguousCall (ValueError)          an approval by a call id several tasks share
+    ├── LLMError                            a model call failed for good
+    ├── ConfigError                         a crew definition is invalid (before any model call)
+    │   ├── MissingInputError               a {placeholder} without a value
+    │   ├── GraphError                      a cycle, an unknown context task, a task without agent
+    │   ├── StoreError                      a run store that cannot be used
+    │   └── NotShippableError               part of a crew cannot be pickled for Ray
+    ├── MCPStartupError                     an MCP server did not start or shake hands
+    ├── TaskTimeoutError (TimeoutError)     a task or agent ran past its time limit
+    ├── TaskPaused                          a task waits for a person's approval
+    ├── TaskFailedError                     a task failed for good (inside the scheduler)
+    ├── GuardrailError                      a guardrail kept rejecting an output
+    ├── CrewRunError                        a run stopped because a task failed
+    │   └── BudgetExceededError             a run reached max_tokens or max_cost
+    ├── AgentError                          no usable final answer
+    │   └── OutputValidationError (ValueError)  still not the task's output model after re-asks
+    └── RunStopped                          a run stopped before a model call
 """
 
 from __future__ import annotations
@@ -34,6 +58,31 @@ class ToolException(CrewError):
     """Raise from a tool to report a failure the model should see as an observation."""
 
 
+class DelegationError(ToolException):
+    """A coworker's run failed; ``output`` is its failed TaskOutput, with the usage it had spent.
+
+    The manager reads the message as the tool's observation (``ToolResult.raw`` keeps this
+    exception); the spent tokens are in the run's ledger already.
+    """
+
+    def __init__(self, message: str, *, output: Any) -> None:
+        super().__init__(message)
+        self.output = output
+
+
+class AmbiguousCall(CrewError, ValueError):
+    """A decision given by a call id that calls of several tasks share, without naming the task.
+
+    Applied to whichever task asked first, it could approve a call nobody looked at, or
+    leave the other one waiting again without a word: it is refused instead.
+    """
+
+    def __init__(self, message: str, *, call_id: str, tasks: list[str]) -> None:
+        super().__init__(message)
+        self.call_id = call_id
+        self.tasks = tasks
+
+
 class LLMError(CrewError):
     """A model call failed for good (retries spent, bad request, auth...)."""
 
@@ -58,8 +107,47 @@ class GraphError(ConfigError):
     """The task graph is invalid: a cycle, an unknown context task, a task without agent."""
 
 
+class NotShippableError(ConfigError):
+    """Part of a crew cannot be pickled, so it cannot run on Ray workers."""
+
+
+class MCPStartupError(CrewError):
+    """A server could not be started or did not complete the handshake; names the command or URL."""
+
+    def __init__(self, message: str, *, server: str, stderr: str = "") -> None:
+        super().__init__(message)
+        self.server = server
+        self.stderr = stderr
+
+
 class TaskTimeoutError(CrewError, TimeoutError):
     """A task or an agent ran past its time limit."""
+
+
+class TaskPaused(CrewError):
+    """A task waits for a person's approval of a tool call; ``checkpoint`` (a
+    ``crew.agent.checkpoint.TaskCheckpoint``) says where it stopped."""
+
+    def __init__(self, checkpoint: Any) -> None:
+        calls = ", ".join(f"{p.tool} ({p.call_id})" for p in checkpoint.pending)
+        super().__init__(f"task '{checkpoint.task}' waits for approval of {calls}")
+        self.checkpoint = checkpoint
+
+
+class TaskFailedError(CrewError):
+    """A task failed for good; ``output`` is its failed TaskOutput, ``__cause__`` the reason.
+
+    Raised inside the scheduler; a run reports it as a ``CrewRunError`` (or, on a stream, as
+    the ``crew.stream.TaskFailed`` event).
+    """
+
+    def __init__(self, output: Any):
+        super().__init__(output.error or f"task '{output.name}' failed")
+        self.output = output
+
+
+class GuardrailError(CrewError):
+    """The guardrail kept rejecting a task's output after all its retries."""
 
 
 class CrewRunError(CrewError):

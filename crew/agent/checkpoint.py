@@ -19,13 +19,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from crew.agent.transcript import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
-from crew.errors import CrewError
 from crew.models.base import LLMResponse
 from crew.tasks.output import ToolCallRecord
 from crew.tools.approval import ApprovalRequest
 from crew.tools.messages import ToolResult
 
-__all__ = ["TaskCheckpoint", "TaskPaused", "restore_messages", "save_messages"]
+__all__ = ["TaskCheckpoint", "restore_messages", "save_messages"]
 
 
 class TaskCheckpoint(BaseModel):
@@ -45,15 +44,6 @@ class TaskCheckpoint(BaseModel):
     """The task's tool call records before the turn."""
     corrected: bool = False
     empty_turn: int | None = None
-
-
-class TaskPaused(CrewError):
-    """A task waits for a person's approval of a tool call; the checkpoint says where it stopped."""
-
-    def __init__(self, checkpoint: TaskCheckpoint) -> None:
-        calls = ", ".join(f"{p.tool} ({p.call_id})" for p in checkpoint.pending)
-        super().__init__(f"task '{checkpoint.task}' waits for approval of {calls}")
-        self.checkpoint = checkpoint
 
 
 def save_messages(messages: list[Message]) -> list[dict[str, Any]]:

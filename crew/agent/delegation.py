@@ -21,7 +21,7 @@ from pydantic import Field
 from crew.agent import prompts
 from crew.agent.scope import RunScope, active_account
 from crew.common.events import bus
-from crew.errors import ConfigError, ToolException
+from crew.errors import ConfigError, DelegationError, ToolException
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task
 from crew.tools.base import BaseTool
@@ -42,18 +42,6 @@ OnOutput = Callable[[TaskOutput, RunContext], Any]
 and ``agent`` are the manager's task and role). May be async."""
 
 Context = Annotated[str, "everything the coworker needs to know: they know nothing of your work"]
-
-
-class DelegationError(ToolException):
-    """A coworker's run failed; ``output`` is its failed TaskOutput, with the usage it had spent.
-
-    The manager reads the message as the tool's observation (``ToolResult.raw`` keeps this
-    exception); the spent tokens are in the run's ledger already.
-    """
-
-    def __init__(self, message: str, *, output: TaskOutput) -> None:
-        super().__init__(message)
-        self.output = output
 
 
 def delegation_tools(

@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from crew.agent import prompts
-from crew.agent.checkpoint import TaskCheckpoint, TaskPaused, restore_messages, save_messages
+from crew.agent.checkpoint import TaskCheckpoint, restore_messages, save_messages
 from crew.agent.modes import Final, mode_for
 from crew.agent.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
 from crew.agent.transcript import AssistantMessage, Message, SystemMessage, Transcript, UserMessage
 from crew.common.events import bus, scoped
 from crew.common.usage import Usage
-from crew.errors import AgentError, OutputValidationError
+from crew.errors import AgentError, OutputValidationError, TaskPaused
 from crew.models.info import ModelCallInfo
 from crew.tasks.output import TaskOutput, ToolCallRecord
 from crew.tools.approval import ApprovalRequest

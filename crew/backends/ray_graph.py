@@ -34,8 +34,7 @@ from crew.backends.ray import (
 )
 from crew.backends.remote_events import RECORDED, TURNS, collected, replay, wanted
 from crew.common.events import Event, bus, scoped
-from crew.errors import ConfigError
-from crew.run.scheduler import TaskFailed
+from crew.errors import ConfigError, TaskFailedError
 from crew.stream.events import AgentTurnStarted, ToolCallFinished, ToolCallStarted
 from crew.tasks.output import TaskOutput
 from crew.tools.execution.executor import ToolStats
@@ -156,7 +155,7 @@ def run_task_on_worker(
 
         try:
             output = asyncio.run(work())
-        except TaskFailed as exc:
+        except TaskFailedError as exc:
             return TaskOutcome(output=exc.output, failed=True, stats=executor.stats, events=events)
         return TaskOutcome(output=output, stats=executor.stats, events=events)
 
@@ -314,7 +313,7 @@ class RayTaskRunner:
         out = outcome.output
         scope.ledger.add(name, out.agent, out.model, out.usage)  # the worker's spend, in the run's one ledger
         if outcome.failed:
-            raise TaskFailed(out)
+            raise TaskFailedError(out)
         try:
             if task.output_file:
                 from crew.run.task_runner import write_output_file
@@ -329,7 +328,7 @@ class RayTaskRunner:
             failed = out.model_copy(
                 update={"status": "failed", "error": f"{type(exc).__name__}: {exc}", "finished_at": time.time()}
             )
-            raise TaskFailed(failed) from exc
+            raise TaskFailedError(failed) from exc
         return out if out.started_at else out.model_copy(update={"started_at": started})
 
     async def _streamed(

@@ -14,13 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from crew.errors import ConfigError
+from crew.errors import NotShippableError
 
 Dumps = Callable[[Any], bytes]
-
-
-class NotShippableError(ConfigError):
-    """Part of a crew cannot be pickled, so it cannot run on Ray workers."""
 
 
 _HINT = (

@@ -106,8 +106,8 @@ def approve_command(args: argparse.Namespace, store: Any) -> int:
     problem); a tool that cannot be found leaves them to be checked at resume, as before.
     """
     from crew.cli import UsageError
-    from crew.errors import ToolArgumentsError
-    from crew.store.approvals import AmbiguousCall, decide, find_call, pending
+    from crew.errors import AmbiguousCall, ToolArgumentsError
+    from crew.store.approvals import decide, find_call, pending
     from crew.tools.approval import check_edited_arguments
 
     stored = store.run(args.run)

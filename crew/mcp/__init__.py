@@ -4,8 +4,9 @@ Importing this package does not import the ``mcp`` SDK; opening a server does (a
 how to install the extra when it is missing).
 """
 
+from crew.errors import MCPStartupError
 from crew.mcp.opening import open_servers
-from crew.mcp.server import MCPServer, MCPStartupError
+from crew.mcp.server import MCPServer
 from crew.mcp.tool import MCPTool
 
 __all__ = ["MCPServer", "MCPStartupError", "MCPTool", "open_servers"]

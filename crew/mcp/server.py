@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 
 from crew.common.blocking import running_loop
 from crew.common.secrets import public_url
-from crew.errors import CrewError, ToolException
+from crew.errors import CrewError, MCPStartupError, ToolException
 from crew.mcp import sdk
 from crew.mcp.connection import (
     Connection,
@@ -46,18 +46,9 @@ from crew.mcp.connection import (
 )
 from crew.mcp.tool import MCPTool
 
-__all__ = ["MCPServer", "MCPStartupError"]
+__all__ = ["MCPServer"]
 
 Transport = Literal["stdio", "http", "sse", "in_process"]
-
-
-class MCPStartupError(CrewError):
-    """A server could not be started or did not complete the handshake; names the command or URL."""
-
-    def __init__(self, message: str, *, server: str, stderr: str = "") -> None:
-        super().__init__(message)
-        self.server = server
-        self.stderr = stderr
 
 
 class MCPServer:

@@ -18,25 +18,16 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
-from crew.agent.checkpoint import TaskPaused
 from crew.common.events import bus
-from crew.errors import CrewError
+from crew.errors import TaskFailedError, TaskPaused
 from crew.tasks.graph import TaskGraph
 from crew.tasks.output import TaskOutput
 
 OnError = Literal["stop", "continue"]
 RunTask = Callable[[str, list[TaskOutput]], Awaitable[TaskOutput]]
-"""``run_task(name, context_outputs)``: returns the task's output or raises ``TaskFailed``."""
+"""``run_task(name, context_outputs)``: returns the task's output or raises ``TaskFailedError``."""
 TaskDone = Callable[[TaskOutput], Any]
 """Called (and awaited when it returns an awaitable) the moment a task's output exists."""
-
-
-class TaskFailed(CrewError):
-    """A task failed for good; ``output`` is its failed TaskOutput, ``__cause__`` the reason."""
-
-    def __init__(self, output: TaskOutput):
-        super().__init__(output.error or f"task '{output.name}' failed")
-        self.output = output
 
 
 RUN_CANCELLED = "cancelled: the run was cancelled"
@@ -170,7 +161,7 @@ class Scheduler:
         exc: BaseException | None = asyncio.CancelledError() if future.cancelled() else future.exception()
         if exc is None:
             return future.result()
-        if isinstance(exc, TaskFailed):
+        if isinstance(exc, TaskFailedError):
             self.errors[name] = exc.__cause__ or exc
             return exc.output
         if isinstance(exc, TaskPaused):

@@ -27,21 +27,22 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from crew.agent.checkpoint import TaskPaused
 from crew.agent.scope import RunScope
 from crew.agent.structured import OutputProblem, describe_errors, output_model, parse_output
 from crew.common.events import bus, scoped
-from crew.errors import BudgetExceededError, CrewError, OutputValidationError, TaskTimeoutError
-from crew.run.scheduler import TaskFailed
+from crew.errors import (
+    BudgetExceededError,
+    GuardrailError,
+    OutputValidationError,
+    TaskFailedError,
+    TaskPaused,
+    TaskTimeoutError,
+)
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task
 
 HumanFeedback = Callable[[TaskOutput], Any]
 """``human_feedback(output) -> str`` (may be async): "" accepts, anything else is feedback."""
-
-
-class GuardrailError(CrewError):
-    """The guardrail kept rejecting a task's output after all its retries."""
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -137,8 +138,8 @@ class TaskRunner:
         ledger = self.scope.ledger
         run_id = self.scope.run_id
 
-        def failed(exc: BaseException, attempts: int) -> TaskFailed:
-            return TaskFailed(
+        def failed(exc: BaseException, attempts: int) -> TaskFailedError:
+            return TaskFailedError(
                 TaskOutput(
                     **base,
                     status="failed",

@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from crew.agent.checkpoint import TaskCheckpoint
-from crew.errors import StoreError
+from crew.errors import AmbiguousCall, StoreError
 from crew.store.store import RunStore
-from crew.tools.approval import AmbiguousCall, Approval, DecisionKey, check_decision_keys
+from crew.tools.approval import Approval, DecisionKey, check_decision_keys
 
 __all__ = ["AmbiguousCall", "decide", "find_call", "paused_state", "pending", "record_pause"]
 

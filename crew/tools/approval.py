@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from crew.common.events import bus
-from crew.errors import CrewError, ToolArgumentsError
+from crew.errors import AmbiguousCall, ToolArgumentsError
 from crew.tools.messages import RunContext, ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from crew.tools.base import BaseTool
 
 __all__ = [
-    "AmbiguousCall",
     "Approval",
     "ApprovalRequest",
     "Approver",
@@ -126,19 +125,6 @@ def request_for(
         task=context.task if context is not None else None,
         run_id=run_id,
     )
-
-
-class AmbiguousCall(CrewError, ValueError):
-    """A decision given by a call id that calls of several tasks share, without naming the task.
-
-    Applied to whichever task asked first, it could approve a call nobody looked at, or
-    leave the other one waiting again without a word: it is refused instead.
-    """
-
-    def __init__(self, message: str, *, call_id: str, tasks: list[str]) -> None:
-        super().__init__(message)
-        self.call_id = call_id
-        self.tasks = tasks
 
 
 def check_decision_keys(approvals: Mapping[DecisionKey, Any], waiting: Iterable[ApprovalRequest]) -> None:

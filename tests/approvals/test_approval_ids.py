@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 
 from crew import Agent, Approval, Crew, Task, tool
-from crew.errors import StoreError, ToolArgumentsError
+from crew.errors import AmbiguousCall, StoreError, ToolArgumentsError
 from crew.models import complete_sync
 from crew.store import RunStore
 from crew.store import schema as store_schema
 from crew.store.approvals import decide, paused_state, pending
 from crew.testing import ChatRequest, FunctionModel, OpenAIServer, Reply, TestModel
-from crew.tools.approval import AmbiguousCall, check_edited_arguments
+from crew.tools.approval import check_edited_arguments
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 from cli_kit import run_crew, write  # isort: skip  (tests/cli holds the helpers that run the real command)

@@ -9,7 +9,8 @@ import threading
 import pytest
 import shipping_kit as kit
 
-from crew.backends.shipping import NotShippableError, check_shippable
+from crew.backends.shipping import check_shippable
+from crew.errors import NotShippableError
 from crew.models import complete_sync
 from crew.testing import FunctionModel, TestModel
 from crew.tools import ToolExecutor

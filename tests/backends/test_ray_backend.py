@@ -30,8 +30,11 @@ import shipping_kit as kit  # noqa: E402
 from crew import Agent, Crew, Task, tool  # noqa: E402
 from crew.backends import for_each  # noqa: E402
 from crew.backends import ray as ray_backend  # noqa: E402
-from crew.backends.shipping import NotShippableError  # noqa: E402
-from crew.errors import ConfigError, CrewRunError  # noqa: E402
+from crew.errors import (  # noqa: E402
+    ConfigError,
+    CrewRunError,
+    NotShippableError,
+)
 from crew.store import RunStore  # noqa: E402
 from crew.testing import FunctionModel  # noqa: E402
 
