@@ -117,3 +117,24 @@ def test_a_users_type_checker_sees_every_export_with_its_real_type(tmp_path: Pat
     assert sorted(revealed) == sorted(names)
     untyped = {name: shown for name, shown in revealed.items() if shown == "Any" or "Unknown" in shown}
     assert untyped == {}
+
+
+# Every line that tells a user what to `pip install`, in the docs, the examples and crew's own
+# error hints. `crew` on PyPI is an unrelated 2016 project: `pip install "crew[mcp]"` installs it.
+_INSTALL = re.compile(r"""pip install (?:-U |--upgrade )?["']?(crew(?:-[\w-]+)?)(?=[\[\s"'`]|$)""", re.M)
+
+
+def test_every_install_line_names_the_distribution_on_pypi():
+    name = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
+    assert name == "crew-agents"
+    places = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "examples").rglob("*.*")]
+    places += [p for p in (ROOT / "crew").rglob("*.py")]
+    wrong = [
+        f"{path.relative_to(ROOT)}: {match.group(0).strip()}"
+        for path in places
+        if path.is_file() and path.suffix in (".md", ".py", ".yaml", ".txt")
+        for match in _INSTALL.finditer(path.read_text(encoding="utf-8"))
+        if match.group(1) != name
+    ]
+    assert wrong == []
+    assert any(_INSTALL.search(p.read_text(encoding="utf-8")) for p in places if p.suffix == ".py")

@@ -2,7 +2,7 @@
 
 ``local`` runs them on this process's event loop; ``ray`` runs each kickoff, or each
 task of a graph, as a Ray task on a local or existing Ray cluster (``pip install
-'crew[ray]'``). ``for_each`` is the batch runner both share. Importing this package
+'crew-agents[ray]'``). ``for_each`` is the batch runner both share. Importing this package
 never imports Ray.
 """
 

@@ -31,7 +31,7 @@ from crew.common.events import Event
 from crew.errors import ConfigError, CrewError, CrewRunError
 from crew.tasks.output import CrewOutput
 
-INSTALL_HINT = "pip install 'crew[ray]'"
+INSTALL_HINT = "pip install 'crew-agents[ray]'"
 
 LOOPBACK_ENV = {
     # No usage report, no "disabled" report, no prompt.

@@ -1,4 +1,4 @@
-"""MCP servers as sources of crew tools (the ``crew[mcp]`` extra).
+"""MCP servers as sources of crew tools (the ``crew-agents[mcp]`` extra).
 
 Importing this package does not import the ``mcp`` SDK; opening a server does (and says
 how to install the extra when it is missing).

@@ -10,7 +10,7 @@ from typing import Any
 
 from crew.errors import CrewError
 
-INSTALL_HINT = 'MCP support needs the optional extra: pip install "crew[mcp]" (it installs the official mcp SDK)'
+INSTALL_HINT = 'MCP support needs the optional extra: pip install "crew-agents[mcp]" (it installs the official mcp SDK)'
 
 
 def load() -> ModuleType:

@@ -1,4 +1,4 @@
-"""OpenTelemetry spans of a run, made from its events (the optional ``crew[otel]`` extra).
+"""OpenTelemetry spans of a run, made from its events (the optional ``crew-agents[otel]`` extra).
 
 Only when the application has imported OpenTelemetry and configured a tracer provider
 does a run get traced: crew itself never imports ``opentelemetry`` (it looks in

@@ -1,6 +1,6 @@
 """A crew's run, live in a web page: a Starlette app serving ``Crew.astream`` as server-sent events.
 
-Run it:  pip install "crew[web-stream]" uvicorn && uvicorn app:app --app-dir examples/web_stream
+Run it:  pip install "crew-agents[web-stream]" uvicorn && uvicorn app:app --app-dir examples/web_stream
 then open http://127.0.0.1:8000 and press "Run". ``CREW_LLM`` picks a real model (the default,
 "test", runs offline).
 

@@ -126,5 +126,5 @@ def test_asking_for_ray_without_ray_says_how_to_install_it():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=__file__.rsplit("/", 1)[0]
     )
     assert out.stdout.strip() == (
-        "ConfigError the Ray backend needs Ray, which is not installed: pip install 'crew[ray]'"
+        "ConfigError the Ray backend needs Ray, which is not installed: pip install 'crew-agents[ray]'"
     ), out.stderr

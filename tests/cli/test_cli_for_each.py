@@ -167,7 +167,7 @@ def test_asking_for_ray_without_it_says_how_to_install_it(crew_dir, tmp_path):
     env = crew_env(PYTHONPATH=f"{missing}:{REPO}")
     done = run_crew("kickoff", str(folder), "--for-each", str(inputs), "--backend", "ray", env=env)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "crew: the Ray backend needs Ray, which is not installed: pip install 'crew[ray]'" in done.stderr
+    assert "crew: the Ray backend needs Ray, which is not installed: pip install 'crew-agents[ray]'" in done.stderr
 
 
 def test_kickoffs_waiting_for_approval_are_paused_lines_and_exit_3(crew_dir, tmp_path):

@@ -225,7 +225,7 @@ except Exception as exc:
     print(type(exc).__name__, exc)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert 'pip install "crew[mcp]"' in out.stdout and "CrewError" in out.stdout
+    assert 'pip install "crew-agents[mcp]"' in out.stdout and "CrewError" in out.stdout
 
 
 def test_importing_crew_mcp_does_not_import_the_sdk() -> None:
