@@ -51,7 +51,7 @@ LOCK: threading.Lock = EXECUTOR._lock
 def inlined_hit(call: ToolCall) -> ToolResult | None:
     start = perf_counter()
     requested, args, call_id = call.name, call.args, call.id
-    tool_, name = LOOKUP[requested]
+    tool_, name, _ = LOOKUP[requested]
     seen = SEEN.get(dumps((id(tool_), args), 2))
     if seen is None or seen.tool is not tool_:
         return None
