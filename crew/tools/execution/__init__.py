@@ -2,8 +2,8 @@
 
 ``executor`` (the pipeline: resolve, validate, approve, cache, count, run, report),
 ``registry`` (the tools it can call, by the names a model may spell), ``pending`` (one call on
-its way through), ``single_flight`` (identical calls run once), ``caching`` and ``recall``
-(results and arguments seen before), ``counts`` and ``tally`` (usage limits and per-tool
+its way through), ``single_flight`` (identical calls run once), ``caching``
+(results and arguments seen before), ``counts`` (usage limits and per-tool
 statistics), ``approval_step`` (a call that waits for a person), ``results`` (what the model
 reads back, and the ``tool.call`` event).
 

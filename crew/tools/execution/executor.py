@@ -15,8 +15,8 @@ one lock, so limits stay exact when threads and tasks race.
 This module is the pipeline; each step's idea lives beside it: ``registry`` (names),
 ``single_flight`` (identical calls in flight), ``limits`` (usage slots, the ``UsageLimits``
 hook), ``approval`` and ``approval_steps`` (a person's say), ``cache_guard`` (a failing cache loses nothing),
-``tally`` (statistics), ``results`` (the result and event built for each call),
-``pending`` (the record of a call on its way) and ``recall`` (calls seen before: a repeated
+``counts`` (usage slots and statistics), ``results`` (the result and event built for each call),
+``pending`` (the record of a call on its way) and ``caching`` (calls seen before: a repeated
 call of a cacheable tool skips validation and is served without the general pipeline).
 """
 
@@ -38,14 +38,13 @@ from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
 from crew.tools.execution import caching as cache_guard
 from crew.tools.execution.approval_step import aapprove, approve
-from crew.tools.execution.counts import UsageCounts, UsageLimits
+from crew.tools.execution.caching import Recall, Seen
+from crew.tools.execution.counts import Tally, UsageCounts, UsageLimits
 from crew.tools.execution.pending import Pending
-from crew.tools.execution.recall import Recall, Seen
 from crew.tools.execution.registry import ToolRegistry, as_tools
 from crew.tools.execution.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool
 from crew.tools.execution.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
 from crew.tools.execution.stats import ToolStats
-from crew.tools.execution.tally import Tally
 from crew.tools.messages import RunContext, ToolCall, ToolResult, ToolStatus, read_call
 from crew.tools.options import always_cache, known_keys, never_cache
 
@@ -285,7 +284,7 @@ class ToolExecutor:
         cache = self.cache
         plain = type(args) is dict
         if plain and cache is not None:
-            try:  # ``recall.raw_key`` inlined: this is every repeated call
+            try:  # ``caching.raw_key`` inlined: this is every repeated call
                 seen = self._seen.get(dumps((id(tool), args), 2))
             except ValueError:  # a value marshal cannot write exactly: validated below
                 seen = None
