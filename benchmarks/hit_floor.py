@@ -28,7 +28,7 @@ from tool_overhead import FLOOR, ROWS, beside_floor
 from crew.common.events import bus
 from crew.common.secrets import generation
 from crew.tools import ToolCall, ToolExecutor, tool
-from crew.tools.execution.results import build_result
+from crew.tools.execution.call import build_result
 from crew.tools.messages import ToolResult
 
 

@@ -8,6 +8,8 @@ dict, the extras and the fields set. It is used only where it means the same thi
 the whole model: no custom ``__init__``, no ``model_post_init``, no model validators (they
 wrap the ``model`` layer), no shared definitions, extras not forbidden. Everything else
 takes the model's own validator, so behaviour never depends on the shortcut.
+
+``known_keys`` says which keys a model's arguments may hold (the rest is dropped).
 """
 
 from __future__ import annotations
@@ -18,6 +20,24 @@ from pydantic import BaseModel
 from pydantic_core import SchemaValidator
 
 _VALIDATORS: dict[type[BaseModel], SchemaValidator | None] = {}
+
+_KNOWN_KEYS: dict[type[BaseModel], frozenset[str] | None] = {}
+
+
+def known_keys(model: type[BaseModel]) -> frozenset[str] | None:
+    """Field names and aliases of ``model``; None when it keeps extras (nothing is dropped)."""
+    try:
+        return _KNOWN_KEYS[model]
+    except KeyError:
+        pass
+    if model.model_config.get("extra") == "allow":
+        keys = None
+    else:
+        keys = frozenset(model.model_fields) | frozenset(f.alias for f in model.model_fields.values() if f.alias)
+    if len(_KNOWN_KEYS) > 4096:
+        _KNOWN_KEYS.clear()
+    _KNOWN_KEYS[model] = keys
+    return keys
 
 
 def validate_fields(model: type[BaseModel], args: Any) -> dict[str, Any]:

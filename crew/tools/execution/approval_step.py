@@ -21,7 +21,7 @@ from crew.tools.approval import (
     take_decision,
     waiting_result,
 )
-from crew.tools.execution.pending import Pending
+from crew.tools.execution.call import Pending
 from crew.tools.messages import ToolResult
 
 if TYPE_CHECKING:

@@ -13,11 +13,11 @@ worker thread). Shared state (usage counts, statistics, calls in flight) sits be
 one lock, so limits stay exact when threads and tasks race.
 
 This module is the pipeline; each step's idea lives beside it: ``registry`` (names),
-``single_flight`` (identical calls in flight), ``limits`` (usage slots, the ``UsageLimits``
-hook), ``approval`` and ``approval_steps`` (a person's say), ``cache_guard`` (a failing cache loses nothing),
-``counts`` (usage slots and statistics), ``results`` (the result and event built for each call),
-``pending`` (the record of a call on its way) and ``caching`` (calls seen before: a repeated
-call of a cacheable tool skips validation and is served without the general pipeline).
+``call`` (the record of a call on its way, identical calls in flight, the result and event
+built for each call), ``caching`` (a failing cache loses nothing; calls seen before: a
+repeated call of a cacheable tool skips validation and is served without the general
+pipeline), ``counts`` (usage slots, the ``UsageLimits`` hook, statistics), ``approval_step``
+and ``crew.tools.approval`` (a person's say).
 """
 
 from __future__ import annotations
@@ -34,19 +34,28 @@ from crew.common.events import bus
 from crew.common.secrets import generation, scrub
 from crew.errors import ToolArgumentsError
 from crew.tools.approval import Approver, DecisionKey
+from crew.tools.arguments import known_keys
 from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
 from crew.tools.execution import caching as cache_guard
 from crew.tools.execution.approval_step import aapprove, approve
 from crew.tools.execution.caching import Recall, Seen
+from crew.tools.execution.call import (
+    LEADER_GONE,
+    NOT_SHARED,
+    Pending,
+    SingleFlight,
+    build_result,
+    emit_args_dropped,
+    emit_tool_call,
+    exit_error,
+    unknown_tool,
+)
 from crew.tools.execution.counts import Tally, UsageCounts, UsageLimits
-from crew.tools.execution.pending import Pending
 from crew.tools.execution.registry import ToolRegistry, as_tools
-from crew.tools.execution.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool
-from crew.tools.execution.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
 from crew.tools.execution.stats import ToolStats
 from crew.tools.messages import RunContext, ToolCall, ToolResult, ToolStatus, read_call
-from crew.tools.options import always_cache, known_keys, never_cache
+from crew.tools.options import always_cache, never_cache
 
 __all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 
