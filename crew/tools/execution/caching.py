@@ -114,7 +114,7 @@ class Seen:
         self.name = name
         self.args = args
         self.key = key
-        self.stats = stats  # the name's counters (the executor's ``Tally`` keeps one object per name)
+        self.stats = stats  # the name's counters (the executor's ``ToolTally`` keeps one object per name)
         self.hit: Hit | None = None
         """What the last cached value gave: (value, secrets generation, scrubbed text, artifact, raw)."""
 

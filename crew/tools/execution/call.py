@@ -51,6 +51,7 @@ class Pending:
 
     __slots__ = (
         "args",
+        "bucket",
         "call_id",
         "context",
         "counted",
@@ -58,7 +59,6 @@ class Pending:
         "leading",
         "name",
         "ran",
-        "scope",
         "shared",
         "start",
         "tool",
@@ -69,7 +69,7 @@ class Pending:
         self,
         tool: BaseTool,
         name: str,
-        scope: str,
+        bucket: str,
         call_id: str,
         args: dict[str, Any],
         context: RunContext | None,
@@ -77,7 +77,7 @@ class Pending:
     ) -> None:
         self.tool = tool
         self.name = name  # what the model called it: results and events carry it
-        self.scope = scope  # what its cache entries, usage and statistics are kept under (``ToolRegistry``)
+        self.bucket = bucket  # what its cache entries, usage and statistics are kept under (``ToolRegistry``)
         self.call_id = call_id
         self.args = args
         self.context = context

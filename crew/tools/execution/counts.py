@@ -4,7 +4,7 @@ By default the executor counts a run's slots itself; ``UsageLimits`` is the hook
 count kept elsewhere (a Ray actor holding one run's counts, shared by its workers). Either
 way the local counts are kept, so ``ToolExecutor.usage`` answers for this executor.
 
-``Tally``: one executor's ``ToolStats`` by tool name, counted behind the executor's lock.
+``ToolTally``: one executor's ``ToolStats`` by tool name, counted behind the executor's lock.
 
 Every call that named a tool counts once, whatever its end: a result (``count``) or none
 at all (``abandoned``: cancelled). Counts made elsewhere (Ray workers of the run) are
@@ -19,7 +19,7 @@ from typing import Protocol
 
 from crew.tools.execution.stats import ToolStats
 
-__all__ = ["Tally", "UsageCounts", "UsageLimits"]
+__all__ = ["ToolTally", "UsageCounts", "UsageLimits"]
 
 
 class UsageLimits(Protocol):
@@ -64,7 +64,10 @@ class UsageCounts:
         return self._counts.get(name, 0)
 
 
-class Tally:
+class ToolTally:
+    """Every tool's ``ToolStats`` in one executor, by bucket (``ToolRegistry``); not the run's token
+    ``Tally`` of ``crew.common.ledger``, which counts model usage."""
+
     __slots__ = ("_lock", "_stats")
 
     def __init__(self, lock: threading.Lock) -> None:

@@ -51,7 +51,7 @@ from crew.tools.execution.call import (
     exit_error,
     unknown_tool,
 )
-from crew.tools.execution.counts import Tally, UsageCounts, UsageLimits
+from crew.tools.execution.counts import ToolTally, UsageCounts, UsageLimits
 from crew.tools.execution.registry import ToolRegistry, as_tools
 from crew.tools.execution.stats import ToolStats
 from crew.tools.messages import RunContext, ToolCall, ToolResult, ToolStatus, read_call
@@ -85,7 +85,7 @@ class ToolExecutor:
         self.cache: CacheBackend | None = as_backend(cache)
         self._lock = threading.Lock()
         self._registry = ToolRegistry()
-        self._tally = Tally(self._lock)
+        self._tally = ToolTally(self._lock)
         self._usage = UsageCounts(self._lock)
         self._flight = SingleFlight(self._lock)
         self._recall = Recall()
@@ -99,7 +99,7 @@ class ToolExecutor:
 
     # -- registry -----------------------------------------------------------------
 
-    def register(self, tools: Iterable[BaseTool], *, scopes: Sequence[str] | None = None) -> None:
+    def register(self, tools: Iterable[BaseTool], *, buckets: Sequence[str] | None = None) -> None:
         """Make tools callable by name; registering a name again keeps the first tool.
 
         LangChain and CrewAI tool objects are adapted (``crew.tools.adapters``).
@@ -107,24 +107,25 @@ class ToolExecutor:
         Agents may hold distinct instances of one tool: they share the name's
         statistics, usage count and cache entries, and a call made with ``tools=``
         runs the caller's own instance. A different tool under a taken name (another
-        agent's unrelated ``search``) is counted and cached apart, as ``search#2``.
+        agent's unrelated ``search``) is counted and cached apart, in the bucket ``search#2``.
+        ``buckets``: the run's driver's bucket of each tool (a Ray worker registers only its task's).
         """
         tools = as_tools(tools)
-        given = list(scopes) if scopes is not None else [None] * len(tools)  # the driver's, for a Ray worker
+        given = list(buckets) if buckets is not None else [None] * len(tools)  # the driver's, for a Ray worker
         with self._lock:
             for tool, known in zip(tools, given, strict=True):
-                scope = self._registry.add(tool, known)
-                if scope is not None:
-                    self._tally.add_locked(scope)
+                bucket = self._registry.add(tool, known)
+                if bucket is not None:
+                    self._tally.add_locked(bucket)
 
-    def _scope_for(self, tool: BaseTool) -> str:
+    def _bucket_for(self, tool: BaseTool) -> str:
         with self._lock:
-            scope, new = self._registry.scope_for(tool)
+            bucket, new = self._registry.bucket_for(tool)
             if new:
-                self._tally.add_locked(scope)
-        return scope
+                self._tally.add_locked(bucket)
+        return bucket
 
-    def scope_of(self, tool: BaseTool) -> str:
+    def bucket_of(self, tool: BaseTool) -> str:
         """What ``tool``'s cache entries, usage and statistics are kept under here (see ``register``)."""
         return self._registry.known(tool) or tool.tool_name
 
@@ -171,7 +172,7 @@ class ToolExecutor:
                 return self._hit(pending, shared)
             break
         try:
-            if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
+            if not self._usage.claim(pending.bucket, pending.tool.max_usage_count, self.limits):
                 return self._refused(pending)
             pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
             try:
@@ -222,7 +223,7 @@ class ToolExecutor:
                 return self._hit(pending, shared)
             break
         try:
-            if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
+            if not self._usage.claim(pending.bucket, pending.tool.max_usage_count, self.limits):
                 return self._refused(pending)
             pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
             try:
@@ -287,9 +288,9 @@ class ToolExecutor:
             if found is None:
                 available = self._registry.by_name.values() if tools is None else tools
                 return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
-        tool, name, scope = found
-        if not scope:  # a tool of the caller's own, not registered here (an agent's MCP tools)
-            scope = self._scope_for(tool)
+        tool, name, bucket = found
+        if not bucket:  # a tool of the caller's own, not registered here (an agent's MCP tools)
+            bucket = self._bucket_for(tool)
         cache = self.cache
         plain = type(args) is dict
         if plain and cache is not None:
@@ -302,10 +303,10 @@ class ToolExecutor:
                 hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
                 if hit:
                     return self._served(seen, value, call_id, context, start)
-                pending = Pending(tool, name, scope, call_id, dict(seen.args), context, start)
+                pending = Pending(tool, name, bucket, call_id, dict(seen.args), context, start)
                 pending.key = key
                 return pending
-        pending = Pending(tool, name, scope, call_id, args, context, start)
+        pending = Pending(tool, name, bucket, call_id, args, context, start)
         try:
             pending.args = tool.validate_args(args)
         except ToolArgumentsError as exc:
@@ -315,10 +316,10 @@ class ToolExecutor:
         if dropped and bus.enabled("tool.args_dropped"):
             emit_args_dropped(name, dropped, context, self._run_id(context))
         if cache is not None and tool.cache_function is not never_cache:
-            pending.key = key = cache_key(scope, pending.args, tool.injected_params)
+            pending.key = key = cache_key(bucket, pending.args, tool.injected_params)
             if key is not None:
                 if plain and not dropped:
-                    self._recall.keep(tool, name, args, dict(pending.args), key, self._tally.of(scope))
+                    self._recall.keep(tool, name, args, dict(pending.args), key, self._tally.of(bucket))
                 hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
                 if hit:
                     return self._hit(pending, value)
@@ -336,7 +337,7 @@ class ToolExecutor:
             kept = seen.remember(value)
         stats = seen.stats
         lock = self._lock
-        lock.acquire()  # the counters the Tally keeps for this name; no ``with``: nothing in between raises
+        lock.acquire()  # the counters the ToolTally keeps for this name; no ``with``: nothing in between raises
         stats.calls += 1
         stats.cache_hits += 1
         lock.release()
@@ -361,7 +362,7 @@ class ToolExecutor:
         ``runs`` one whose tool had started (it used a usage slot)."""
         pending.counted = True
         ran = pending.ran
-        self._tally.abandoned(pending.scope, None if ran is None else perf_counter() - ran)
+        self._tally.abandoned(pending.bucket, None if ran is None else perf_counter() - ran)
 
     def _refused(self, pending: Pending) -> ToolResult:
         """No usage slot left: the tool's limit message, counted as refused."""
@@ -420,7 +421,7 @@ class ToolExecutor:
         """Count the outcome, announce it and build the result the model reads."""
         pending.counted = True
         content = scrub(content)  # an observation goes to a model: no secret in it
-        self._tally.count(pending.scope, status, cached, refused, seconds)
+        self._tally.count(pending.bucket, status, cached, refused, seconds)
         duration = perf_counter() - pending.start
         if bus.enabled("tool.call"):
             context = pending.context
