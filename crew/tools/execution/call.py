@@ -33,6 +33,7 @@ __all__ = [
     "LEADER_GONE",
     "NOT_SHARED",
     "Pending",
+    "Raised",
     "SingleFlight",
     "build_result",
     "emit_args_dropped",
@@ -44,6 +45,15 @@ __all__ = [
 
 NOT_SHARED = object()  # what a leader hands its waiters when it stored nothing: they run themselves
 LEADER_GONE = object()  # what a cancelled leader hands its waiters: one of them takes the lead
+
+
+class Raised:
+    """What a driver sends back when the tool raised: the error its result is made from."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
 
 
 class Pending:
@@ -91,7 +101,7 @@ class Pending:
 
     def tool_context(self, run_id: str | None) -> RunContext | None:
         """The RunContext the tool receives: built only for tools that ask for one (``run_id``: the executor's)."""
-        if not self.tool.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript] - ``injected_params`` without its frame
+        if not self.tool.injected_params:
             return self.context
         update: dict[str, Any] = {"run_id": (self.context.run_id if self.context is not None else None) or run_id}
         update["tool_call_id"] = self.call_id

@@ -16,14 +16,20 @@ This module is the pipeline; each step's idea lives beside it: ``registry`` (nam
 ``call`` (the record of a call on its way, identical calls in flight, the result and event
 built for each call), ``caching`` (a failing cache loses nothing; calls seen before: a
 repeated call of a cacheable tool skips validation and is served without the general
-pipeline), ``counts`` (usage slots, the ``UsageLimits`` hook, statistics), ``approval_step``
-and ``crew.tools.approval`` (a person's say).
+pipeline), ``counts`` (usage slots, the ``UsageLimits`` hook, statistics),
+``crew.tools.approval`` (a person's say: the approval step and its verdict).
+
+The pipeline is written once, as a generator (``_flow``): ``execute`` and ``aexecute`` are
+its two drivers (the pattern of httpx's ``auth_flow``). Each step that blocks or awaits is
+yielded to the driver, which does it its own way: a sync tool inline or in a worker thread,
+a wait on an identical call with ``Future.result`` or ``asyncio.wrap_future``.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from inspect import isawaitable
 from marshal import dumps
 from time import perf_counter
@@ -33,17 +39,25 @@ from crew.common.blocking import run_blocking, running_loop
 from crew.common.events import bus
 from crew.common.secrets import generation, scrub
 from crew.errors import ToolArgumentsError
-from crew.tools.approval import Approver, DecisionKey
+from crew.tools.approval import (
+    ApprovalRequest,
+    Approver,
+    DecisionKey,
+    Verdict,
+    approval,
+    ask_approver,
+    take_decision,
+)
 from crew.tools.arguments import known_keys
 from crew.tools.base import _PLAIN, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
 from crew.tools.execution import caching as cache_guard
-from crew.tools.execution.approval_step import aapprove, approve
 from crew.tools.execution.caching import Recall, Seen
 from crew.tools.execution.call import (
     LEADER_GONE,
     NOT_SHARED,
     Pending,
+    Raised,
     SingleFlight,
     build_result,
     emit_args_dropped,
@@ -60,6 +74,10 @@ from crew.tools.options import always_cache, never_cache
 __all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 
 Call = ToolCall | Mapping[str, Any]
+Step = Pending | Future[Any] | ApprovalRequest
+"""What the pipeline asks a driver for: run this call's tool, wait for this identical call's
+outcome, or ask the approver about this request."""
+Flow = Generator[Step, Any, ToolResult]
 
 
 class ToolExecutor:
@@ -146,7 +164,7 @@ class ToolExecutor:
         """How many usage slots the tool has consumed in this executor (its runs, not its cache hits)."""
         return self._usage.used(self._registry.name_of(tool_name))
 
-    # -- entry points -------------------------------------------------------------
+    # -- entry points: the two drivers of one pipeline ------------------------------
 
     def execute(
         self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
@@ -155,90 +173,84 @@ class ToolExecutor:
         pending = self._prepare(call, tools, context)
         if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
             return pending
-        if pending.tool.requires_approval:
-            stop = approve(self, pending)
-            if stop is not None:
-                return stop
-        while pending.key is not None:
-            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
-            # Blocking on a leader that may be a task of the loop running in this very
-            # thread would deadlock; such a caller runs the tool itself instead.
-            if waiting is None or not (waiting.done() or running_loop() is None):
-                break
-            shared = waiting.result()
-            if shared is LEADER_GONE:
-                continue  # the leader was cancelled: lead (or follow the waiter who does)
-            if shared is not NOT_SHARED:
-                return self._hit(pending, shared)
-            break
+        flow = self._flow(pending)
         try:
-            if not self._usage.claim(pending.bucket, pending.tool.max_usage_count, self.limits):
-                return self._refused(pending)
-            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
-            try:
-                raw = pending.tool._execute_sync(pending.args, pending.tool_context(self.run_id))
-                if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
-                    raw = run_blocking(raw)
-            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
-                return self._failed(pending, exc, perf_counter() - started)
-            except SystemExit as exc:  # the tool's own sys.exit(): its error, not the process's end
-                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
-            except KeyboardInterrupt as exc:
-                if threading.current_thread() is threading.main_thread():
-                    raise  # in the main thread it may be the user's Ctrl-C
-                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
-            return self._succeeded(pending, raw, perf_counter() - started)
-        except BaseException:
-            self._unwound(pending)
-            raise
-        finally:
-            if pending.leading:
-                self._flight.release(pending)
+            step = flow.send(None)
+            while True:
+                try:
+                    reply = self._answer(step)
+                except BaseException as exc:  # noqa: BLE001 - the pipeline counts and cleans up, then re-raises
+                    step = flow.throw(exc)
+                else:
+                    step = flow.send(reply)
+        except StopIteration as done:
+            return done.value
 
     async def aexecute(
         self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
+        if isinstance(pending, ToolResult):
             return pending
-        if pending.tool.requires_approval:
-            stop = await aapprove(self, pending)
-            if stop is not None:
-                return stop
-        while pending.key is not None:
-            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
-            if waiting is None:
-                break
+        flow = self._flow(pending)
+        try:
+            step = flow.send(None)
+            while True:
+                try:
+                    reply = await self._aanswer(step)
+                except BaseException as exc:  # noqa: BLE001 - cancelled (its task timed out): counted, re-raised
+                    step = flow.throw(exc)
+                else:
+                    step = flow.send(reply)
+        except StopIteration as done:
+            return done.value
+
+    def _answer(self, step: Step) -> Any:
+        """What the pipeline asked for, done from sync code."""
+        if type(step) is Pending:
+            return self._run_inline(step)
+        if isinstance(step, Future):
+            # Blocking on a leader that may be a task of the loop running in this very
+            # thread would deadlock; such a caller runs the tool itself instead.
+            return step.result() if step.done() or running_loop() is None else NOT_SHARED
+        answer = self.approver(step)  # type: ignore[misc]  # asked only when there is one
+        return run_blocking(answer) if isawaitable(answer) else answer
+
+    async def _aanswer(self, step: Step) -> Any:
+        """What the pipeline asked for, done from async code without blocking the loop."""
+        if type(step) is Pending:
+            return await self._run_awaited(step)
+        if isinstance(step, Future):
             import asyncio
 
-            try:
-                shared = await asyncio.wrap_future(waiting)
-            except BaseException:  # cancelled while waiting: still a call that named the tool
-                self._abandoned(pending)
-                raise
-            if shared is LEADER_GONE:
-                continue  # the leader was cancelled: lead (or follow the waiter who does)
-            if shared is not NOT_SHARED:
-                return self._hit(pending, shared)
-            break
+            return await asyncio.wrap_future(step)
+        return await ask_approver(self.approver, step)  # type: ignore[arg-type]  # asked only when there is one
+
+    def _run_inline(self, pending: Pending) -> Any:
+        """The tool run in this thread (an async tool on a loop of its own): its value, or ``Raised``."""
         try:
-            if not self._usage.claim(pending.bucket, pending.tool.max_usage_count, self.limits):
-                return self._refused(pending)
-            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
-            try:
-                raw = await pending.tool._execute(pending.args, pending.tool_context(self.run_id))
-            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
-                return self._failed(pending, exc, perf_counter() - started)
-            except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
-                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
-            return self._succeeded(pending, raw, perf_counter() - started)
-        except BaseException:  # cancelled (its task timed out)
-            self._unwound(pending)
-            raise
-        finally:
-            if pending.leading:
-                self._flight.release(pending)
+            raw = pending.tool._execute_sync(pending.args, pending.tool_context(self.run_id))
+            if type(raw) not in _PLAIN and isawaitable(raw):
+                raw = run_blocking(raw)
+        except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
+            return Raised(exc)
+        except SystemExit as exc:  # the tool's own sys.exit(): its error, not the process's end
+            return Raised(exit_error(pending.name, exc))
+        except KeyboardInterrupt as exc:
+            if threading.current_thread() is threading.main_thread():
+                raise  # in the main thread it may be the user's Ctrl-C
+            return Raised(exit_error(pending.name, exc))
+        return raw
+
+    async def _run_awaited(self, pending: Pending) -> Any:
+        """The tool run from async code (a sync tool in a worker thread): its value, or ``Raised``."""
+        try:
+            return await pending.tool._execute(pending.args, pending.tool_context(self.run_id))
+        except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
+            return Raised(exc)
+        except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
+            return Raised(exit_error(pending.name, exc))
 
     def execute_many(
         self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
@@ -270,7 +282,85 @@ class ToolExecutor:
                 task.cancel()
             raise
 
-    # -- pipeline steps shared by the sync and async paths ------------------------
+    # -- the pipeline, written once -------------------------------------------------
+
+    def _flow(self, pending: Pending) -> Flow:
+        """A resolved, validated call from approval to its result. It yields what only a driver
+        can do (ask the approver, wait for an identical call in flight, run the tool) and gets
+        the answer sent back; an exception in a driver is thrown in, so counting and clean-up
+        happen here whichever driver runs it."""
+        tool = pending.tool
+        if tool.requires_approval:
+            context = pending.context
+            verdict = yield from approval(
+                tool.requires_approval,
+                pending.name,
+                pending.args,
+                pending.call_id,
+                context,
+                self._run_id(context),
+                self._decided,
+                self.approver is not None,
+            )
+            stop = self._apply(pending, verdict)
+            if stop is not None:
+                return stop
+        if pending.key is not None:
+            shared = yield from self._joined(pending)
+            if shared is not NOT_SHARED:
+                return self._hit(pending, shared)
+        try:
+            if not self._usage.claim(pending.bucket, tool.max_usage_count, self.limits):
+                return self._refused(pending)
+            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
+            raw = yield pending
+            seconds = perf_counter() - started
+            if type(raw) is Raised:
+                return self._failed(pending, raw.error, seconds)
+            return self._succeeded(pending, raw, seconds)
+        except BaseException:
+            self._unwound(pending)
+            raise
+        finally:
+            if pending.leading:
+                self._flight.release(pending)
+
+    def _joined(self, pending: Pending) -> Generator[Future[Any], Any, Any]:
+        """Lead the identical calls in flight (``NOT_SHARED``: run the tool), or the value the leader
+        stored; a driver that cannot wait (see ``_answer``) answers ``NOT_SHARED`` too."""
+        while True:
+            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
+            if waiting is None:
+                return NOT_SHARED
+            try:
+                shared = yield waiting
+            except BaseException:  # cancelled while waiting: still a call that named the tool
+                self._abandoned(pending)
+                raise
+            if shared is not LEADER_GONE:
+                return shared
+            # the leader was cancelled: lead (or follow the waiter who does)
+
+    def _decided(self, request: ApprovalRequest) -> Any:
+        """A decision given beforehand (``approvals=`` of a resumed run), taken once."""
+        with self._lock:
+            return take_decision(self.decisions, request)
+
+    def _apply(self, pending: Pending, verdict: Verdict) -> ToolResult | None:
+        """The approval step's verdict applied: None, the call goes on (perhaps with edited
+        arguments, run as given and never shared through the cache); else its result."""
+        if verdict.waiting is not None:
+            return verdict.waiting
+        if verdict.denied is not None:
+            pending.key = None  # a denial is never cached
+            return self._finish(pending, verdict.denied, "error")
+        if verdict.arguments is not None:
+            pending.key = None  # arguments a person wrote: run as given, not shared through the cache
+            try:
+                pending.args = pending.tool.validate_args(verdict.arguments)
+            except ToolArgumentsError as exc:
+                return self._invalid(pending, exc)
+        return None
 
     def _prepare(
         self, call: Call, tools: Sequence[BaseTool] | None, context: RunContext | None
@@ -286,8 +376,7 @@ class ToolExecutor:
         if found is None:
             found = self._registry.resolve(requested, tools)
             if found is None:
-                available = self._registry.by_name.values() if tools is None else tools
-                return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
+                return self._unknown(requested, args, call_id, tools, context, start)
         tool, name, bucket = found
         if not bucket:  # a tool of the caller's own, not registered here (an agent's MCP tools)
             bucket = self._bucket_for(tool)
@@ -306,24 +395,49 @@ class ToolExecutor:
                 pending = Pending(tool, name, bucket, call_id, dict(seen.args), context, start)
                 pending.key = key
                 return pending
-        pending = Pending(tool, name, bucket, call_id, args, context, start)
+        return self._validated(Pending(tool, name, bucket, call_id, args, context, start), plain)
+
+    def _validated(self, pending: Pending, plain: bool) -> ToolResult | Pending:
+        """Validate a call met for the first time (its arguments not seen before) and look up its result."""
+        tool, raw = pending.tool, pending.args
         try:
-            pending.args = tool.validate_args(args)
+            pending.args = tool.validate_args(raw)
         except ToolArgumentsError as exc:
             return self._invalid(pending, exc)
-        known = known_keys(tool.args_schema) if plain else None
-        dropped = None if known is None or known.issuperset(args) else tool.dropped_args(args)
+        dropped = plain and self._dropped(pending, raw)
+        cache = self.cache
+        if cache is None or tool.cache_function is never_cache:
+            return pending
+        pending.key = key = cache_key(pending.bucket, pending.args, tool.injected_params)
+        if key is None:
+            return pending
+        if plain and not dropped:
+            self._recall.keep(tool, pending.name, raw, dict(pending.args), key, self._tally.of(pending.bucket))
+        name = pending.name
+        hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, pending.context)
+        return self._hit(pending, value) if hit else pending
+
+    def _dropped(self, pending: Pending, raw: dict[str, Any]) -> bool:
+        """Whether the model sent arguments the tool does not take (left out, and announced)."""
+        known = known_keys(pending.tool.args_schema)
+        if known is None or known.issuperset(raw):
+            return False
+        dropped = pending.tool.dropped_args(raw)
         if dropped and bus.enabled("tool.args_dropped"):
-            emit_args_dropped(name, dropped, context, self._run_id(context))
-        if cache is not None and tool.cache_function is not never_cache:
-            pending.key = key = cache_key(bucket, pending.args, tool.injected_params)
-            if key is not None:
-                if plain and not dropped:
-                    self._recall.keep(tool, name, args, dict(pending.args), key, self._tally.of(bucket))
-                hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
-                if hit:
-                    return self._hit(pending, value)
-        return pending
+            emit_args_dropped(pending.name, dropped, pending.context, self._run_id(pending.context))
+        return bool(dropped)
+
+    def _unknown(
+        self,
+        requested: str,
+        args: Any,
+        call_id: str,
+        tools: Sequence[BaseTool] | None,
+        context: RunContext | None,
+        start: float,
+    ) -> ToolResult:
+        available = self._registry.by_name.values() if tools is None else tools
+        return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
 
     def _read(self, cache: CacheBackend, key: str, name: str, context: RunContext | None) -> tuple[bool, Any]:
         return cache_guard.read(cache, key, name, context, self.run_id)
