@@ -5,13 +5,15 @@ A dict of arguments gives back the plain result; a tool call (a ``ToolCall`` or 
 Failures become observations per ``handle_validation_error`` / ``handle_tool_error``.
 
 The functions here only assemble steps a tool defines (validate, claim, execute,
-format); :class:`ToolSteps` names them, so this module needs nothing from
+format) into one generator, ``_steps``, that ``invoke`` and ``ainvoke`` drive (one runs the tool
+inline, the other awaits it); :class:`ToolSteps` names them, so this module needs nothing from
 ``crew.tools.base`` (which calls into it) and a type checker sees every step it uses.
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Generator
 from time import perf_counter
 from typing import Any, Literal, Protocol
 
@@ -22,6 +24,8 @@ from crew.errors import ToolArgumentsError
 from crew.tools.messages import RunContext, ToolCall, ToolResult, new_call_id
 
 ToolInput = ToolCall | dict[str, Any] | str
+_Run = tuple[dict[str, Any], RunContext | None]
+"""The run step an invocation yields: the validated arguments and the context the tool receives."""
 
 
 class ToolSteps(Protocol):
@@ -49,18 +53,47 @@ class ToolSteps(Protocol):
 
 def invoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None) -> Any:
     """Arguments dict -> the result; tool call ``{"name","args","id","type":"tool_call"}`` -> ToolResult."""
+    steps = _steps(tool, input, context)
+    try:
+        validated, call_context = next(steps)
+        try:
+            raw = tool._execute_sync(validated, call_context)
+            if inspect.isawaitable(raw):
+                raw = run_blocking(raw)
+        except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
+            raw = _Raised(exc)
+        steps.send(raw)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("the steps end once the tool has run")
+
+
+async def ainvoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None) -> Any:
+    """:func:`invoke` from async code: a sync tool runs in a worker thread."""
+    steps = _steps(tool, input, context)
+    try:
+        validated, call_context = next(steps)
+        try:
+            raw = await tool._execute(validated, call_context)
+        except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
+            raw = _Raised(exc)
+        steps.send(raw)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("the steps end once the tool has run")
+
+
+def _steps(tool: ToolSteps, input: ToolInput, context: RunContext | None) -> Generator[_Run, Any, Any]:
+    """An invocation written once: it yields the validated arguments and context for the driver to
+    run the tool with, and gets the tool's value (or ``_Raised``) back; it returns what the caller gets."""
     args, call_id = _read_input(tool, input)
     started = perf_counter()
     validated = _admit(tool, args)
     if isinstance(validated, _Outcome):  # invalid arguments, or no usage slot left
         return _deliver(tool, call_id, started, validated)
-    try:
-        raw = tool._execute_sync(validated, _call_context(tool, context, call_id))
-        if inspect.isawaitable(raw):
-            raw = run_blocking(raw)
-    except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
-        return _deliver(tool, call_id, started, _failed(tool, exc))
-    return _deliver(tool, call_id, started, _succeeded(tool, raw))
+    raw = yield validated, _call_context(tool, context, call_id)
+    outcome = _failed(tool, raw.error) if isinstance(raw, _Raised) else _succeeded(tool, raw)
+    return _deliver(tool, call_id, started, outcome)
 
 
 def _admit(tool: ToolSteps, args: dict[str, Any]) -> dict[str, Any] | _Outcome:
@@ -73,20 +106,6 @@ def _admit(tool: ToolSteps, args: dict[str, Any]) -> dict[str, Any] | _Outcome:
     if refusal is not None:
         return _Outcome("error", refusal, refused=True)
     return validated
-
-
-async def ainvoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None) -> Any:
-    """The async twin of :func:`invoke`."""
-    args, call_id = _read_input(tool, input)
-    started = perf_counter()
-    validated = _admit(tool, args)
-    if isinstance(validated, _Outcome):  # invalid arguments, or no usage slot left
-        return _deliver(tool, call_id, started, validated)
-    try:
-        raw = await tool._execute(validated, _call_context(tool, context, call_id))
-    except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
-        return _deliver(tool, call_id, started, _failed(tool, exc))
-    return _deliver(tool, call_id, started, _succeeded(tool, raw))
 
 
 def batch(tool: ToolSteps, inputs: list[Any], max_concurrency: int | None = None) -> list[Any]:
@@ -168,6 +187,15 @@ def _deliver(tool: ToolSteps, call_id: str | None, started: float, outcome: _Out
         refused=outcome.refused,
         duration=perf_counter() - started,
     )
+
+
+class _Raised:
+    """What a driver sends back when the tool raised."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
 
 
 class _Outcome:
