@@ -178,7 +178,7 @@ class ToolExecutor:
             step = flow.send(None)
             while True:
                 try:
-                    reply = self._answer(step)
+                    reply = self._run_inline(step) if type(step) is Pending else self._answer(step)
                 except BaseException as exc:  # noqa: BLE001 - the pipeline counts and cleans up, then re-raises
                     step = flow.throw(exc)
                 else:
@@ -206,10 +206,8 @@ class ToolExecutor:
         except StopIteration as done:
             return done.value
 
-    def _answer(self, step: Step) -> Any:
-        """What the pipeline asked for, done from sync code."""
-        if type(step) is Pending:
-            return self._run_inline(step)
+    def _answer(self, step: Future[Any] | ApprovalRequest) -> Any:
+        """What the pipeline asked for other than a run, done from sync code."""
         if isinstance(step, Future):
             # Blocking on a leader that may be a task of the loop running in this very
             # thread would deadlock; such a caller runs the tool itself instead.
@@ -306,9 +304,11 @@ class ToolExecutor:
             if stop is not None:
                 return stop
         if pending.key is not None:
-            shared = yield from self._joined(pending)
-            if shared is not NOT_SHARED:
-                return self._hit(pending, shared)
+            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
+            if waiting is not None:  # an identical call is in flight (or just stored its value)
+                shared = yield from self._joined(pending, waiting)
+                if shared is not NOT_SHARED:
+                    return self._hit(pending, shared)
         try:
             if not self._usage.claim(pending.bucket, tool.max_usage_count, self.limits):
                 return self._refused(pending)
@@ -325,13 +325,11 @@ class ToolExecutor:
             if pending.leading:
                 self._flight.release(pending)
 
-    def _joined(self, pending: Pending) -> Generator[Future[Any], Any, Any]:
-        """Lead the identical calls in flight (``NOT_SHARED``: run the tool), or the value the leader
-        stored; a driver that cannot wait (see ``_answer``) answers ``NOT_SHARED`` too."""
+    def _joined(self, pending: Pending, waiting: Future[Any]) -> Generator[Future[Any], Any, Any]:
+        """The value the leader of identical calls stored, or ``NOT_SHARED`` when this call must run
+        the tool: the leader stored nothing, this call took the lead from a cancelled one, or its
+        driver cannot wait (see ``_answer``)."""
         while True:
-            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
-            if waiting is None:
-                return NOT_SHARED
             try:
                 shared = yield waiting
             except BaseException:  # cancelled while waiting: still a call that named the tool
@@ -340,6 +338,10 @@ class ToolExecutor:
             if shared is not LEADER_GONE:
                 return shared
             # the leader was cancelled: lead (or follow the waiter who does)
+            again = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
+            if again is None:
+                return NOT_SHARED
+            waiting = again
 
     def _decided(self, request: ApprovalRequest) -> Any:
         """A decision given beforehand (``approvals=`` of a resumed run), taken once."""
@@ -404,7 +406,10 @@ class ToolExecutor:
             pending.args = tool.validate_args(raw)
         except ToolArgumentsError as exc:
             return self._invalid(pending, exc)
-        dropped = plain and self._dropped(pending, raw)
+        dropped = False
+        if plain:
+            known = known_keys(tool.args_schema)
+            dropped = known is not None and not known.issuperset(raw) and self._dropped(pending, raw)
         cache = self.cache
         if cache is None or tool.cache_function is never_cache:
             return pending
@@ -419,9 +424,6 @@ class ToolExecutor:
 
     def _dropped(self, pending: Pending, raw: dict[str, Any]) -> bool:
         """Whether the model sent arguments the tool does not take (left out, and announced)."""
-        known = known_keys(pending.tool.args_schema)
-        if known is None or known.issuperset(raw):
-            return False
         dropped = pending.tool.dropped_args(raw)
         if dropped and bus.enabled("tool.args_dropped"):
             emit_args_dropped(pending.name, dropped, pending.context, self._run_id(pending.context))
