@@ -98,6 +98,10 @@ class _Builder:
             return _union([self.annotation({**sub, "type": k}, path, name) for k in kind])
         if kind in _SCALARS:
             return _SCALARS[kind]
+        return self.container(kind, sub, path, name)
+
+    def container(self, kind: Any, sub: dict[str, Any], path: str, name: str) -> Any:
+        """An array, an object (a model when it lists properties), or anything (no type given)."""
         if kind == "array":
             items = sub.get("items")
             return list[self.annotation(items, f"{path}[]", name)] if isinstance(items, dict) else list[Any]

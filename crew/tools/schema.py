@@ -211,25 +211,35 @@ def strict_schema(
     root = schema if root is None else root
     ref = schema.get("$ref")
     if isinstance(ref, str) and len(schema) > 1 and ref.startswith("#/") and ref not in expanding:
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
         siblings = {key: value for key, value in schema.items() if key != "$ref"}
-        return strict_schema({**target, **siblings}, root, expanding | {ref})
+        return strict_schema({**_resolve_ref(root, ref), **siblings}, root, expanding | {ref})
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: strict_schema(sub, root, expanding) for name, sub in value.items()}
-        elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
-            out[key] = strict_schema(value, root, expanding)
-        elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
-            out[key] = [strict_schema(sub, root, expanding) for sub in value]
-        elif not (key == "default" and value is None):
-            out[key] = value
+        if not (key == "default" and value is None):
+            out[key] = _strict_value(key, value, root, expanding)
     if "properties" in out or (out.get("type") == "object" and "additionalProperties" not in out):
         out["required"] = list(out.get("properties", {}))
         out["additionalProperties"] = False
     return out
+
+
+def _resolve_ref(root: dict[str, Any], ref: str) -> Any:
+    """The schema a local ``#/...`` reference points at (empty when it points nowhere)."""
+    target: Any = root
+    for part in ref[2:].split("/"):
+        target = target.get(part, {}) if isinstance(target, dict) else {}
+    return target
+
+
+def _strict_value(key: str, value: Any, root: dict[str, Any], expanding: frozenset[str]) -> Any:
+    """One keyword's value in strict form: the subschemas it holds made strict, anything else as it is."""
+    if key in _SCHEMA_MAPS and isinstance(value, dict):
+        return {name: strict_schema(sub, root, expanding) for name, sub in value.items()}
+    if key in ("items", "additionalProperties", "not") and isinstance(value, dict):
+        return strict_schema(value, root, expanding)
+    if key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
+        return [strict_schema(sub, root, expanding) for sub in value]
+    return value
 
 
 def _drop_titles(node: Any) -> Any:
