@@ -82,7 +82,7 @@ class Approval(BaseModel):
     @classmethod
     def edit(cls, arguments: dict[str, Any]) -> Approval:
         """Run the call, with ``arguments`` instead of the model's (validated like any call's)."""
-        if not isinstance(arguments, dict):
+        if not isinstance(arguments, dict):  # pyright: ignore[reportUnnecessaryIsInstance] - callers outside typed code pass anything
             raise TypeError(f"Approval.edit takes the new arguments as a dict, got {type(arguments).__name__}")
         return cls(decision="edit", arguments=arguments)
 

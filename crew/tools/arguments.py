@@ -77,7 +77,7 @@ def _build(model: type[BaseModel]) -> SchemaValidator | None:
         schema: Any = model.__pydantic_core_schema__
         if schema.get("type") != "model" or any(schema.get(k) for k in ("custom_init", "root_model", "post_init")):
             return None
-        inner = schema.get("schema") or {}
+        inner: dict[str, Any] = schema.get("schema") or {}
         config = dict(schema.get("config") or {})
         if inner.get("type") != "model-fields" or config.get("extra_fields_behavior") == "forbid":
             return None

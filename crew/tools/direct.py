@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Generator
 from time import perf_counter
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from pydantic import BaseModel
 
@@ -57,7 +57,7 @@ def invoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None)
     try:
         validated, call_context = next(steps)
         try:
-            raw = tool._execute_sync(validated, call_context)
+            raw = tool._execute_sync(validated, call_context)  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
             if inspect.isawaitable(raw):
                 raw = run_blocking(raw)
         except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
@@ -74,7 +74,7 @@ async def ainvoke(tool: ToolSteps, input: ToolInput, context: RunContext | None 
     try:
         validated, call_context = next(steps)
         try:
-            raw = await tool._execute(validated, call_context)
+            raw = await tool._execute(validated, call_context)  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
         except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
             raw = _Raised(exc)
         steps.send(raw)
@@ -102,7 +102,7 @@ def _admit(tool: ToolSteps, args: dict[str, Any]) -> dict[str, Any] | _Outcome:
         validated = tool.validate_args(args)
     except ToolArgumentsError as exc:
         return _refused_arguments(tool, exc)
-    refusal = tool._claim_usage()
+    refusal = tool._claim_usage()  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
     if refusal is not None:
         return _Outcome("error", refusal, refused=True)
     return validated
@@ -115,7 +115,11 @@ def batch(tool: ToolSteps, inputs: list[Any], max_concurrency: int | None = None
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=max_concurrency or min(32, len(inputs))) as pool:
-        return list(pool.map(lambda item: invoke(tool, item), inputs))
+
+        def one(item: Any) -> Any:
+            return invoke(tool, item)
+
+        return list(pool.map(one, inputs))
 
 
 async def abatch(tool: ToolSteps, inputs: list[Any], max_concurrency: int | None = None) -> list[Any]:
@@ -134,12 +138,14 @@ async def abatch(tool: ToolSteps, inputs: list[Any], max_concurrency: int | None
 def _read_input(tool: ToolSteps, input: Any) -> tuple[Any, str | None]:
     if isinstance(input, ToolCall):
         return input.args, input.id
-    if isinstance(input, dict) and input.get("type") == "tool_call":
-        return input.get("args") or {}, input.get("id") or new_call_id()
+    if isinstance(input, dict):
+        call = cast("dict[str, Any]", input)
+        if call.get("type") == "tool_call":
+            return call.get("args") or {}, call.get("id") or new_call_id()
     fields = tool.args_schema.model_fields
     if isinstance(input, str) and fields:  # LangChain: text is the first argument
         return {next(iter(fields)): input}, None
-    return input, None
+    return cast(Any, input), None
 
 
 def _call_context(tool: ToolSteps, context: RunContext | None, call_id: str | None) -> RunContext | None:

@@ -38,7 +38,7 @@ _ENTRY = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_]\w*)\s*(?:\([^)]*\))?\s*:\s*(?P<
 @dataclass
 class ParsedDocstring:
     summary: str
-    args: dict[str, str] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict[str, str])
     has_args_section: bool = False
 
 

@@ -17,12 +17,13 @@ from pydantic import BaseModel, ValidationError, create_model
 
 from crew.common.blocking import in_thread, run_blocking
 from crew.errors import ToolDefinitionError
-from crew.tools.base import _PLAIN, BaseTool
+from crew.tools.base import NEVER_AWAITABLE, BaseTool
 from crew.tools.docstrings import parse_google_docstring
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.messages import RunContext
 from crew.tools.options import is_async_callable, pick_description
 from crew.tools.portable_schema import generated
+from crew.tools.prepared import ToolRuntime
 from crew.tools.schema import (
     annotation_description,
     args_config,
@@ -71,7 +72,7 @@ class Tool(BaseTool):
         injected context): validate, claim a usage slot, call. Every other case takes the general path."""
         state: dict[str, Any] = self.__dict__  # pyright: ignore[reportAssignmentType] - read (and written) past pydantic's attribute machinery
         func = state["func"]
-        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
         if args or func is None or rt.injected:
             return super().run(*args, **kwargs)
         schema, validator = rt.fields
@@ -98,14 +99,15 @@ class Tool(BaseTool):
         state["current_usage_count"] = count + 1
         lock.release()
         result = func(**validated)
-        if type(result) not in _PLAIN and isawaitable(result):
+        if type(result) not in NEVER_AWAITABLE and isawaitable(result):
             result = run_blocking(result)
         return result
 
     def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """The function called directly (two calls fewer than through ``_run``) when nothing is injected."""
         func = self.func
-        if func is None or self.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript]
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
+        if func is None or rt.injected:
             return super()._execute_sync(validated, context)
         return func(**validated)
 

@@ -6,7 +6,7 @@ Nothing here runs per call.
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -43,7 +43,7 @@ def pick_description(explicit: str | None, docstring: str | None, schema: Any) -
     if docstring and inspect.cleandoc(docstring):
         return inspect.cleandoc(docstring)
     if isinstance(schema, dict):
-        return schema.get("description") or None
+        return cast("dict[str, Any]", schema).get("description") or None
     own = schema.__dict__.get("__doc__") if isinstance(schema, type) else None
     return inspect.cleandoc(own) if own and inspect.cleandoc(own) else None
 

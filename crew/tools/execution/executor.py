@@ -49,7 +49,7 @@ from crew.tools.approval import (
     take_decision,
 )
 from crew.tools.arguments import known_keys
-from crew.tools.base import _PLAIN, BaseTool
+from crew.tools.base import NEVER_AWAITABLE, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
 from crew.tools.execution import caching as cache_guard
 from crew.tools.execution.caching import Recall, Seen
@@ -178,7 +178,7 @@ class ToolExecutor:
             step = flow.send(None)
             while True:
                 try:
-                    reply = self._run_inline(step) if type(step) is Pending else self._answer(step)
+                    reply = self._run_inline(step) if type(step) is Pending else self._answer(step)  # pyright: ignore[reportArgumentType] - no Pending
                 except BaseException as exc:  # noqa: BLE001 - the pipeline counts and cleans up, then re-raises
                     step = flow.throw(exc)
                 else:
@@ -228,8 +228,8 @@ class ToolExecutor:
     def _run_inline(self, pending: Pending) -> Any:
         """The tool run in this thread (an async tool on a loop of its own): its value, or ``Raised``."""
         try:
-            raw = pending.tool._execute_sync(pending.args, pending.tool_context(self.run_id))
-            if type(raw) not in _PLAIN and isawaitable(raw):
+            raw = pending.tool._execute_sync(pending.args, pending.tool_context(self.run_id))  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
+            if type(raw) not in NEVER_AWAITABLE and isawaitable(raw):
                 raw = run_blocking(raw)
         except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
             return Raised(exc)
@@ -244,7 +244,7 @@ class ToolExecutor:
     async def _run_awaited(self, pending: Pending) -> Any:
         """The tool run from async code (a sync tool in a worker thread): its value, or ``Raised``."""
         try:
-            return await pending.tool._execute(pending.args, pending.tool_context(self.run_id))
+            return await pending.tool._execute(pending.args, pending.tool_context(self.run_id))  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
         except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
             return Raised(exc)
         except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
@@ -370,6 +370,7 @@ class ToolExecutor:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
         # ``type is`` first: isinstance against a pydantic model class goes through ABCMeta (slow)
+        args: Any
         if type(call) is ToolCall or isinstance(call, ToolCall):
             requested, args, call_id = call.name, call.args, call.id
         else:
@@ -386,7 +387,7 @@ class ToolExecutor:
         plain = type(args) is dict
         if plain and cache is not None:
             try:  # ``caching.raw_key`` inlined: this is every repeated call
-                seen = self._seen.get(dumps((id(tool), args), 2))
+                seen = self._seen.get(dumps((id(tool), args), 2))  # pyright: ignore[reportUnknownArgumentType] - a model's JSON
             except ValueError:  # a value marshal cannot write exactly: validated below
                 seen = None
             if seen is not None and seen.tool is tool:  # validated before: same arguments, same key

@@ -8,6 +8,7 @@ tools) only reaches those, and runs the caller's own instance.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any, cast
 
 from pydantic import BaseModel as PydanticModel
 
@@ -22,12 +23,15 @@ def as_tools(tools: Iterable[BaseTool]) -> list[BaseTool]:
     """``tools`` as BaseTools: LangChain and CrewAI tool objects adapted, anything else refused."""
     if isinstance(tools, BaseTool):
         raise TypeError(f"register a list of tools, got the single tool '{tools.name}': wrap it in a list")
-    tools = [tool if isinstance(tool, BaseTool) else adapt_tool(tool) or tool for tool in tools]
-    for tool in tools:
+    given: list[Any] = list(tools)  # anything a user put in tools=, not only BaseTools
+    adapted = [tool if isinstance(tool, BaseTool) else adapt_tool(tool) or tool for tool in given]
+    checked: list[BaseTool] = []
+    for tool in adapted:
         if not isinstance(tool, BaseTool):
             what = getattr(tool, "__name__", None) or type(tool).__name__
             raise TypeError(f"{what!r} is not a tool: decorate the function with @tool, or subclass BaseTool")
-    return tools
+        checked.append(tool)
+    return checked
 
 
 def one_tool_per_name(tools: list[BaseTool]) -> list[BaseTool]:
@@ -156,7 +160,8 @@ def _settings(tool: BaseTool) -> dict[str, object]:
     settings = {key: value for key, value in vars(tool).items() if key != "current_usage_count"}
     wrapped = settings.get("wrapped")  # an adapted LangChain or CrewAI tool: copies wrap equal objects
     if wrapped is not None and hasattr(wrapped, "__dict__"):
-        theirs = {k: _comparable(v) for k, v in vars(wrapped).items() if k != "current_usage_count"}
+        fields = cast("dict[str, object]", vars(wrapped))
+        theirs = {k: _comparable(v) for k, v in fields.items() if k != "current_usage_count"}
         settings["wrapped"] = (type(wrapped), theirs)
     recipe = recipe_of(tool.args_schema)
     if recipe is not None:  # a generated model: one function wrapped twice gets two equal classes
@@ -170,4 +175,4 @@ def _comparable(value: object) -> object:
     """A model class by what it declares: CrewAI builds each tool instance an argument class of its own."""
     if isinstance(value, type) and issubclass(value, PydanticModel):
         return (value.__name__, value.model_json_schema())
-    return value
+    return cast(object, value)  # not a class pyright can name: compared as it is
