@@ -28,7 +28,7 @@ from tool_overhead import FLOOR, ROWS, beside_floor
 from crew.common.events import bus
 from crew.common.secrets import generation
 from crew.tools import ToolCall, ToolExecutor, tool
-from crew.tools.execution.results import build_result
+from crew.tools.execution.call import build_result
 from crew.tools.messages import ToolResult
 
 
@@ -51,7 +51,7 @@ LOCK: threading.Lock = EXECUTOR._lock
 def inlined_hit(call: ToolCall) -> ToolResult | None:
     start = perf_counter()
     requested, args, call_id = call.name, call.args, call.id
-    tool_, name = LOOKUP[requested]
+    tool_, name, _ = LOOKUP[requested]
     seen = SEEN.get(dumps((id(tool_), args), 2))
     if seen is None or seen.tool is not tool_:
         return None

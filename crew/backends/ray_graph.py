@@ -137,7 +137,7 @@ def run_task_on_worker(
 
     executor = ToolExecutor(cache=LedgerCache(ledger) if cached else False, run_id=run_id, limits=LedgerLimits(ledger))
     # the driver's scopes: a different tool of a taken name stays apart in the ledger's cache and limits
-    executor.register(_task_tools(task), scopes=scopes)
+    executor.register(_task_tools(task), buckets=scopes)
     from crew.agent.scope import RunScope
 
     scope = RunScope(run_id=run_id, executor=executor, llm=llm, human_feedback=_accept)
@@ -298,7 +298,7 @@ class RayTaskRunner:
         arguments = (
             *(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False),
             wanted((RECORDED | TURNS) - {"task.start"}),  # the driver says when its task starts
-            [scope.executor.scope_of(tool) for tool in _task_tools(task)],
+            [scope.executor.bucket_of(tool) for tool in _task_tools(task)],
         )
         live = scope.relayed  # someone streams the run: the worker sends its events as they happen
         ref = None if live else remote(run_task_on_worker).options(**options).remote(*arguments)

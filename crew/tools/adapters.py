@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field
 
@@ -33,7 +33,7 @@ from crew.tools.base import BaseTool
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.messages import new_call_id, to_text
 from crew.tools.options import is_async_callable
-from crew.tools.prepared import _Runtime
+from crew.tools.prepared import ToolRuntime
 from crew.tools.schema import model_name_for
 
 __all__ = ["ForeignTool", "adapt_tool", "foreign_kind"]
@@ -59,7 +59,10 @@ def foreign_kind(obj: Any) -> Kind | None:
 
 def foreign_class(obj: Any) -> bool:
     """A LangChain or CrewAI tool class (named by import path in YAML): instantiate, then adapt."""
-    return isinstance(obj, type) and not issubclass(obj, BaseTool) and _from_module(obj, "langchain", "crewai", cls=obj)
+    if not isinstance(obj, type) or issubclass(obj, BaseTool):
+        return False
+    cls = cast("type[object]", obj)
+    return _from_module(cls, "langchain", "crewai", cls=cls)
 
 
 def adapt_tool(obj: Any) -> BaseTool | None:
@@ -104,7 +107,7 @@ class ForeignTool(BaseTool):
         super().model_post_init(context)
         if self.kind == "langchain":  # the call's RunContext comes along: its id is the model's tool-call id
             rt = self._rt
-            self._rt = _Runtime(rt.native_async, rt.async_only, frozenset({_CALL}))
+            self._rt = ToolRuntime(rt.native_async, rt.async_only, frozenset({_CALL}))
 
     def _has_native_async(self) -> bool:
         return self.native_async
@@ -203,7 +206,7 @@ def _langchain_async(obj: Any) -> bool:
     """A coroutine (``@tool`` on an ``async def``) or an ``_arun`` of the user's own; else threads."""
     if getattr(obj, "coroutine", None) is not None:
         return True
-    owner = _defining_class(type(obj), "_arun")
+    owner = _defining_class(cast("type[object]", type(obj)), "_arun")
     return owner is not None and not owner.__module__.startswith("langchain")
 
 
@@ -239,7 +242,7 @@ def _crewai_description(text: str) -> str:
 def _crewai_async(obj: Any) -> bool:
     if _is_async(getattr(obj, "func", None)):
         return True
-    owner = _defining_class(type(obj), "_arun")
+    owner = _defining_class(cast("type[object]", type(obj)), "_arun")
     return owner is not None and not owner.__module__.startswith("crewai") and _is_async(getattr(obj, "_arun", None))
 
 
@@ -248,9 +251,9 @@ def _schema_model(schema: Any, name: str) -> type[BaseModel]:
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return schema
     if isinstance(schema, type) and callable(getattr(schema, "schema", None)):  # pydantic.v1
-        schema = schema.schema()
+        schema = cast(Any, schema).schema()
     if isinstance(schema, dict):
-        return model_from_json_schema(schema, model_name_for(name), tool_name=name)
+        return model_from_json_schema(cast("dict[str, Any]", schema), model_name_for(name), tool_name=name)
     raise ToolDefinitionError(
         f"Tool '{name}': cannot read its argument schema ({type(schema).__name__}); "
         "give it a pydantic model class or a JSON-schema dict as args_schema"
@@ -269,9 +272,8 @@ def _message_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = [
-            item if isinstance(item, str) else item.get("text") for item in content if isinstance(item, str | dict)
-        ]
+        items = cast("list[object]", content)
+        parts = [_block_text(item) for item in items if isinstance(item, str | dict)]  # pyright: ignore[reportUnknownArgumentType] - a block's keys are not known
         texts = [part for part in parts if isinstance(part, str)]
         if len(texts) == len(parts):
             return "\n".join(texts)
@@ -281,6 +283,11 @@ def _message_text(content: Any) -> str:
 def _from_module(obj: Any, *prefixes: str, cls: type | None = None) -> bool:
     mro = (cls or type(obj)).__mro__
     return any(klass.__name__ == "BaseTool" and klass.__module__.startswith(prefixes) for klass in mro)
+
+
+def _block_text(item: object) -> object:
+    """A content block's text: a string as it is, a ``{"text": ...}`` block's text."""
+    return item if isinstance(item, str) else cast("dict[str, object]", item).get("text")
 
 
 def _defining_class(cls: type, attr: str) -> type | None:

@@ -6,12 +6,20 @@ single flight: an approved call then runs once like any other; a denied one beco
 error observation ("denied by a person: ...") and a call still waiting comes back
 ``pending`` (neither consumes a slot, neither is ever cached). Who answers is the run's
 business (an ``approver`` callable, a terminal prompt, or nobody: the run pauses).
+
+The executor's approval step is ``approval``: from the call's name, arguments and context it
+works out a ``Verdict`` (go on, a result, or edited arguments) that the executor applies. A
+decision made beforehand (a resumed run's ``approvals=``) is taken first, then the approver is
+asked; without either the call comes back ``pending`` and its run pauses. The step is a
+generator that yields the request when the approver must be asked, so the executor's sync and
+async drivers each ask in their own way (a sync approver runs in a worker thread from async code).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,7 +36,9 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "DecisionKey",
+    "Verdict",
     "announce_decision",
+    "approval",
     "ask_approver",
     "check_decision_keys",
     "check_edited_arguments",
@@ -72,7 +82,7 @@ class Approval(BaseModel):
     @classmethod
     def edit(cls, arguments: dict[str, Any]) -> Approval:
         """Run the call, with ``arguments`` instead of the model's (validated like any call's)."""
-        if not isinstance(arguments, dict):
+        if not isinstance(arguments, dict):  # pyright: ignore[reportUnnecessaryIsInstance] - callers outside typed code pass anything
             raise TypeError(f"Approval.edit takes the new arguments as a dict, got {type(arguments).__name__}")
         return cls(decision="edit", arguments=arguments)
 
@@ -230,3 +240,57 @@ def announce_decision(request: ApprovalRequest, decision: Approval) -> None:
             task=request.task,
             agent=request.agent,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the approval step decided for one call; the executor applies it.
+
+    Nothing set: the call goes on as the model asked. ``arguments``: it runs with these
+    instead (a person's edit, still to be validated). ``denied``: it ends as an error with
+    this text. ``waiting``: nobody decided yet; this ``pending`` result goes back as it is.
+    """
+
+    arguments: dict[str, Any] | None = None
+    denied: str | None = None
+    waiting: ToolResult | None = None
+
+
+GO = Verdict()
+
+
+def approval(
+    rule: Any,
+    name: str,
+    args: dict[str, Any],
+    call_id: str,
+    context: RunContext | None,
+    run_id: str | None,
+    decided: Callable[[ApprovalRequest], Any],
+    asks: bool,
+) -> Generator[ApprovalRequest, Any, Verdict]:
+    """The verdict on one call whose tool has ``requires_approval`` (``rule``).
+
+    ``decided(request)`` takes a decision made beforehand (None: there is none); ``asks``: an
+    approver is there to ask, by yielding the request (the driver sends its answer back).
+    """
+    request = request_for(rule, name, args, call_id, context, run_id)
+    if request is None:
+        return GO
+    answer = decided(request)
+    if answer is None and asks:
+        answer = yield request
+    return verdict_of(request, answer)
+
+
+def verdict_of(request: ApprovalRequest, answer: Any) -> Verdict:
+    """An answer (True, False, an ``Approval``, None) as the verdict on ``request``'s call, announced."""
+    decision = Approval.of(answer)
+    if decision is None:
+        return Verdict(waiting=waiting_result(request))
+    announce_decision(request, decision)
+    if decision.decision == "deny":
+        return Verdict(denied=f"denied by a person: {decision.reason or 'no reason given'}")
+    if decision.decision == "edit":
+        return Verdict(arguments=decision.arguments or {})
+    return GO

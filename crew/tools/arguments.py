@@ -8,6 +8,8 @@ dict, the extras and the fields set. It is used only where it means the same thi
 the whole model: no custom ``__init__``, no ``model_post_init``, no model validators (they
 wrap the ``model`` layer), no shared definitions, extras not forbidden. Everything else
 takes the model's own validator, so behaviour never depends on the shortcut.
+
+``known_keys`` says which keys a model's arguments may hold (the rest is dropped).
 """
 
 from __future__ import annotations
@@ -18,6 +20,24 @@ from pydantic import BaseModel
 from pydantic_core import SchemaValidator
 
 _VALIDATORS: dict[type[BaseModel], SchemaValidator | None] = {}
+
+_KNOWN_KEYS: dict[type[BaseModel], frozenset[str] | None] = {}
+
+
+def known_keys(model: type[BaseModel]) -> frozenset[str] | None:
+    """Field names and aliases of ``model``; None when it keeps extras (nothing is dropped)."""
+    try:
+        return _KNOWN_KEYS[model]
+    except KeyError:
+        pass
+    if model.model_config.get("extra") == "allow":
+        keys = None
+    else:
+        keys = frozenset(model.model_fields) | frozenset(f.alias for f in model.model_fields.values() if f.alias)
+    if len(_KNOWN_KEYS) > 4096:
+        _KNOWN_KEYS.clear()
+    _KNOWN_KEYS[model] = keys
+    return keys
 
 
 def validate_fields(model: type[BaseModel], args: Any) -> dict[str, Any]:
@@ -57,7 +77,7 @@ def _build(model: type[BaseModel]) -> SchemaValidator | None:
         schema: Any = model.__pydantic_core_schema__
         if schema.get("type") != "model" or any(schema.get(k) for k in ("custom_init", "root_model", "post_init")):
             return None
-        inner = schema.get("schema") or {}
+        inner: dict[str, Any] = schema.get("schema") or {}
         config = dict(schema.get("config") or {})
         if inner.get("type") != "model-fields" or config.get("extra_fields_behavior") == "forbid":
             return None

@@ -19,7 +19,7 @@ import inspect
 import json
 from abc import ABC
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from pydantic import (
     BaseModel,
@@ -35,7 +35,7 @@ from pydantic import (
 from crew.common.blocking import in_thread, run_blocking
 from crew.errors import ToolArgumentsError, ToolDefinitionError
 from crew.tools import direct as invocation
-from crew.tools.arguments import validate_fields
+from crew.tools.arguments import known_keys, validate_fields
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.messages import RunContext, ToolCall, to_text
 from crew.tools.options import (
@@ -43,11 +43,10 @@ from crew.tools.options import (
     always_cache,
     declared_default,
     definition_error,
-    known_keys,
     pick_description,
 )
 from crew.tools.portable_schema import ShippedSchema, generated, recipe_of
-from crew.tools.prepared import _Runtime
+from crew.tools.prepared import ToolRuntime
 from crew.tools.schema import (
     args_hint,
     build_args_model,
@@ -60,13 +59,13 @@ from crew.tools.schema import (
 
 ErrorHandler = bool | str | Callable[[Exception], str]
 
-_PLAIN = frozenset({str, int, float, bool, type(None), dict, list, tuple, bytes})
+NEVER_AWAITABLE = frozenset({str, int, float, bool, type(None), dict, list, tuple, bytes})
 """Result types that are never awaitable: ``inspect.isawaitable`` is skipped for them (a third of a cheap call)."""
 
 
 def signature_model(source: Callable[..., Any] | None, name: str) -> type[BaseModel]:
     """The argument model of a tool whose schema comes from ``source``'s signature (none: no arguments)."""
-    params, _ = signature_params(source, name) if source is not None else ([], frozenset())
+    params = signature_params(source, name)[0] if source is not None else []
     return build_args_model(model_name_for(name), params, tool_name=name)
 
 
@@ -84,7 +83,7 @@ class BaseTool(BaseModel, ABC):
     description: str
     args_schema: type[BaseModel] = None  # type: ignore[assignment]  # inferred when not given
     result_schema: type[BaseModel] | None = None
-    env_vars: list[EnvVar] = Field(default_factory=list)
+    env_vars: list[EnvVar] = Field(default_factory=list[EnvVar])
     cache_function: Callable[[dict[str, Any], Any], bool] = always_cache
     result_as_answer: bool = False
     max_usage_count: int | None = None
@@ -100,7 +99,9 @@ class BaseTool(BaseModel, ABC):
 
     # Read as self.__pydantic_private__["_rt"]: pydantic's private-attribute lookup costs ~2 µs
     # (it goes through a failed normal lookup first), more than the whole call budget allows.
-    _rt: _Runtime = PrivateAttr()
+    _rt: ToolRuntime = PrivateAttr()
+    if TYPE_CHECKING:  # set for every instance (model_post_init), never None as pydantic's annotation allows
+        __pydantic_private__: ClassVar[dict[str, Any]]  # pyright: ignore[reportIncompatibleVariableOverride]
 
     def __init__(self, /, **data: Any) -> None:
         try:
@@ -116,7 +117,7 @@ class BaseTool(BaseModel, ABC):
         """Fill in what was not given: result_as_answer from return_direct, schema, description."""
         if not isinstance(data, dict):
             return data
-        data = cls._normalize_implementation(dict(data))
+        data = cls._normalize_implementation(dict(cast("dict[str, Any]", data)))
         if "return_direct" in data:
             direct = data.pop("return_direct")
             given = data.get("result_as_answer")
@@ -185,7 +186,7 @@ class BaseTool(BaseModel, ABC):
     @classmethod
     def _env_var_names(cls, value: Any) -> Any:
         if isinstance(value, list):
-            return [EnvVar(name=item) if isinstance(item, str) else item for item in value]
+            return [EnvVar(name=item) if isinstance(item, str) else item for item in cast("list[Any]", value)]
         return value
 
     # -- pickling (a tool sent to a Ray worker) -------------------------------------
@@ -207,8 +208,8 @@ class BaseTool(BaseModel, ABC):
 
     def model_post_init(self, context: Any, /) -> None:
         source = type(self)._signature_source(vars(self))
-        injected = signature_params(source, self.name)[1] if source is not None else frozenset()
-        self._rt = _Runtime(self._has_native_async(), self._is_async_only(), injected)
+        injected = signature_params(source, self.name)[1] if source is not None else frozenset[str]()
+        self._rt = ToolRuntime(self._has_native_async(), self._is_async_only(), injected)
 
     def _has_native_async(self) -> bool:
         return type(self)._arun is not BaseTool._arun
@@ -236,12 +237,14 @@ class BaseTool(BaseModel, ABC):
     @property
     def injected_params(self) -> frozenset[str]:
         """Parameters the runtime fills with a ``RunContext`` (hidden from the model)."""
-        return self.__pydantic_private__["_rt"].injected  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
+        return rt.injected
 
     @property
     def is_async(self) -> bool:
         """True when the tool only has an async implementation."""
-        return self.__pydantic_private__["_rt"].async_only  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
+        return rt.async_only
 
     @property
     def return_direct(self) -> bool:
@@ -280,9 +283,10 @@ class BaseTool(BaseModel, ABC):
         try:
             return validate_fields(self.args_schema, args)
         except ValidationError as exc:
-            known = known_keys(self.args_schema) if isinstance(args, dict) else None
-            if known is not None and not known.issuperset(args):  # a schema with extra="forbid"
-                return self.validate_args({key: value for key, value in args.items() if key in known})
+            given = cast("dict[str, Any]", args) if isinstance(args, dict) else None
+            known = known_keys(self.args_schema) if given is not None else None
+            if given is not None and known is not None and not known.issuperset(given):  # extra="forbid"
+                return self.validate_args({key: value for key, value in given.items() if key in known})
             raise self._arguments_error(exc) from None
 
     def dropped_args(self, args: dict[str, Any]) -> list[str]:
@@ -296,7 +300,7 @@ class BaseTool(BaseModel, ABC):
 
     def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """Run in this thread. An async-only tool returns its coroutine for the caller to await."""
-        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
         if rt.injected:
             validated = _with_context(validated, rt.injected, context)
         if rt.async_only:
@@ -305,7 +309,7 @@ class BaseTool(BaseModel, ABC):
 
     async def _execute(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """Run from async code: native ``_arun``, or ``_run`` in a worker thread; results awaited."""
-        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
         if rt.injected:
             validated = _with_context(validated, rt.injected, context)
         if rt.native_async:
@@ -319,12 +323,13 @@ class BaseTool(BaseModel, ABC):
     def format_result(self, raw: Any) -> tuple[str, Any]:
         """``(content text, artifact)``; a ``content_and_artifact`` tool returns a 2-tuple."""
         if self.response_format == "content_and_artifact":
-            if not (isinstance(raw, tuple | list) and len(raw) == 2):
+            pair = cast("tuple[Any, ...] | list[Any]", raw) if isinstance(raw, tuple | list) else None
+            if pair is None or len(pair) != 2:
                 raise ValueError(
                     f"Tool '{self.name}' has response_format='content_and_artifact' and must return "
-                    f"a (content, artifact) tuple, got {type(raw).__name__}"
+                    f"a (content, artifact) tuple, got {type(cast(object, raw)).__name__}"
                 )
-            return to_text(raw[0]), raw[1]
+            return to_text(pair[0]), pair[1]
         return to_text(raw), None
 
     def format_error(self, exc: Exception) -> str | None:
@@ -345,7 +350,8 @@ class BaseTool(BaseModel, ABC):
         usage limit the limit message is returned and the tool does not run; errors
         raised by the tool propagate.
         """
-        if args or self.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript]
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
+        if args or rt.injected:
             validated, context = self._bind(args, kwargs)
         else:  # keyword arguments only: the common case, one validation and nothing else
             validated, context = self.validate_args(kwargs), None
@@ -353,7 +359,7 @@ class BaseTool(BaseModel, ABC):
         if refusal is not None:
             return refusal
         result = self._execute_sync(validated, context)
-        if type(result) not in _PLAIN and inspect.isawaitable(result):
+        if type(result) not in NEVER_AWAITABLE and inspect.isawaitable(result):
             result = run_blocking(result)
         return result
 
@@ -385,7 +391,8 @@ class BaseTool(BaseModel, ABC):
         return await invocation.abatch(self, inputs, max_concurrency)
 
     def reset_usage_count(self) -> None:
-        with self.__pydantic_private__["_rt"].usage.lock:  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
+        with rt.usage.lock:
             self.__dict__["current_usage_count"] = 0  # pyright: ignore[reportIndexIssue] - the instance dict, past pydantic's slow __setattr__
 
     # -- model-facing renderings --------------------------------------------------------
@@ -399,7 +406,7 @@ class BaseTool(BaseModel, ABC):
         """
         if type(self).parameters is not BaseTool.parameters:
             return self._render_description()
-        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
         key = (self.name, self.description, self.args_schema, self.result_schema)
         cached = rt.described
         if cached is None or cached[0] != key:
@@ -439,7 +446,8 @@ class BaseTool(BaseModel, ABC):
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], RunContext | None]:
         """Positional arguments map onto the schema's fields in order; a passed RunContext is kept."""
         context = None
-        injected = self.__pydantic_private__["_rt"].injected  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
+        injected = rt.injected
         if injected:
             for key in injected & kwargs.keys():
                 value = kwargs.pop(key)
@@ -453,7 +461,8 @@ class BaseTool(BaseModel, ABC):
 
     def _claim_usage(self) -> str | None:
         """Check the limit and count this use in one atomic step."""
-        with self.__pydantic_private__["_rt"].usage.lock:  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
+        with rt.usage.lock:
             limit = self.max_usage_count
             count = self.current_usage_count
             if limit is not None and count >= limit:

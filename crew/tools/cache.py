@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Iterable
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, cast, runtime_checkable
 
 from pydantic_core import PydanticSerializationError, to_jsonable_python
 
@@ -28,7 +29,10 @@ _MISS: tuple[bool, Any] = (False, None)
 _ABSENT = object()
 # The C encoder built once: json.dumps(sort_keys=True, separators=(",", ":")) rebuilds it
 # on every call, which would more than double the cost of a cache hit.
-_key_encoder = c_make_encoder(None, to_jsonable_python, encode_basestring, None, ":", ",", True, False, True)
+_key_encoder = cast(
+    "Callable[[Any, int], Iterable[str]]",
+    c_make_encoder(None, to_jsonable_python, encode_basestring, None, ":", ",", True, False, True),
+)
 
 
 def cache_key(tool_name: str, args: dict[str, Any], injected: frozenset[str] = frozenset()) -> str | None:
@@ -155,7 +159,7 @@ def as_backend(cache: bool | CacheBackend | None) -> CacheBackend | None:
         return InMemoryCache()
     if cache is False or cache is None:
         return None
-    if isinstance(cache, CacheBackend):
+    if isinstance(cache, CacheBackend):  # pyright: ignore[reportUnnecessaryIsInstance] - callers outside typed code pass anything
         return cache
     raise TypeError(
         "ToolExecutor(cache=...) takes True (in memory), False, or a backend with get/set/clear "

@@ -11,7 +11,7 @@ Forms (all return a ``Tool``)::
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from pydantic import BaseModel
 
@@ -81,7 +81,7 @@ def tool(
         raise ToolDefinitionError(f"{name_or_callable.name!r} is already a tool")
     if callable(name_or_callable):  # bare @tool, or tool(func, ...)
         return build_tool(name_or_callable, name=name, **options)
-    if name_or_callable is not None and not isinstance(name_or_callable, str):
+    if name_or_callable is not None and not isinstance(name_or_callable, str):  # pyright: ignore[reportUnnecessaryIsInstance] - callers outside typed code pass anything
         raise ToolDefinitionError(f"tool() takes a function or a name, got {type(name_or_callable).__name__}")
     chosen = _one_name(name_or_callable, name) if name_or_callable is not None else name
 
@@ -104,7 +104,7 @@ def wrap_functions(items: Any) -> Any:
     """
     if not isinstance(items, (list, tuple)):
         return items
-    return [as_crew_tool(item) for item in items]
+    return [as_crew_tool(item) for item in cast("list[Any] | tuple[Any, ...]", items)]
 
 
 def as_crew_tool(item: Any) -> Any:

@@ -5,15 +5,17 @@ A dict of arguments gives back the plain result; a tool call (a ``ToolCall`` or 
 Failures become observations per ``handle_validation_error`` / ``handle_tool_error``.
 
 The functions here only assemble steps a tool defines (validate, claim, execute,
-format); :class:`ToolSteps` names them, so this module needs nothing from
+format) into one generator, ``_steps``, that ``invoke`` and ``ainvoke`` drive (one runs the tool
+inline, the other awaits it); :class:`ToolSteps` names them, so this module needs nothing from
 ``crew.tools.base`` (which calls into it) and a type checker sees every step it uses.
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Generator
 from time import perf_counter
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 from pydantic import BaseModel
 
@@ -22,6 +24,8 @@ from crew.errors import ToolArgumentsError
 from crew.tools.messages import RunContext, ToolCall, ToolResult, new_call_id
 
 ToolInput = ToolCall | dict[str, Any] | str
+_Run = tuple[dict[str, Any], RunContext | None]
+"""The run step an invocation yields: the validated arguments and the context the tool receives."""
 
 
 class ToolSteps(Protocol):
@@ -49,18 +53,47 @@ class ToolSteps(Protocol):
 
 def invoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None) -> Any:
     """Arguments dict -> the result; tool call ``{"name","args","id","type":"tool_call"}`` -> ToolResult."""
+    steps = _steps(tool, input, context)
+    try:
+        validated, call_context = next(steps)
+        try:
+            raw = tool._execute_sync(validated, call_context)  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
+            if inspect.isawaitable(raw):
+                raw = run_blocking(raw)
+        except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
+            raw = _Raised(exc)
+        steps.send(raw)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("the steps end once the tool has run")
+
+
+async def ainvoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None) -> Any:
+    """:func:`invoke` from async code: a sync tool runs in a worker thread."""
+    steps = _steps(tool, input, context)
+    try:
+        validated, call_context = next(steps)
+        try:
+            raw = await tool._execute(validated, call_context)  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
+        except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
+            raw = _Raised(exc)
+        steps.send(raw)
+    except StopIteration as done:
+        return done.value
+    raise AssertionError("the steps end once the tool has run")
+
+
+def _steps(tool: ToolSteps, input: ToolInput, context: RunContext | None) -> Generator[_Run, Any, Any]:
+    """An invocation written once: it yields the validated arguments and context for the driver to
+    run the tool with, and gets the tool's value (or ``_Raised``) back; it returns what the caller gets."""
     args, call_id = _read_input(tool, input)
     started = perf_counter()
     validated = _admit(tool, args)
     if isinstance(validated, _Outcome):  # invalid arguments, or no usage slot left
         return _deliver(tool, call_id, started, validated)
-    try:
-        raw = tool._execute_sync(validated, _call_context(tool, context, call_id))
-        if inspect.isawaitable(raw):
-            raw = run_blocking(raw)
-    except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
-        return _deliver(tool, call_id, started, _failed(tool, exc))
-    return _deliver(tool, call_id, started, _succeeded(tool, raw))
+    raw = yield validated, _call_context(tool, context, call_id)
+    outcome = _failed(tool, raw.error) if isinstance(raw, _Raised) else _succeeded(tool, raw)
+    return _deliver(tool, call_id, started, outcome)
 
 
 def _admit(tool: ToolSteps, args: dict[str, Any]) -> dict[str, Any] | _Outcome:
@@ -69,24 +102,10 @@ def _admit(tool: ToolSteps, args: dict[str, Any]) -> dict[str, Any] | _Outcome:
         validated = tool.validate_args(args)
     except ToolArgumentsError as exc:
         return _refused_arguments(tool, exc)
-    refusal = tool._claim_usage()
+    refusal = tool._claim_usage()  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
     if refusal is not None:
         return _Outcome("error", refusal, refused=True)
     return validated
-
-
-async def ainvoke(tool: ToolSteps, input: ToolInput, context: RunContext | None = None) -> Any:
-    """The async twin of :func:`invoke`."""
-    args, call_id = _read_input(tool, input)
-    started = perf_counter()
-    validated = _admit(tool, args)
-    if isinstance(validated, _Outcome):  # invalid arguments, or no usage slot left
-        return _deliver(tool, call_id, started, validated)
-    try:
-        raw = await tool._execute(validated, _call_context(tool, context, call_id))
-    except Exception as exc:  # noqa: BLE001 - a tool failure is an observation for the model
-        return _deliver(tool, call_id, started, _failed(tool, exc))
-    return _deliver(tool, call_id, started, _succeeded(tool, raw))
 
 
 def batch(tool: ToolSteps, inputs: list[Any], max_concurrency: int | None = None) -> list[Any]:
@@ -96,7 +115,11 @@ def batch(tool: ToolSteps, inputs: list[Any], max_concurrency: int | None = None
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=max_concurrency or min(32, len(inputs))) as pool:
-        return list(pool.map(lambda item: invoke(tool, item), inputs))
+
+        def one(item: Any) -> Any:
+            return invoke(tool, item)
+
+        return list(pool.map(one, inputs))
 
 
 async def abatch(tool: ToolSteps, inputs: list[Any], max_concurrency: int | None = None) -> list[Any]:
@@ -115,12 +138,14 @@ async def abatch(tool: ToolSteps, inputs: list[Any], max_concurrency: int | None
 def _read_input(tool: ToolSteps, input: Any) -> tuple[Any, str | None]:
     if isinstance(input, ToolCall):
         return input.args, input.id
-    if isinstance(input, dict) and input.get("type") == "tool_call":
-        return input.get("args") or {}, input.get("id") or new_call_id()
+    if isinstance(input, dict):
+        call = cast("dict[str, Any]", input)
+        if call.get("type") == "tool_call":
+            return call.get("args") or {}, call.get("id") or new_call_id()
     fields = tool.args_schema.model_fields
     if isinstance(input, str) and fields:  # LangChain: text is the first argument
         return {next(iter(fields)): input}, None
-    return input, None
+    return cast(Any, input), None
 
 
 def _call_context(tool: ToolSteps, context: RunContext | None, call_id: str | None) -> RunContext | None:
@@ -168,6 +193,15 @@ def _deliver(tool: ToolSteps, call_id: str | None, started: float, outcome: _Out
         refused=outcome.refused,
         duration=perf_counter() - started,
     )
+
+
+class _Raised:
+    """What a driver sends back when the tool raised."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
 
 
 class _Outcome:

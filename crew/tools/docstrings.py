@@ -38,7 +38,7 @@ _ENTRY = re.compile(r"^\*{0,2}(?P<name>[A-Za-z_]\w*)\s*(?:\([^)]*\))?\s*:\s*(?P<
 @dataclass
 class ParsedDocstring:
     summary: str
-    args: dict[str, str] = field(default_factory=dict)
+    args: dict[str, str] = field(default_factory=dict[str, str])
     has_args_section: bool = False
 
 
@@ -46,36 +46,49 @@ def parse_google_docstring(doc: str | None) -> ParsedDocstring:
     """Split a docstring into its summary and its ``Args:`` descriptions."""
     if not doc:
         return ParsedDocstring(summary="")
-    lines = inspect.cleandoc(doc).splitlines()
     summary: list[str] = []
-    args: dict[str, str] = {}
-    has_args = False
+    reader = _ArgsReader()
     section: str | None = None
-    entry_indent: int | None = None
-    current: str | None = None
-    for line in lines:
+    for line in inspect.cleandoc(doc).splitlines():
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
         header = stripped[:-1].lower() if stripped.endswith(":") and indent == 0 else None
         if header in _ARGS_HEADERS or header in _OTHER_HEADERS:
             section = "args" if header in _ARGS_HEADERS else "other"
-            has_args = has_args or section == "args"
-            entry_indent = current = None
-            continue
-        if section is None:
+            reader.open(section == "args")
+        elif section is None:
             summary.append(line)
-            continue
-        if section != "args" or not stripped:
-            continue
-        if indent == 0:  # text back at the margin closes the section
-            section = "other"
-            continue
-        if entry_indent is None:
-            entry_indent = indent
-        match = _ENTRY.match(stripped) if indent <= entry_indent else None
+        elif section == "args" and stripped and not reader.read(stripped, indent):
+            section = "other"  # text back at the margin closes the section
+    return ParsedDocstring(summary="\n".join(summary).strip(), args=reader.args, has_args_section=reader.seen)
+
+
+class _ArgsReader:
+    """The entries of ``Args:`` sections: ``name (type): text``, continued on deeper-indented lines."""
+
+    __slots__ = ("args", "current", "entry_indent", "seen")
+
+    def __init__(self) -> None:
+        self.args: dict[str, str] = {}
+        self.seen = False  # whether the docstring has an Args section at all
+        self.entry_indent: int | None = None
+        self.current: str | None = None
+
+    def open(self, is_args: bool) -> None:
+        """A section header: entries start afresh."""
+        self.seen = self.seen or is_args
+        self.entry_indent = self.current = None
+
+    def read(self, stripped: str, indent: int) -> bool:
+        """Read one non-blank line of the section; False when it is back at the margin (the section ends)."""
+        if indent == 0:
+            return False
+        if self.entry_indent is None:
+            self.entry_indent = indent
+        match = _ENTRY.match(stripped) if indent <= self.entry_indent else None
         if match:
-            current = str(match["name"])
-            args[current] = match["text"].strip()
-        elif current is not None:
-            args[current] = f"{args[current]} {stripped}".strip()
-    return ParsedDocstring(summary="\n".join(summary).strip(), args=args, has_args_section=has_args)
+            self.current = str(match["name"])
+            self.args[self.current] = match["text"].strip()
+        elif self.current is not None:
+            self.args[self.current] = f"{self.args[self.current]} {stripped}".strip()
+        return True

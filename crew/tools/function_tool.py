@@ -17,12 +17,13 @@ from pydantic import BaseModel, ValidationError, create_model
 
 from crew.common.blocking import in_thread, run_blocking
 from crew.errors import ToolDefinitionError
-from crew.tools.base import _PLAIN, BaseTool
+from crew.tools.base import NEVER_AWAITABLE, BaseTool
 from crew.tools.docstrings import parse_google_docstring
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.messages import RunContext
 from crew.tools.options import is_async_callable, pick_description
 from crew.tools.portable_schema import generated
+from crew.tools.prepared import ToolRuntime
 from crew.tools.schema import (
     annotation_description,
     args_config,
@@ -71,7 +72,7 @@ class Tool(BaseTool):
         injected context): validate, claim a usage slot, call. Every other case takes the general path."""
         state: dict[str, Any] = self.__dict__  # pyright: ignore[reportAssignmentType] - read (and written) past pydantic's attribute machinery
         func = state["func"]
-        rt = self.__pydantic_private__["_rt"]  # pyright: ignore[reportOptionalSubscript] - set in model_post_init
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
         if args or func is None or rt.injected:
             return super().run(*args, **kwargs)
         schema, validator = rt.fields
@@ -98,14 +99,15 @@ class Tool(BaseTool):
         state["current_usage_count"] = count + 1
         lock.release()
         result = func(**validated)
-        if type(result) not in _PLAIN and isawaitable(result):
+        if type(result) not in NEVER_AWAITABLE and isawaitable(result):
             result = run_blocking(result)
         return result
 
     def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
         """The function called directly (two calls fewer than through ``_run``) when nothing is injected."""
         func = self.func
-        if func is None or self.__pydantic_private__["_rt"].injected:  # pyright: ignore[reportOptionalSubscript]
+        rt: ToolRuntime = self.__pydantic_private__["_rt"]
+        if func is None or rt.injected:
             return super()._execute_sync(validated, context)
         return func(**validated)
 
@@ -153,6 +155,36 @@ def build_tool(
     source = func if func is not None else coroutine
     if source is None:
         raise ToolDefinitionError("a tool needs a function and/or a coroutine function")
+    name = _tool_name(source, name)
+    inferred = args_schema is None
+    if args_schema is None and not infer_schema:
+        func, coroutine = _single_input(func), _single_input(coroutine)
+        schema, summary = generated(single_input_model, name), docstring_of(source)
+    else:
+        schema, summary = _schema_and_summary(source, name, args_schema, parse_docstring, error_on_invalid_docstring)
+    chosen = pick_description(description, summary, schema)
+    if chosen is None:
+        raise ToolDefinitionError(
+            f"Tool '{name}' has no description: give the function a docstring or pass description=... "
+            "(the model reads it to decide when to call the tool)"
+        )
+    if inferred:  # LangChain's args_schema.model_json_schema() carries the tool's description
+        schema.__doc__ = chosen
+    if cache_function is not None:
+        fields["cache_function"] = cache_function
+    return Tool(
+        name=name,
+        description=chosen,
+        func=func,
+        coroutine=coroutine,
+        args_schema=schema,
+        result_as_answer=_as_answer(name, result_as_answer, return_direct),
+        **fields,
+    )
+
+
+def _tool_name(source: Callable[..., Any], name: str | None) -> str:
+    """The tool's name: the one given, else the function's (a lambda has none; a method from its class cannot run)."""
     if name is None:
         name = _callable_name(source)
         if name == "<lambda>":
@@ -165,46 +197,38 @@ def build_tool(
             f"Tool '{name}': the function's first parameter is 'self', so nothing would fill it; "
             f"build the tool from a bound method instead: tool(instance.{name})"
         )
+    return name
+
+
+def _schema_and_summary(
+    source: Callable[..., Any],
+    name: str,
+    args_schema: type[BaseModel] | dict[str, Any] | None,
+    parse_docstring: bool,
+    error_on_invalid_docstring: bool,
+) -> tuple[type[BaseModel], str | None]:
+    """The argument model (given, from a JSON schema, or read from the signature) and the docstring
+    text the description comes from (its summary alone when the docstring's ``Args:`` are parsed)."""
     doc = docstring_of(source)
-    summary = doc
-    inferred = args_schema is None
     if isinstance(args_schema, dict):
         args_schema = generated(model_from_json_schema, args_schema, model_name_for(name), tool_name=name)
-    if args_schema is None and not infer_schema:
-        func, coroutine = _single_input(func), _single_input(coroutine)
-        args_schema = generated(single_input_model, name)
-    elif args_schema is None:
-        params, injected = signature_params(source, name)
-        parsed = parse_google_docstring(doc) if parse_docstring else None
-        if parsed is not None:
-            summary = parsed.summary
-            if error_on_invalid_docstring:
-                _check_docstring(name, doc, parsed.args, params, injected)
-        args_schema = generated(inferred_model, source, name, parse_docstring)
-    elif parse_docstring and doc:
-        summary = parse_google_docstring(doc).summary
-    chosen = pick_description(description, summary, args_schema)
-    if chosen is None:
-        raise ToolDefinitionError(
-            f"Tool '{name}' has no description: give the function a docstring or pass description=... "
-            "(the model reads it to decide when to call the tool)"
-        )
-    if inferred:  # LangChain's args_schema.model_json_schema() carries the tool's description
-        args_schema.__doc__ = chosen
+    if args_schema is not None:
+        return args_schema, parse_google_docstring(doc).summary if parse_docstring and doc else doc
+    summary = doc
+    if parse_docstring:
+        parsed = parse_google_docstring(doc)
+        summary = parsed.summary
+        if error_on_invalid_docstring:
+            params, injected = signature_params(source, name)
+            _check_docstring(name, doc, parsed.args, params, injected)
+    return generated(inferred_model, source, name, parse_docstring), summary
+
+
+def _as_answer(name: str, result_as_answer: bool | None, return_direct: bool | None) -> bool:
+    """``result_as_answer``, or LangChain's alias ``return_direct``; given both, they must agree."""
     if result_as_answer is not None and return_direct is not None and result_as_answer != return_direct:
         raise ToolDefinitionError(f"Tool '{name}': result_as_answer and its alias return_direct disagree")
-    flag = result_as_answer if result_as_answer is not None else bool(return_direct)
-    if cache_function is not None:
-        fields["cache_function"] = cache_function
-    return Tool(
-        name=name,
-        description=chosen,
-        func=func,
-        coroutine=coroutine,
-        args_schema=args_schema,
-        result_as_answer=flag,
-        **fields,
-    )
+    return result_as_answer if result_as_answer is not None else bool(return_direct)
 
 
 def inferred_model(source: Callable[..., Any], name: str, parse_docstring: bool) -> type[BaseModel]:

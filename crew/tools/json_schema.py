@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import keyword
 import warnings
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal, Optional, Union, cast
 
 from pydantic import BaseModel, Field, create_model
 
@@ -33,7 +33,7 @@ _BOUNDS = {
 
 def model_from_json_schema(schema: dict[str, Any], name: str = "ToolArgs", *, tool_name: str = "?") -> type[BaseModel]:
     """Build the argument model described by ``schema`` (an object schema)."""
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict):  # pyright: ignore[reportUnnecessaryIsInstance] - callers outside typed code pass anything
         raise ToolDefinitionError(f"Tool '{tool_name}': args_schema must be a pydantic model class or a dict")
     if schema.get("type", "object") != "object":
         raise ToolDefinitionError(
@@ -62,8 +62,9 @@ class _Builder:
                 raise self.fail(where, "property names must be Python identifiers not starting with '_'")
             if not isinstance(sub, dict):
                 raise self.fail(where, "expected a schema object")
+            sub = cast("dict[str, Any]", sub)
             annotation = self.annotation(sub, where, prop)
-            kwargs = {arg: sub[key] for key, arg in _BOUNDS.items() if key in sub}
+            kwargs: dict[str, Any] = {arg: sub[key] for key, arg in _BOUNDS.items() if key in sub}
             if "description" in sub:
                 kwargs["description"] = sub["description"]
             if "default" in sub:
@@ -95,17 +96,25 @@ class _Builder:
             return self.annotation(sub["allOf"][0], path, name)
         kind = sub.get("type")
         if isinstance(kind, list):
-            return _union([self.annotation({**sub, "type": k}, path, name) for k in kind])
+            return _union([self.annotation({**sub, "type": k}, path, name) for k in cast("list[str]", kind)])
         if kind in _SCALARS:
             return _SCALARS[kind]
+        return self.container(kind, sub, path, name)
+
+    def container(self, kind: Any, sub: dict[str, Any], path: str, name: str) -> Any:
+        """An array, an object (a model when it lists properties), or anything (no type given)."""
         if kind == "array":
             items = sub.get("items")
-            return list[self.annotation(items, f"{path}[]", name)] if isinstance(items, dict) else list[Any]
+            if not isinstance(items, dict):
+                return list[Any]
+            return list[self.annotation(cast("dict[str, Any]", items), f"{path}[]", name)]
         if kind == "object":
             if "properties" in sub:
                 return self.model(sub, sub.get("title") or name, path)
             extra = sub.get("additionalProperties")
-            return dict[str, self.annotation(extra, path, name)] if isinstance(extra, dict) else dict[str, Any]
+            if not isinstance(extra, dict):
+                return dict[str, Any]
+            return dict[str, self.annotation(cast("dict[str, Any]", extra), path, name)]
         if kind is None:
             return Any
         raise self.fail(path, f"unknown type {kind!r}")

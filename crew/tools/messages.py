@@ -10,7 +10,7 @@ import json
 import uuid
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass
@@ -130,7 +130,7 @@ def to_text(value: Any) -> str:
         try:
             return _ENCODER.encode(value)
         except (TypeError, ValueError):  # e.g. a circular reference
-            return str(value)
+            return str(cast(object, value))
     return str(value)
 
 
@@ -148,17 +148,18 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, default=jsonable)
 def read_call(call: Mapping[str, Any]) -> tuple[str, Any, str]:
     """Name, arguments and id of a tool-call dict: ``{"name", "args", "id"}`` (``arguments`` accepted for ``args``),
     or one as an OpenAI-format reply holds it: ``{"id", "type": "function", "function": {"name", "arguments"}}``."""
-    if not isinstance(call, Mapping):
+    if not isinstance(call, Mapping):  # pyright: ignore[reportUnnecessaryIsInstance] - callers outside typed code pass anything
         raise ValueError(f"a tool call needs a 'name' key holding the tool's name, got {call!r}")
     function = call.get("function")
-    body = function if "name" not in call and isinstance(function, Mapping) else call
+    body = cast("Mapping[str, Any]", function) if "name" not in call and isinstance(function, Mapping) else call
     name = body.get("name")
     if not isinstance(name, str):
         raise ValueError(f"a tool call needs a 'name' key holding the tool's name, got {call!r}")
     args = body.get("args", body.get("arguments"))
     if isinstance(args, str):  # some models send the arguments as JSON text
         args = _parse_json_object(args)
-    return name, {} if args is None else args, call.get("id") or new_call_id()
+    given: Any = {} if args is None else args
+    return name, given, call.get("id") or new_call_id()
 
 
 def _parse_json_object(text: str) -> Any:

@@ -1,12 +1,12 @@
 """Build-time helpers of BaseTool: defaults, descriptions and readable definition errors.
 
-Nothing here runs per call except ``known_keys``, which is a dict lookup once warm.
+Nothing here runs per call.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -43,7 +43,7 @@ def pick_description(explicit: str | None, docstring: str | None, schema: Any) -
     if docstring and inspect.cleandoc(docstring):
         return inspect.cleandoc(docstring)
     if isinstance(schema, dict):
-        return schema.get("description") or None
+        return cast("dict[str, Any]", schema).get("description") or None
     own = schema.__dict__.get("__doc__") if isinstance(schema, type) else None
     return inspect.cleandoc(own) if own and inspect.cleandoc(own) else None
 
@@ -59,25 +59,6 @@ def declared_default(cls: type[BaseModel], field: str) -> Any:
     if info is None or info.is_required():
         return None
     return info.get_default(call_default_factory=True)
-
-
-_KNOWN_KEYS: dict[type[BaseModel], frozenset[str] | None] = {}
-
-
-def known_keys(model: type[BaseModel]) -> frozenset[str] | None:
-    """Field names and aliases of ``model``; None when it keeps extras (nothing is dropped)."""
-    try:
-        return _KNOWN_KEYS[model]
-    except KeyError:
-        pass
-    if model.model_config.get("extra") == "allow":
-        keys = None
-    else:
-        keys = frozenset(model.model_fields) | frozenset(f.alias for f in model.model_fields.values() if f.alias)
-    if len(_KNOWN_KEYS) > 4096:
-        _KNOWN_KEYS.clear()
-    _KNOWN_KEYS[model] = keys
-    return keys
 
 
 def definition_error(cls: type[BaseModel], data: dict[str, Any], exc: ValidationError) -> ToolDefinitionError:

@@ -1,6 +1,6 @@
 """What a tool instance works out once and reads on every call, behind one attribute lookup.
 
-``BaseTool`` keeps one ``_Runtime`` in its private attributes: whether it has native async
+``BaseTool`` keeps one ``ToolRuntime`` in its private attributes: whether it has native async
 code, whether it is async only, which parameters take a ``RunContext``, the lock of its
 usage count, and caches (its describe() text, its arguments' fields validator). A copied or
 shipped tool gets a fresh one: caches stay behind and the copy counts under its own lock.
@@ -11,12 +11,15 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from pydantic import BaseModel
+from pydantic_core import SchemaValidator
+
 from crew.tools.arguments import fields_validator
 
-__all__ = ["_Runtime", "_UsageLock"]
+__all__ = ["ToolRuntime", "UsageLock"]
 
 
-class _UsageLock:
+class UsageLock:
     """The lock guarding a tool's usage count; a copied tool gets a lock of its own."""
 
     __slots__ = ("lock",)
@@ -24,17 +27,17 @@ class _UsageLock:
     def __init__(self) -> None:
         self.lock = threading.Lock()
 
-    def __copy__(self) -> _UsageLock:
-        return _UsageLock()
+    def __copy__(self) -> UsageLock:
+        return UsageLock()
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> _UsageLock:
-        return _UsageLock()
+    def __deepcopy__(self, memo: dict[int, Any]) -> UsageLock:
+        return UsageLock()
 
-    def __reduce__(self) -> tuple[type[_UsageLock], tuple[()]]:
-        return _UsageLock, ()
+    def __reduce__(self) -> tuple[type[UsageLock], tuple[()]]:
+        return UsageLock, ()
 
 
-class _Runtime:
+class ToolRuntime:
     """Facts derived once at build time, read on every call (one attribute lookup)."""
 
     __slots__ = ("async_only", "described", "fields", "injected", "native_async", "usage")
@@ -43,19 +46,19 @@ class _Runtime:
         self.native_async = native_async
         self.async_only = async_only
         self.injected = injected
-        self.usage = _UsageLock()
+        self.usage = UsageLock()
         self.described: tuple[tuple[Any, ...], str] | None = None  # describe()'s text, by what it says
         # (args_schema, its fields validator): the schema is checked by identity, so a tool
         # given another args_schema after it was built validates with the new one
-        self.fields: tuple[Any, Any] = (None, None)
+        self.fields: tuple[type[BaseModel] | None, SchemaValidator | None] = (None, None)
 
-    def __reduce__(self) -> tuple[type[_Runtime], tuple[bool, bool, frozenset[str]]]:
+    def __reduce__(self) -> tuple[type[ToolRuntime], tuple[bool, bool, frozenset[str]]]:
         """A copied or shipped tool starts with fresh caches and its own usage lock: the cached
         validator and argument class may not exist where it goes (a generated schema travels as
         its recipe and is built again there)."""
-        return _Runtime, (self.native_async, self.async_only, self.injected)
+        return ToolRuntime, (self.native_async, self.async_only, self.injected)
 
-    def validator(self, schema: Any) -> Any:
+    def validator(self, schema: type[BaseModel]) -> SchemaValidator | None:
         """``schema``'s fields validator (``crew.tools.arguments``), kept here after the first call."""
         pair = self.fields
         if pair[0] is not schema:

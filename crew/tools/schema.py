@@ -15,7 +15,7 @@ import types
 import warnings
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, Union, cast, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.fields import FieldInfo
@@ -206,45 +206,56 @@ def strict_schema(
     ``$ref`` that has sibling keywords (``{"$ref": ..., "description": ...}``), both of
     which strict mode rejects.
     """
-    if not isinstance(schema, dict):
+    if not isinstance(schema, dict):  # pyright: ignore[reportUnnecessaryIsInstance] - callers outside typed code pass anything
         return schema
     root = schema if root is None else root
     ref = schema.get("$ref")
     if isinstance(ref, str) and len(schema) > 1 and ref.startswith("#/") and ref not in expanding:
-        target: Any = root
-        for part in ref[2:].split("/"):
-            target = target.get(part, {}) if isinstance(target, dict) else {}
         siblings = {key: value for key, value in schema.items() if key != "$ref"}
-        return strict_schema({**target, **siblings}, root, expanding | {ref})
+        return strict_schema({**_resolve_ref(root, ref), **siblings}, root, expanding | {ref})
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: strict_schema(sub, root, expanding) for name, sub in value.items()}
-        elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
-            out[key] = strict_schema(value, root, expanding)
-        elif key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
-            out[key] = [strict_schema(sub, root, expanding) for sub in value]
-        elif not (key == "default" and value is None):
-            out[key] = value
+        if not (key == "default" and value is None):
+            out[key] = _strict_value(key, value, root, expanding)
     if "properties" in out or (out.get("type") == "object" and "additionalProperties" not in out):
         out["required"] = list(out.get("properties", {}))
         out["additionalProperties"] = False
     return out
 
 
+def _resolve_ref(root: dict[str, Any], ref: str) -> Any:
+    """The schema a local ``#/...`` reference points at (empty when it points nowhere)."""
+    target: object = root
+    for part in ref[2:].split("/"):
+        target = cast("dict[str, object]", target).get(part, {}) if isinstance(target, dict) else {}
+    return target
+
+
+def _strict_value(key: str, value: Any, root: dict[str, Any], expanding: frozenset[str]) -> Any:
+    """One keyword's value in strict form: the subschemas it holds made strict, anything else as it is."""
+    if key in _SCHEMA_MAPS and isinstance(value, dict):
+        subschemas = cast("dict[str, dict[str, Any]]", value)
+        return {name: strict_schema(sub, root, expanding) for name, sub in subschemas.items()}
+    if key in ("items", "additionalProperties", "not") and isinstance(value, dict):
+        return strict_schema(cast("dict[str, Any]", value), root, expanding)
+    if key in ("anyOf", "oneOf", "allOf", "prefixItems") and isinstance(value, list):
+        return [strict_schema(sub, root, expanding) for sub in cast("list[dict[str, Any]]", value)]
+    return value
+
+
 def _drop_titles(node: Any) -> Any:
     if isinstance(node, list):
-        return [_drop_titles(item) for item in node]
+        return [_drop_titles(item) for item in cast("list[Any]", node)]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
-    for key, value in node.items():
+    for key, value in cast("dict[str, Any]", node).items():
         if key == "title" and isinstance(value, str):
             continue
         if key in _DATA_KEYS:
             out[key] = value
         elif key in _SCHEMA_MAPS and isinstance(value, dict):
-            out[key] = {name: _drop_titles(sub) for name, sub in value.items()}
+            out[key] = {name: _drop_titles(sub) for name, sub in cast("dict[str, Any]", value).items()}
         else:
             out[key] = _drop_titles(value)
     return out
@@ -263,7 +274,7 @@ def args_hint(model: type[BaseModel]) -> str:
 def hint_for(schema: dict[str, Any]) -> str:
     """``args_hint`` for a JSON schema given as it is (an MCP server's ``inputSchema``)."""
     required = set(schema.get("required", ()))
-    parts = []
+    parts: list[str] = []
     for name, prop in schema.get("properties", {}).items():
         state = (
             "required"
@@ -275,7 +286,7 @@ def hint_for(schema: dict[str, Any]) -> str:
 
 
 def _python_hint(model: type[BaseModel]) -> str:
-    parts = []
+    parts: list[str] = []
     for name, info in model.model_fields.items():
         kind = getattr(info.annotation, "__name__", None) or str(info.annotation).replace("typing.", "")
         parts.append(f"{info.alias or name} ({kind}, {'required' if info.is_required() else 'optional'})")
@@ -297,8 +308,8 @@ def type_label(prop: dict[str, Any]) -> str:
         return type_label(prop["allOf"][0])
     kind = prop.get("type")
     if isinstance(kind, list):
-        return " or ".join(type_label({**prop, "type": k}) for k in kind)
+        return " or ".join(type_label({**prop, "type": k}) for k in cast("list[str]", kind))
     if kind == "array":
         items = prop.get("items")
-        return f"list of {type_label(items)}" if isinstance(items, dict) and items else "list"
+        return f"list of {type_label(cast('dict[str, Any]', items))}" if isinstance(items, dict) and items else "list"
     return kind or "any"

@@ -1,11 +1,10 @@
 """The shared tool executor: the one place a tool call is executed, for every agent of a run.
 
 ``executor`` (the pipeline: resolve, validate, approve, cache, count, run, report),
-``registry`` (the tools it can call, by the names a model may spell), ``pending`` (one call on
-its way through), ``single_flight`` (identical calls run once), ``caching`` and ``recall``
-(results and arguments seen before), ``counts`` and ``tally`` (usage limits and per-tool
-statistics), ``approval_step`` (a call that waits for a person), ``results`` (what the model
-reads back, and the ``tool.call`` event).
+``registry`` (the tools it can call, by the names a model may spell), ``call`` (one call on
+its way through, the identical calls that wait for it, and the result and ``tool.call``
+event it ends as), ``caching`` (results and arguments seen before), ``counts`` (usage limits
+and per-tool statistics), ``approval_step`` (a call that waits for a person).
 
 May import: ``crew.common``, ``crew.errors`` and the rest of ``crew.tools``.
 """

@@ -13,17 +13,23 @@ worker thread). Shared state (usage counts, statistics, calls in flight) sits be
 one lock, so limits stay exact when threads and tasks race.
 
 This module is the pipeline; each step's idea lives beside it: ``registry`` (names),
-``single_flight`` (identical calls in flight), ``limits`` (usage slots, the ``UsageLimits``
-hook), ``approval`` and ``approval_steps`` (a person's say), ``cache_guard`` (a failing cache loses nothing),
-``tally`` (statistics), ``results`` (the result and event built for each call),
-``pending`` (the record of a call on its way) and ``recall`` (calls seen before: a repeated
-call of a cacheable tool skips validation and is served without the general pipeline).
+``call`` (the record of a call on its way, identical calls in flight, the result and event
+built for each call), ``caching`` (a failing cache loses nothing; calls seen before: a
+repeated call of a cacheable tool skips validation and is served without the general
+pipeline), ``counts`` (usage slots, the ``UsageLimits`` hook, statistics),
+``crew.tools.approval`` (a person's say: the approval step and its verdict).
+
+The pipeline is written once, as a generator (``_flow``): ``execute`` and ``aexecute`` are
+its two drivers (the pattern of httpx's ``auth_flow``). Each step that blocks or awaits is
+yielded to the driver, which does it its own way: a sync tool inline or in a worker thread,
+a wait on an identical call with ``Future.result`` or ``asyncio.wrap_future``.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from inspect import isawaitable
 from marshal import dumps
 from time import perf_counter
@@ -33,25 +39,45 @@ from crew.common.blocking import run_blocking, running_loop
 from crew.common.events import bus
 from crew.common.secrets import generation, scrub
 from crew.errors import ToolArgumentsError
-from crew.tools.approval import Approver, DecisionKey
-from crew.tools.base import _PLAIN, BaseTool
+from crew.tools.approval import (
+    ApprovalRequest,
+    Approver,
+    DecisionKey,
+    Verdict,
+    approval,
+    ask_approver,
+    take_decision,
+)
+from crew.tools.arguments import known_keys
+from crew.tools.base import NEVER_AWAITABLE, BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, as_backend, cache_key
 from crew.tools.execution import caching as cache_guard
-from crew.tools.execution.approval_step import aapprove, approve
-from crew.tools.execution.counts import UsageCounts, UsageLimits
-from crew.tools.execution.pending import Pending
-from crew.tools.execution.recall import Recall, Seen
+from crew.tools.execution.caching import Recall, Seen
+from crew.tools.execution.call import (
+    LEADER_GONE,
+    NOT_SHARED,
+    Pending,
+    Raised,
+    SingleFlight,
+    build_result,
+    emit_args_dropped,
+    emit_tool_call,
+    exit_error,
+    unknown_tool,
+)
+from crew.tools.execution.counts import ToolTally, UsageCounts, UsageLimits
 from crew.tools.execution.registry import ToolRegistry, as_tools
-from crew.tools.execution.results import build_result, emit_args_dropped, emit_tool_call, exit_error, unknown_tool
-from crew.tools.execution.single_flight import LEADER_GONE, NOT_SHARED, SingleFlight
 from crew.tools.execution.stats import ToolStats
-from crew.tools.execution.tally import Tally
 from crew.tools.messages import RunContext, ToolCall, ToolResult, ToolStatus, read_call
-from crew.tools.options import always_cache, known_keys, never_cache
+from crew.tools.options import always_cache, never_cache
 
 __all__ = ["ToolExecutor", "ToolStats", "UsageLimits"]
 
 Call = ToolCall | Mapping[str, Any]
+Step = Pending | Future[Any] | ApprovalRequest
+"""What the pipeline asks a driver for: run this call's tool, wait for this identical call's
+outcome, or ask the approver about this request."""
+Flow = Generator[Step, Any, ToolResult]
 
 
 class ToolExecutor:
@@ -77,7 +103,7 @@ class ToolExecutor:
         self.cache: CacheBackend | None = as_backend(cache)
         self._lock = threading.Lock()
         self._registry = ToolRegistry()
-        self._tally = Tally(self._lock)
+        self._tally = ToolTally(self._lock)
         self._usage = UsageCounts(self._lock)
         self._flight = SingleFlight(self._lock)
         self._recall = Recall()
@@ -91,7 +117,7 @@ class ToolExecutor:
 
     # -- registry -----------------------------------------------------------------
 
-    def register(self, tools: Iterable[BaseTool], *, scopes: Sequence[str] | None = None) -> None:
+    def register(self, tools: Iterable[BaseTool], *, buckets: Sequence[str] | None = None) -> None:
         """Make tools callable by name; registering a name again keeps the first tool.
 
         LangChain and CrewAI tool objects are adapted (``crew.tools.adapters``).
@@ -99,24 +125,25 @@ class ToolExecutor:
         Agents may hold distinct instances of one tool: they share the name's
         statistics, usage count and cache entries, and a call made with ``tools=``
         runs the caller's own instance. A different tool under a taken name (another
-        agent's unrelated ``search``) is counted and cached apart, as ``search#2``.
+        agent's unrelated ``search``) is counted and cached apart, in the bucket ``search#2``.
+        ``buckets``: the run's driver's bucket of each tool (a Ray worker registers only its task's).
         """
         tools = as_tools(tools)
-        given = list(scopes) if scopes is not None else [None] * len(tools)  # the driver's, for a Ray worker
+        given = list(buckets) if buckets is not None else [None] * len(tools)  # the driver's, for a Ray worker
         with self._lock:
             for tool, known in zip(tools, given, strict=True):
-                scope = self._registry.add(tool, known)
-                if scope is not None:
-                    self._tally.add_locked(scope)
+                bucket = self._registry.add(tool, known)
+                if bucket is not None:
+                    self._tally.add_locked(bucket)
 
-    def _scope_for(self, tool: BaseTool) -> str:
+    def _bucket_for(self, tool: BaseTool) -> str:
         with self._lock:
-            scope, new = self._registry.scope_for(tool)
+            bucket, new = self._registry.bucket_for(tool)
             if new:
-                self._tally.add_locked(scope)
-        return scope
+                self._tally.add_locked(bucket)
+        return bucket
 
-    def scope_of(self, tool: BaseTool) -> str:
+    def bucket_of(self, tool: BaseTool) -> str:
         """What ``tool``'s cache entries, usage and statistics are kept under here (see ``register``)."""
         return self._registry.known(tool) or tool.tool_name
 
@@ -137,7 +164,7 @@ class ToolExecutor:
         """How many usage slots the tool has consumed in this executor (its runs, not its cache hits)."""
         return self._usage.used(self._registry.name_of(tool_name))
 
-    # -- entry points -------------------------------------------------------------
+    # -- entry points: the two drivers of one pipeline ------------------------------
 
     def execute(
         self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
@@ -146,90 +173,82 @@ class ToolExecutor:
         pending = self._prepare(call, tools, context)
         if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
             return pending
-        if pending.tool.requires_approval:
-            stop = approve(self, pending)
-            if stop is not None:
-                return stop
-        while pending.key is not None:
-            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
-            # Blocking on a leader that may be a task of the loop running in this very
-            # thread would deadlock; such a caller runs the tool itself instead.
-            if waiting is None or not (waiting.done() or running_loop() is None):
-                break
-            shared = waiting.result()
-            if shared is LEADER_GONE:
-                continue  # the leader was cancelled: lead (or follow the waiter who does)
-            if shared is not NOT_SHARED:
-                return self._hit(pending, shared)
-            break
+        flow = self._flow(pending)
         try:
-            if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
-                return self._refused(pending)
-            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
-            try:
-                raw = pending.tool._execute_sync(pending.args, pending.tool_context(self.run_id))
-                if type(raw) not in _PLAIN and isawaitable(raw):  # an async tool: finish it on a loop of its own
-                    raw = run_blocking(raw)
-            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
-                return self._failed(pending, exc, perf_counter() - started)
-            except SystemExit as exc:  # the tool's own sys.exit(): its error, not the process's end
-                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
-            except KeyboardInterrupt as exc:
-                if threading.current_thread() is threading.main_thread():
-                    raise  # in the main thread it may be the user's Ctrl-C
-                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
-            return self._succeeded(pending, raw, perf_counter() - started)
-        except BaseException:
-            self._unwound(pending)
-            raise
-        finally:
-            if pending.leading:
-                self._flight.release(pending)
+            step = flow.send(None)
+            while True:
+                try:
+                    reply = self._run_inline(step) if type(step) is Pending else self._answer(step)  # pyright: ignore[reportArgumentType] - no Pending
+                except BaseException as exc:  # noqa: BLE001 - the pipeline counts and cleans up, then re-raises
+                    step = flow.throw(exc)
+                else:
+                    step = flow.send(reply)
+        except StopIteration as done:
+            return done.value
 
     async def aexecute(
         self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
     ) -> ToolResult:
         """Run one call from async code; a sync tool runs in a worker thread."""
         pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
+        if isinstance(pending, ToolResult):
             return pending
-        if pending.tool.requires_approval:
-            stop = await aapprove(self, pending)
-            if stop is not None:
-                return stop
-        while pending.key is not None:
-            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
-            if waiting is None:
-                break
+        flow = self._flow(pending)
+        try:
+            step = flow.send(None)
+            while True:
+                try:
+                    reply = await self._aanswer(step)
+                except BaseException as exc:  # noqa: BLE001 - cancelled (its task timed out): counted, re-raised
+                    step = flow.throw(exc)
+                else:
+                    step = flow.send(reply)
+        except StopIteration as done:
+            return done.value
+
+    def _answer(self, step: Future[Any] | ApprovalRequest) -> Any:
+        """What the pipeline asked for other than a run, done from sync code."""
+        if isinstance(step, Future):
+            # Blocking on a leader that may be a task of the loop running in this very
+            # thread would deadlock; such a caller runs the tool itself instead.
+            return step.result() if step.done() or running_loop() is None else NOT_SHARED
+        answer = self.approver(step)  # type: ignore[misc]  # asked only when there is one
+        return run_blocking(answer) if isawaitable(answer) else answer
+
+    async def _aanswer(self, step: Step) -> Any:
+        """What the pipeline asked for, done from async code without blocking the loop."""
+        if type(step) is Pending:
+            return await self._run_awaited(step)
+        if isinstance(step, Future):
             import asyncio
 
-            try:
-                shared = await asyncio.wrap_future(waiting)
-            except BaseException:  # cancelled while waiting: still a call that named the tool
-                self._abandoned(pending)
-                raise
-            if shared is LEADER_GONE:
-                continue  # the leader was cancelled: lead (or follow the waiter who does)
-            if shared is not NOT_SHARED:
-                return self._hit(pending, shared)
-            break
+            return await asyncio.wrap_future(step)
+        return await ask_approver(self.approver, step)  # type: ignore[arg-type]  # asked only when there is one
+
+    def _run_inline(self, pending: Pending) -> Any:
+        """The tool run in this thread (an async tool on a loop of its own): its value, or ``Raised``."""
         try:
-            if not self._usage.claim(pending.scope, pending.tool.max_usage_count, self.limits):
-                return self._refused(pending)
-            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
-            try:
-                raw = await pending.tool._execute(pending.args, pending.tool_context(self.run_id))
-            except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
-                return self._failed(pending, exc, perf_counter() - started)
-            except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
-                return self._failed(pending, exit_error(pending.name, exc), perf_counter() - started)
-            return self._succeeded(pending, raw, perf_counter() - started)
-        except BaseException:  # cancelled (its task timed out)
-            self._unwound(pending)
-            raise
-        finally:
-            if pending.leading:
-                self._flight.release(pending)
+            raw = pending.tool._execute_sync(pending.args, pending.tool_context(self.run_id))  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
+            if type(raw) not in NEVER_AWAITABLE and isawaitable(raw):
+                raw = run_blocking(raw)
+        except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
+            return Raised(exc)
+        except SystemExit as exc:  # the tool's own sys.exit(): its error, not the process's end
+            return Raised(exit_error(pending.name, exc))
+        except KeyboardInterrupt as exc:
+            if threading.current_thread() is threading.main_thread():
+                raise  # in the main thread it may be the user's Ctrl-C
+            return Raised(exit_error(pending.name, exc))
+        return raw
+
+    async def _run_awaited(self, pending: Pending) -> Any:
+        """The tool run from async code (a sync tool in a worker thread): its value, or ``Raised``."""
+        try:
+            return await pending.tool._execute(pending.args, pending.tool_context(self.run_id))  # pyright: ignore[reportPrivateUsage] - the executor-facing steps
+        except Exception as exc:  # noqa: BLE001 - a failing tool becomes an error observation, never a crash
+            return Raised(exc)
+        except (SystemExit, KeyboardInterrupt) as exc:  # the tool's own exit, not the user's Ctrl-C
+            return Raised(exit_error(pending.name, exc))
 
     def execute_many(
         self, calls: Iterable[Call], *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
@@ -261,7 +280,89 @@ class ToolExecutor:
                 task.cancel()
             raise
 
-    # -- pipeline steps shared by the sync and async paths ------------------------
+    # -- the pipeline, written once -------------------------------------------------
+
+    def _flow(self, pending: Pending) -> Flow:
+        """A resolved, validated call from approval to its result. It yields what only a driver
+        can do (ask the approver, wait for an identical call in flight, run the tool) and gets
+        the answer sent back; an exception in a driver is thrown in, so counting and clean-up
+        happen here whichever driver runs it."""
+        tool = pending.tool
+        if tool.requires_approval:
+            context = pending.context
+            verdict = yield from approval(
+                tool.requires_approval,
+                pending.name,
+                pending.args,
+                pending.call_id,
+                context,
+                self._run_id(context),
+                self._decided,
+                self.approver is not None,
+            )
+            stop = self._apply(pending, verdict)
+            if stop is not None:
+                return stop
+        if pending.key is not None:
+            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
+            if waiting is not None:  # an identical call is in flight (or just stored its value)
+                shared = yield from self._joined(pending, waiting)
+                if shared is not NOT_SHARED:
+                    return self._hit(pending, shared)
+        try:
+            if not self._usage.claim(pending.bucket, tool.max_usage_count, self.limits):
+                return self._refused(pending)
+            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
+            raw = yield pending
+            seconds = perf_counter() - started
+            if type(raw) is Raised:
+                return self._failed(pending, raw.error, seconds)
+            return self._succeeded(pending, raw, seconds)
+        except BaseException:
+            self._unwound(pending)
+            raise
+        finally:
+            if pending.leading:
+                self._flight.release(pending)
+
+    def _joined(self, pending: Pending, waiting: Future[Any]) -> Generator[Future[Any], Any, Any]:
+        """The value the leader of identical calls stored, or ``NOT_SHARED`` when this call must run
+        the tool: the leader stored nothing, this call took the lead from a cancelled one, or its
+        driver cannot wait (see ``_answer``)."""
+        while True:
+            try:
+                shared = yield waiting
+            except BaseException:  # cancelled while waiting: still a call that named the tool
+                self._abandoned(pending)
+                raise
+            if shared is not LEADER_GONE:
+                return shared
+            # the leader was cancelled: lead (or follow the waiter who does)
+            again = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
+            if again is None:
+                return NOT_SHARED
+            waiting = again
+
+    def _decided(self, request: ApprovalRequest) -> Any:
+        """A decision given beforehand (``approvals=`` of a resumed run), taken once."""
+        with self._lock:
+            return take_decision(self.decisions, request)
+
+    def _apply(self, pending: Pending, verdict: Verdict) -> ToolResult | None:
+        """The approval step's verdict applied: None, the call goes on (perhaps with edited
+        arguments, run as given and never shared through the cache); else its result."""
+        if verdict.waiting is not None:
+            return verdict.waiting
+        if verdict.denied is not None:
+            pending.key = None  # a denial is never cached
+            return self._finish(pending, verdict.denied, "error")
+        if verdict.arguments is not None:
+            pending.key = None  # arguments a person wrote: run as given, not shared through the cache
+            try:
+                pending.args = pending.tool.validate_args(verdict.arguments)
+            except ToolArgumentsError as exc:
+                return self._invalid(pending, exc)
+        return None
 
     def _prepare(
         self, call: Call, tools: Sequence[BaseTool] | None, context: RunContext | None
@@ -269,6 +370,7 @@ class ToolExecutor:
         """Resolve, validate and look up the cache: a finished result, or a call to run."""
         start = perf_counter()
         # ``type is`` first: isinstance against a pydantic model class goes through ABCMeta (slow)
+        args: Any
         if type(call) is ToolCall or isinstance(call, ToolCall):
             requested, args, call_id = call.name, call.args, call.id
         else:
@@ -277,16 +379,15 @@ class ToolExecutor:
         if found is None:
             found = self._registry.resolve(requested, tools)
             if found is None:
-                available = self._registry.by_name.values() if tools is None else tools
-                return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
-        tool, name, scope = found
-        if not scope:  # a tool of the caller's own, not registered here (an agent's MCP tools)
-            scope = self._scope_for(tool)
+                return self._unknown(requested, args, call_id, tools, context, start)
+        tool, name, bucket = found
+        if not bucket:  # a tool of the caller's own, not registered here (an agent's MCP tools)
+            bucket = self._bucket_for(tool)
         cache = self.cache
         plain = type(args) is dict
         if plain and cache is not None:
-            try:  # ``recall.raw_key`` inlined: this is every repeated call
-                seen = self._seen.get(dumps((id(tool), args), 2))
+            try:  # ``caching.raw_key`` inlined: this is every repeated call
+                seen = self._seen.get(dumps((id(tool), args), 2))  # pyright: ignore[reportUnknownArgumentType] - a model's JSON
             except ValueError:  # a value marshal cannot write exactly: validated below
                 seen = None
             if seen is not None and seen.tool is tool:  # validated before: same arguments, same key
@@ -294,27 +395,52 @@ class ToolExecutor:
                 hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
                 if hit:
                     return self._served(seen, value, call_id, context, start)
-                pending = Pending(tool, name, scope, call_id, dict(seen.args), context, start)
+                pending = Pending(tool, name, bucket, call_id, dict(seen.args), context, start)
                 pending.key = key
                 return pending
-        pending = Pending(tool, name, scope, call_id, args, context, start)
+        return self._validated(Pending(tool, name, bucket, call_id, args, context, start), plain)
+
+    def _validated(self, pending: Pending, plain: bool) -> ToolResult | Pending:
+        """Validate a call met for the first time (its arguments not seen before) and look up its result."""
+        tool, raw = pending.tool, pending.args
         try:
-            pending.args = tool.validate_args(args)
+            pending.args = tool.validate_args(raw)
         except ToolArgumentsError as exc:
             return self._invalid(pending, exc)
-        known = known_keys(tool.args_schema) if plain else None
-        dropped = None if known is None or known.issuperset(args) else tool.dropped_args(args)
+        dropped = False
+        if plain:
+            known = known_keys(tool.args_schema)
+            dropped = known is not None and not known.issuperset(raw) and self._dropped(pending, raw)
+        cache = self.cache
+        if cache is None or tool.cache_function is never_cache:
+            return pending
+        pending.key = key = cache_key(pending.bucket, pending.args, tool.injected_params)
+        if key is None:
+            return pending
+        if plain and not dropped:
+            self._recall.keep(tool, pending.name, raw, dict(pending.args), key, self._tally.of(pending.bucket))
+        name = pending.name
+        hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, pending.context)
+        return self._hit(pending, value) if hit else pending
+
+    def _dropped(self, pending: Pending, raw: dict[str, Any]) -> bool:
+        """Whether the model sent arguments the tool does not take (left out, and announced)."""
+        dropped = pending.tool.dropped_args(raw)
         if dropped and bus.enabled("tool.args_dropped"):
-            emit_args_dropped(name, dropped, context, self._run_id(context))
-        if cache is not None and tool.cache_function is not never_cache:
-            pending.key = key = cache_key(scope, pending.args, tool.injected_params)
-            if key is not None:
-                if plain and not dropped:
-                    self._recall.keep(tool, name, args, dict(pending.args), key, self._tally.of(scope))
-                hit, value = cache.get(key) if type(cache) is InMemoryCache else self._read(cache, key, name, context)
-                if hit:
-                    return self._hit(pending, value)
-        return pending
+            emit_args_dropped(pending.name, dropped, pending.context, self._run_id(pending.context))
+        return bool(dropped)
+
+    def _unknown(
+        self,
+        requested: str,
+        args: Any,
+        call_id: str,
+        tools: Sequence[BaseTool] | None,
+        context: RunContext | None,
+        start: float,
+    ) -> ToolResult:
+        available = self._registry.by_name.values() if tools is None else tools
+        return unknown_tool(requested, args, call_id, available, context, self._run_id(context), start)
 
     def _read(self, cache: CacheBackend, key: str, name: str, context: RunContext | None) -> tuple[bool, Any]:
         return cache_guard.read(cache, key, name, context, self.run_id)
@@ -328,7 +454,7 @@ class ToolExecutor:
             kept = seen.remember(value)
         stats = seen.stats
         lock = self._lock
-        lock.acquire()  # the counters the Tally keeps for this name; no ``with``: nothing in between raises
+        lock.acquire()  # the counters the ToolTally keeps for this name; no ``with``: nothing in between raises
         stats.calls += 1
         stats.cache_hits += 1
         lock.release()
@@ -353,7 +479,7 @@ class ToolExecutor:
         ``runs`` one whose tool had started (it used a usage slot)."""
         pending.counted = True
         ran = pending.ran
-        self._tally.abandoned(pending.scope, None if ran is None else perf_counter() - ran)
+        self._tally.abandoned(pending.bucket, None if ran is None else perf_counter() - ran)
 
     def _refused(self, pending: Pending) -> ToolResult:
         """No usage slot left: the tool's limit message, counted as refused."""
@@ -412,7 +538,7 @@ class ToolExecutor:
         """Count the outcome, announce it and build the result the model reads."""
         pending.counted = True
         content = scrub(content)  # an observation goes to a model: no secret in it
-        self._tally.count(pending.scope, status, cached, refused, seconds)
+        self._tally.count(pending.bucket, status, cached, refused, seconds)
         duration = perf_counter() - pending.start
         if bus.enabled("tool.call"):
             context = pending.context
