@@ -99,7 +99,7 @@ WARM = textwrap.dedent("""
     import asyncio, json, sys, time
     sys.path.insert(0, {root!r})
     from crew.models import LLM, load_litellm
-    from crew.models import openai_http
+    from crew.models import openai_door
     from crew.testing import OpenAIServer, Reply
 
     litellm = load_litellm()
@@ -130,7 +130,7 @@ WARM = textwrap.dedent("""
         own_litellm = (time.perf_counter() - started) / 1000
         started = time.perf_counter()
         for _ in range(1000):   # the same on the native door: endpoint, body, parsing, usage, cost, event
-            call = openai_http._Call(native, messages, None, stream=False)
+            call = openai_door._Call(native, messages, None, stream=False)
             call.finish(reply, 0.0, 1)
         own_native = (time.perf_counter() - started) / 1000
         print(json.dumps({{"native": native_call, "litellm": litellm_call,

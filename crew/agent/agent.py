@@ -317,7 +317,7 @@ async def _settle_function_calling(model: Any) -> None:
     happens in a worker thread instead, and the property keeps its answer. Once litellm is
     loaded a read is a table lookup and stays on the loop: no thread hop per task.
     """
-    from crew.models import litellm_model as llm
+    from crew.models import llm as llm
     from crew.models.wrapped import innermost
 
     if llm.litellm_loaded():  # loaded, not merely in sys.modules (which an import in flight is)

@@ -5,8 +5,8 @@
 - ``calling``: ``stream_reply`` (``astream`` or a one-item fallback) and ``complete_sync``.
 - ``info``: ``ModelCallInfo``, what a call is for (agent, task, turn, tools).
 - ``wrapped``: ``WrappedModel``, the base of models that decorate another (``.wrapped``).
-- ``litellm_model``: ``LLM``, the user's configuration object; its calls take one of two
-  doors (``transport``): the native OpenAI-protocol transport over httpx (``openai_http``)
+- ``llm``: ``LLM``, the user's configuration object; its calls take one of two
+  doors (``doors``): the native OpenAI-protocol transport over httpx (``openai_door``)
   or litellm. ``resolve``: ``as_chat_model``, which turns ``llm=...`` into a model.
 - ``pricing``: litellm's bundled price table read as data; ``failures``: errors both doors share.
 - ``retry``, ``ratelimit``: backoff policy; request budgets and ``Throttled``.
@@ -22,7 +22,7 @@ from __future__ import annotations
 from crew.models.base import ChatModel, InvalidToolCall, LLMResponse, ModelDelta, StreamingChatModel
 from crew.models.calling import complete_sync, stream_reply
 from crew.models.info import ModelCallInfo, current_call
-from crew.models.litellm_model import LLM, litellm_loaded, load_litellm, prewarm_litellm
+from crew.models.llm import LLM, litellm_loaded, load_litellm, prewarm_litellm
 from crew.models.ratelimit import RateLimiter, Throttled
 from crew.models.resolve import as_chat_model
 from crew.models.wrapped import WrappedModel, innermost

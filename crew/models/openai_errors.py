@@ -14,8 +14,8 @@ import time
 import httpx
 
 from crew.common.secrets import public_url
+from crew.models.doors import Endpoint
 from crew.models.failures import shorten
-from crew.models.transport import Endpoint
 
 __all__ = [
     "MAX_REPLY_BYTES",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from crew.errors import ConfigError
 from crew.models.base import ChatModel
-from crew.models.litellm_model import LLM
-from crew.models.transport import model_name_problem
+from crew.models.doors import model_name_problem
+from crew.models.llm import LLM
 
 
 def as_chat_model(value: str | ChatModel | None, default: str | ChatModel | None = None) -> ChatModel:

@@ -9,7 +9,7 @@ import pytest
 
 from crew.errors import ConfigError
 from crew.models import LLM, pricing
-from crew.models.transport import choose, endpoint
+from crew.models.doors import choose, endpoint
 
 
 @pytest.mark.parametrize(
@@ -162,7 +162,7 @@ def test_a_native_only_kickoff_never_imports_litellm():
                      Task(description="check it", expected_output="ok", agent=second)]
             result = Crew(agents=[writer, second], tasks=tasks).kickoff()
             print(result.raw, len(server.requests), result.usage.cost > 0)
-        import crew.models.litellm_model as lm
+        import crew.models.llm as lm
         print("litellm" in sys.modules, lm._prewarm_thread is None)
     """)
     assert out.splitlines() == ["done 3 True", "False True"]
@@ -217,17 +217,17 @@ def test_no_module_imports_the_openai_sdk():
 def test_one_pooled_client_per_loop_closed_when_the_loop_ends(openai_server):
     import asyncio
 
-    from crew.models import openai_http
+    from crew.models import openai_door
     from crew.testing import Reply
 
     openai_server.handler = lambda request: Reply.text("ok")
     llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, api_key="sk-test", transport="native")
 
     async def two_calls():
-        first = await openai_http._async_client(openai_server.url)
+        first = await openai_door._async_client(openai_server.url)
         await llm.acomplete([{"role": "user", "content": "a"}])
         await llm.acomplete([{"role": "user", "content": "b"}])
-        assert await openai_http._async_client(openai_server.url) is first  # pooled: one per loop
+        assert await openai_door._async_client(openai_server.url) is first  # pooled: one per loop
         return first
 
     client = asyncio.run(two_calls())

@@ -2,7 +2,7 @@
 
 Most traffic speaks OpenAI's chat-completions protocol (OpenAI itself, vLLM, Ollama's
 ``/v1``, LM Studio, llama.cpp, OpenRouter, Groq, Together, DeepSeek, gateways), and for
-it the native transport (:mod:`crew.models.openai_http`, plain httpx) answers without
+it the native transport (:mod:`crew.models.openai_door`, plain httpx) answers without
 litellm's seconds of import and ~200 MB. Everything else goes to litellm. The decision is
 pure (no I/O): the crew's prewarm, ``crew validate`` and the call itself read it alike.
 """
@@ -199,7 +199,7 @@ def prewarm_native() -> None:
 
 def _load_native() -> None:
     with contextlib.suppress(Exception):  # the first call imports again and reports the error
-        import crew.models.openai_http  # noqa: F401
+        import crew.models.openai_door  # noqa: F401
         from crew.models.pricing import table
 
         table()

@@ -27,9 +27,9 @@ from crew.common.secrets import register_headers, register_url
 from crew.common.usage import Usage
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls, with_tools
+from crew.models.doors import Door, Transport, choose, model_name_problem
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import MalformedResponse, RetryPolicy
-from crew.models.transport import Door, Transport, choose, model_name_problem
 
 __all__ = ["LLM", "litellm_loaded", "load_litellm", "prewarm_litellm"]
 
@@ -94,9 +94,9 @@ class LLM(BaseModel):
     """A model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
 
     ``transport`` picks the door its calls take: ``native`` (OpenAI chat completions over
-    httpx, :mod:`crew.models.openai_http`), ``litellm``, or ``auto`` (the default: native
+    httpx, :mod:`crew.models.openai_door`), ``litellm``, or ``auto`` (the default: native
     for ``openai/...``, bare OpenAI names and OpenAI-compatible ``api_base`` endpoints,
-    litellm for the rest; see :func:`crew.models.transport.choose`).
+    litellm for the rest; see :func:`crew.models.doors.choose`).
 
     ``num_retries`` counts retries after the first attempt, on rate limits,
     timeouts and server errors (see :mod:`crew.models.retry`); ``timeout`` bounds each
@@ -240,9 +240,9 @@ class LLM(BaseModel):
         output_schema: dict[str, Any] | None = None,
     ) -> LLMResponse:
         if self.door == "native":
-            from crew.models import openai_http
+            from crew.models import openai_door
 
-            return await openai_http.acomplete(self, messages, tools)
+            return await openai_door.acomplete(self, messages, tools)
         litellm = await _aload_litellm()
         kwargs = self._request(messages, tools)
 
@@ -269,9 +269,9 @@ class LLM(BaseModel):
         final, since retrying would repeat text the caller already has.
         """
         if self.door == "native":
-            from crew.models import openai_http
+            from crew.models import openai_door
 
-            async for item in openai_http.astream(self, messages, tools):
+            async for item in openai_door.astream(self, messages, tools):
                 yield item
             return
         litellm = await _aload_litellm()
@@ -306,9 +306,9 @@ class LLM(BaseModel):
     ) -> LLMResponse:
         """Blocking twin of :meth:`acomplete` (a sync client; safe inside a running loop's threads)."""
         if self.door == "native":
-            from crew.models import openai_http
+            from crew.models import openai_door
 
-            return openai_http.complete(self, messages, tools)
+            return openai_door.complete(self, messages, tools)
         litellm = load_litellm()
         kwargs = self._request(messages, tools)
 

@@ -1,6 +1,6 @@
 """The native transport: OpenAI chat completions over httpx, without litellm or the openai SDK.
 
-``LLM`` hands its calls here when :func:`crew.models.transport.choose` says ``native``.
+``LLM`` hands its calls here when :func:`crew.models.doors.choose` says ``native``.
 One pooled ``httpx.AsyncClient`` serves each event loop (closed when the loop shuts its
 async generators down, as ``asyncio.run`` does) and one ``httpx.Client`` the sync calls
 of the process (closed at exit). Retries, rate limits and error reporting are the ones
@@ -25,6 +25,7 @@ from crew.common.secrets import register_url
 from crew.common.usage import Usage
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls, with_tools
+from crew.models.doors import endpoint
 from crew.models.failures import shorten
 from crew.models.openai_errors import (
     APITimeoutError,
@@ -41,12 +42,11 @@ from crew.models.openai_errors import (
 )
 from crew.models.pricing import cost
 from crew.models.retry import MalformedResponse
-from crew.models.transport import endpoint
 
 if TYPE_CHECKING:
     import asyncio
 
-    from crew.models.litellm_model import LLM
+    from crew.models.llm import LLM
 
 TRANSPORT = "native"
 
