@@ -10,57 +10,25 @@ pure (no I/O): the crew's prewarm, ``crew validate`` and the call itself read it
 from __future__ import annotations
 
 import contextlib
-import os
-import re
 import threading
-from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
-from crew.errors import ConfigError
+from crew.models.providers import (
+    BARE_OPENAI,
+    COMPATIBLE,
+    V1_COMPATIBLE,
+    env_base,
+    split_provider,
+    unknown_model,
+    unknown_provider,
+)
+
+if TYPE_CHECKING:
+    from crew.models.settings import CallSettings, ModelDoor
 
 Transport = Literal["litellm", "native", "auto"]
 Door = Literal["litellm", "native"]
-
-OPENAI_BASE_URL = "https://api.openai.com/v1"
-
-_BARE_OPENAI = re.compile(r"^(gpt-|chatgpt-|o[134](?:$|-)|ft:gpt-)", re.I)
-"""Model names litellm sends to OpenAI without a prefix: ``gpt-4o``, ``o3-mini``, ``chatgpt-4o-latest``."""
-
-_COMPATIBLE = frozenset(
-    {
-        "openai",
-        "custom_openai",
-        "openai_like",
-        "hosted_vllm",
-        "vllm",
-        "lm_studio",
-        "llamafile",
-        "openrouter",
-        "groq",
-        "together_ai",
-        "deepseek",
-        "fireworks_ai",
-        "xai",
-        "perplexity",
-    }
-)
-"""Providers whose endpoint is an OpenAI chat-completions server: native once their ``api_base`` is known."""
-
-_OPENAI_KEYED = frozenset({None, "openai", "custom_openai"})
-"""Providers (None: a bare name) whose key is ``OPENAI_API_KEY``, as litellm reads it; so is a model id
-whose slash names no provider (it goes to the OpenAI-compatible server of ``OPENAI_BASE_URL``)."""
-
-_V1_COMPATIBLE = frozenset({"ollama", "ollama_chat"})
-"""Providers with a native API of their own and an OpenAI one under ``/v1`` (Ollama)."""
-
-
-def split_provider(model: str) -> tuple[str | None, str]:
-    """``"openai/gpt-4o"`` -> ``("openai", "gpt-4o")``; a bare name has no provider."""
-    provider, sep, rest = model.partition("/")
-    if sep and rest:
-        return provider.lower(), rest
-    return None, model
 
 
 def model_name_problem(name: str) -> str | None:
@@ -91,76 +59,34 @@ def choose(model: str, api_base: str | None, transport: Transport = "auto") -> D
     provider, _ = split_provider(model)
     if provider == "openai":
         return "native"
-    if provider is None:
-        if api_base or _BARE_OPENAI.match(model):
-            return "native"
-        return "native" if _env_base() and _unknown_model(model) else "litellm"
-    if api_base and provider in _COMPATIBLE:
-        return "native"
-    if api_base and provider in _V1_COMPATIBLE and urlsplit(api_base).path.rstrip("/").endswith("/v1"):
-        return "native"
-    if (api_base or _env_base()) and _unknown_provider(provider):
-        return "native"  # ``meta-llama/Llama-3.1-8B`` at a vLLM server: a model id with a slash, not a provider
-    return "litellm"
+    speaks_openai = _bare_speaks_openai(model, api_base) if provider is None else _speaks_openai(provider, api_base)
+    return "native" if speaks_openai else "litellm"
 
 
-def _env_base() -> str | None:
-    return os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+def _bare_speaks_openai(model: str, api_base: str | None) -> bool:
+    """A bare name: an OpenAI model, anything at an ``api_base``, or a name litellm has no route for
+    when ``OPENAI_BASE_URL`` says where an OpenAI-compatible server is."""
+    return bool(api_base or BARE_OPENAI.match(model) or (env_base() and unknown_model(model)))
 
 
-def _unknown_provider(provider: str) -> bool:
-    """Whether litellm would refuse ``provider/...`` ("LLM Provider NOT provided"); False when its table is absent."""
-    from crew.models.pricing import litellm_providers
-
-    known = litellm_providers()
-    return bool(known) and provider not in known
-
-
-def _unknown_model(model: str) -> bool:
-    """Whether litellm has no route for the bare name (its model table does not list it); False without the table."""
-    from crew.models import pricing
-
-    return bool(pricing.table()) and pricing.model_info(model) is None
+def _speaks_openai(provider: str, api_base: str | None) -> bool:
+    if api_base and provider in COMPATIBLE:
+        return True
+    if api_base and provider in V1_COMPATIBLE and urlsplit(api_base).path.rstrip("/").endswith("/v1"):
+        return True
+    # ``meta-llama/Llama-3.1-8B`` at a vLLM server: a model id with a slash, not a provider
+    return bool(api_base or env_base()) and unknown_provider(provider)
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """Where a native call goes: the base URL, the model name on the wire, the key and where it came from."""
+def open_door(door: Door, settings: CallSettings) -> ModelDoor:
+    """The door object for one call; its module is imported on the first call that takes it."""
+    if door == "native":
+        from crew.models.openai_door import NativeDoor
 
-    base_url: str
-    wire_model: str
-    api_key: str | None
-    key_source: str
+        return NativeDoor(settings)
+    from crew.models.litellm_door import LitellmDoor
 
-    @property
-    def url(self) -> str:
-        return self.base_url.rstrip("/") + "/chat/completions"
-
-
-def endpoint(model: str, api_base: str | None, api_key: str | None) -> Endpoint:
-    """The LLM's settings, else the environment litellm reads too (``OPENAI_BASE_URL`` / ``OPENAI_API_BASE``,
-    ``OPENAI_API_KEY``, ``<PROVIDER>_API_KEY``), so both doors reach the same server with the same key."""
-    provider, name = split_provider(model)
-    compatible = provider in _COMPATIBLE or provider in _V1_COMPATIBLE
-    wire = name if compatible else model  # an unknown prefix is part of the model's id (``meta-llama/...``)
-    # A provider of its own reads only its own key: OpenAI's must never go to OpenRouter or Groq.
-    own = compatible and provider not in _OPENAI_KEYED
-    env_keys = [f"{provider.upper()}_API_KEY"] if own and provider else ["OPENAI_API_KEY"]
-    base = api_base
-    if base is None and (provider in (None, "openai") or (not compatible and _unknown_provider(provider))):
-        base = _env_base() or OPENAI_BASE_URL
-    if base is None:
-        raise ConfigError(
-            f"model {model!r}: the native transport needs an api_base for provider {provider!r} "
-            "(or use transport: litellm)"
-        )
-    if api_key is not None:
-        return Endpoint(base, wire, api_key, "api_key")
-    for env in env_keys:
-        value = os.environ.get(env)
-        if value:
-            return Endpoint(base, wire, value, env)
-    return Endpoint(base, wire, None, " or ".join(dict.fromkeys(env_keys)))
+    return LitellmDoor(settings)
 
 
 def door_of(spec: object) -> str | None:

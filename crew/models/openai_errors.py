@@ -14,8 +14,8 @@ import time
 import httpx
 
 from crew.common.secrets import public_url
-from crew.models.doors import Endpoint
 from crew.models.failures import shorten
+from crew.models.openai_endpoint import Endpoint
 
 __all__ = [
     "MAX_REPLY_BYTES",
@@ -33,7 +33,6 @@ __all__ = [
     "ReplyTooLargeError",
     "aread_body",
     "http_error",
-    "read_body",
     "server_message",
     "shown",
     "too_large",
@@ -214,17 +213,6 @@ async def aread_body(response: httpx.Response, reading: Reading) -> bytes:
         raise too_large(reading.point)
     chunks = []
     async for chunk in response.aiter_bytes():
-        reading.take(chunk)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def read_body(response: httpx.Response, reading: Reading) -> bytes:
-    """The sync twin of :func:`aread_body`."""
-    if _declared_too_large(response):
-        raise too_large(reading.point)
-    chunks = []
-    for chunk in response.iter_bytes():
         reading.take(chunk)
         chunks.append(chunk)
     return b"".join(chunks)
