@@ -22,6 +22,7 @@ import httpx
 from crew.common.secrets import register_url
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta
+from crew.models.estimate import estimated_usage
 from crew.models.openai_endpoint import Endpoint, endpoint
 from crew.models.openai_errors import (
     APITimeoutError,
@@ -102,6 +103,7 @@ class _Call:
         self.settings = settings
         self.stream = stream
         self.messages = messages
+        self.tools = tools
         self.point: Endpoint = endpoint(settings.model, settings.api_base, settings.api_key)
         register_url(self.point.base_url)  # from OPENAI_BASE_URL, maybe: a server's error may quote it
         self.headers = request_headers(settings, self.point.api_key, stream=stream)
@@ -127,7 +129,17 @@ class _Call:
 
     def finish(self, reply: dict[str, Any], this: Attempt) -> LLMResponse:
         stream = self.stream or self.settings.stream
+        if self.stream and not reply.get("usage"):  # a server ignoring include_usage: counted all the same
+            self.estimate_usage(reply)
         return response(self.settings.model, reply, this.elapsed(), this.number, stream, self.messages)
+
+    def estimate_usage(self, reply: dict[str, Any]) -> None:
+        """Give a reply without usage an estimate (a malformed one is left for ``response`` to refuse)."""
+        choices = reply.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        if isinstance(message, dict):
+            reply["usage"] = estimated_usage(self.messages, self.tools, message)
 
     def send(self, client: httpx.AsyncClient) -> Any:
         """The POST, as a context manager whose response is read as it arrives."""
