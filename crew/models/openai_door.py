@@ -174,12 +174,25 @@ async def _apost(call: _Call) -> dict[str, Any]:
     return json_reply(body)
 
 
+async def _opened(stack: contextlib.AsyncExitStack, call: _Call, client: httpx.AsyncClient) -> httpx.Response:
+    """The stream's response, its headers in within ``timeout``: httpx bounds each read only, so a
+    server sending its headers a byte at a time would otherwise hold the call forever."""
+    import asyncio
+
+    try:
+        async with asyncio.timeout(call.settings.timeout):
+            return await stack.enter_async_context(call.send(client))
+    except TimeoutError:
+        raise APITimeoutError(f"no answer from {shown(call.point)} in {call.settings.timeout:g} s") from None
+
+
 async def _astream_reply(call: _Call) -> AsyncGenerator[ModelDelta | tuple[dict[str, Any], bool]]:
     """One attempt of a stream: its text deltas, then the reply joined and whether it came as events."""
     client = await _async_client(call.point.url)
     reading = call.reading()
     try:
-        async with call.send(client) as answer:
+        async with contextlib.AsyncExitStack() as stack:
+            answer = await _opened(stack, call, client)
             if answer.status_code != 200:
                 raise call.fail_status(answer, await aread_body(answer, reading))
             if not _is_sse(answer):  # a server that ignored stream=true: one JSON reply

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import pytest
 
 from crew.errors import LLMError
-from crew.models import LLM, complete_sync
+from crew.models import LLM, complete_sync, load_litellm
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 SSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
@@ -63,6 +63,13 @@ def raw_server(head: bytes, piece: bytes, every: float, limit: float = 30.0) -> 
         stop.set()
         thread.join(5)
         listener.close()
+
+
+@pytest.fixture(autouse=True)
+def _litellm_imported(request: pytest.FixtureRequest) -> None:
+    """A cold litellm import takes seconds (more on a busy machine): the clocks here are for the calls."""
+    if "transport" in request.fixturenames and request.getfixturevalue("transport") == "litellm":
+        load_litellm()
 
 
 def llm(base: str, transport: str, **kw) -> LLM:
@@ -148,3 +155,17 @@ async def test_tool_options_without_tools_are_not_sent_on_either_door(openai_ser
     assert (await model.acomplete(MESSAGES)).content == "hi"
     body = openai_server.requests[-1].body
     assert "parallel_tool_calls" not in body and "tool_choice" not in body
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_headers_dripped_a_byte_at_a_time_time_out(transport, stream):
+    """Each byte of the header phase reset httpx's read timer: a stream's headers held the call forever."""
+    with raw_server(b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a", every=0.05) as base:  # a header that never ends
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="Timeout"):
+            await read(llm(base, transport, timeout=0.5, stream=stream), stream)
+        assert time.monotonic() - started < 5
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="Timeout"):  # and from sync code, the same path
+            complete_sync(llm(base, transport, timeout=0.5, stream=stream), MESSAGES)
+        assert time.monotonic() - started < 5
