@@ -17,12 +17,13 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crew.common.events import bus
 from crew.common.usage import Usage
+from crew.models.retry import MalformedResponse
 from crew.tools.messages import ToolCall, new_call_id
 
 
@@ -129,21 +130,36 @@ def with_tools(request: dict[str, Any], tools: Sequence[dict[str, Any]] | None) 
         request.pop("parallel_tool_calls", None)
 
 
-def split_tool_calls(raw_calls: Sequence[Any]) -> tuple[list[ToolCall], list[InvalidToolCall]]:
-    """Provider tool calls (objects or dicts) -> valid ToolCalls and invalid ones, ids filled."""
+def split_tool_calls(raw_calls: object) -> tuple[list[ToolCall], list[InvalidToolCall]]:
+    """Provider tool calls (objects or dicts) -> valid ToolCalls and invalid ones, ids filled.
+
+    ``tool_calls`` that are not a list, or a call or its ``function`` that is not an object,
+    break the protocol: a :class:`MalformedResponse`, retried like a 5xx.
+    """
+    if not isinstance(raw_calls, (list, tuple)):
+        raise MalformedResponse("the model's reply holds tool_calls that are not a list")
     valid: list[ToolCall] = []
     invalid: list[InvalidToolCall] = []
-    for raw in raw_calls:
-        call = raw if isinstance(raw, dict) else raw.model_dump()
-        function = call.get("function") or {}
-        call_id = call.get("id") or new_call_id()
+    for raw in cast("Sequence[object]", raw_calls):
+        call, function = _call_parts(raw)
+        call_id = str(call.get("id") or new_call_id())
         name = function.get("name") or ""
         arguments = function.get("arguments")
         try:
             valid.append(ToolCall(name=name, args=parse_arguments(arguments), id=call_id))
         except ValueError as exc:
-            invalid.append(InvalidToolCall(id=call_id, name=name, arguments=str(arguments), error=str(exc)))
+            invalid.append(InvalidToolCall(id=call_id, name=str(name), arguments=str(arguments), error=str(exc)))
     return valid, invalid
+
+
+def _call_parts(raw: object) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A tool call and its ``function`` as dicts (a provider SDK's objects dumped first)."""
+    dump = getattr(raw, "model_dump", None)
+    call: object = raw if isinstance(raw, dict) else dump() if callable(dump) else None
+    function: object = cast("dict[str, Any]", call).get("function") or {} if isinstance(call, dict) else None
+    if not isinstance(call, dict) or not isinstance(function, dict):
+        raise MalformedResponse("the model's reply holds a tool call that is not an object with a function")
+    return cast("dict[str, Any]", call), cast("dict[str, Any]", function)
 
 
 def emit_call(

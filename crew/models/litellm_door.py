@@ -105,9 +105,7 @@ class LitellmDoor:
         choice = raw.choices[0]
         message = choice.message
         tool_calls, invalid = split_tool_calls(getattr(message, "tool_calls", None) or [])
-        usage = getattr(raw, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        prompt, completion, total = _counts(getattr(raw, "usage", None))
         content = message.content
         if content == "" and (tool_calls or invalid):  # litellm's assembled stream says "": OpenAI, and the
             content = None  # native door, say null for a reply that is only tool calls
@@ -118,7 +116,7 @@ class LitellmDoor:
             usage=Usage(
                 prompt_tokens=prompt,
                 completion_tokens=completion,
-                total_tokens=int(getattr(usage, "total_tokens", 0) or prompt + completion),
+                total_tokens=total,
                 requests=1,
                 cost=_cost(litellm, raw),
             ),
@@ -129,6 +127,16 @@ class LitellmDoor:
         stream = stream or self.settings.stream
         emit_call(response, attempts=this.number, stream=stream, transport=TRANSPORT, messages=messages)
         return response
+
+
+def _counts(usage: Any) -> tuple[int, int, int]:
+    """Prompt, completion and total tokens of litellm's usage; counts that are not numbers are malformed."""
+    try:
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        return prompt, completion, int(getattr(usage, "total_tokens", 0) or prompt + completion)
+    except (TypeError, ValueError):
+        raise MalformedResponse("the model's reply holds token counts that are not numbers") from None
 
 
 def _cost(litellm: Any, raw: Any) -> float:

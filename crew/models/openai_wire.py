@@ -8,7 +8,7 @@ A reply whose shape is not the protocol's is a :class:`MalformedResponse` (retri
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from crew.common.usage import Usage
 from crew.models.base import LLMResponse, emit_call, split_tool_calls, with_tools
@@ -69,10 +69,7 @@ def response(
     if not isinstance(message, dict):
         raise MalformedResponse("the model's reply holds a choice without a message")
     tool_calls, invalid = split_tool_calls(message.get("tool_calls") or [])
-    usage = reply.get("usage") or {}
-    prompt = int(usage.get("prompt_tokens") or 0)
-    completion = int(usage.get("completion_tokens") or 0)
-    cached = int(((usage.get("prompt_tokens_details") or {}).get("cached_tokens")) or 0)
+    prompt, completion, total, cached = _counts(reply.get("usage") or {})
     result = LLMResponse(
         content=message.get("content"),
         tool_calls=tool_calls,
@@ -80,7 +77,7 @@ def response(
         usage=Usage(
             prompt_tokens=prompt,
             completion_tokens=completion,
-            total_tokens=int(usage.get("total_tokens") or prompt + completion),
+            total_tokens=total,
             requests=1,
             cost=cost(model, prompt, completion, cached),
         ),
@@ -90,6 +87,22 @@ def response(
     )
     emit_call(result, attempts=attempts, stream=stream, transport=TRANSPORT, messages=messages)
     return result
+
+
+def _counts(usage: object) -> tuple[int, int, int, int]:
+    """Prompt, completion, total and cached tokens of a ``usage`` object; another shape is malformed."""
+    if not isinstance(usage, dict):
+        raise MalformedResponse("the model's reply holds usage that is not an object")
+    fields = cast("dict[str, Any]", usage)
+    details = fields.get("prompt_tokens_details") or {}
+    try:
+        prompt = int(fields.get("prompt_tokens") or 0)
+        completion = int(fields.get("completion_tokens") or 0)
+        total = int(fields.get("total_tokens") or prompt + completion)
+        cached = int((details.get("cached_tokens") if isinstance(details, dict) else 0) or 0)
+    except (TypeError, ValueError):
+        raise MalformedResponse("the model's reply holds token counts that are not numbers") from None
+    return prompt, completion, total, cached
 
 
 def json_reply(body: bytes) -> dict[str, Any]:
@@ -120,7 +133,8 @@ class ChunkStream:
             return None
         if chunk.get("usage"):
             self.usage, self.carried = chunk["usage"], True
-        added = [text for choice in chunk.get("choices") or [] if (text := self._choice(choice))]
+        choices = _objects(chunk.get("choices"), "a stream chunk's choices")
+        added = [text for choice in choices if (text := self._choice(choice))]
         if not added:
             return None
         joined = "".join(added)
@@ -149,14 +163,16 @@ class ChunkStream:
 
     def _choice(self, choice: dict[str, Any]) -> str | None:
         """One choice's delta taken in: its finish reason and tool-call pieces kept, its text returned."""
-        delta = choice.get("delta") or {}
+        delta = _object(choice.get("delta"), "a stream chunk's delta")
         if choice.get("finish_reason"):
             self.finish_reason = choice["finish_reason"]
-        for part in delta.get("tool_calls") or []:
+        for part in _objects(delta.get("tool_calls"), "a stream chunk's tool calls"):
             self._tool_call(part)
         text = delta.get("content")
         if text is not None:
             self.carried = True
+        if text is not None and not isinstance(text, str):
+            raise MalformedResponse("a stream chunk holds content that is not text")
         return text or None
 
     def _tool_call(self, part: dict[str, Any]) -> None:
@@ -164,13 +180,14 @@ class ChunkStream:
         call = self.calls.setdefault(int(part.get("index", len(self.calls))), {"arguments": []})
         if part.get("id"):
             call["id"] = part["id"]
-        function = part.get("function") or {}
+        function = _object(part.get("function"), "a stream chunk's tool call function")
         if function.get("name"):
             call["name"] = function["name"]
         if function.get("arguments"):
             call["arguments"].append(function["arguments"])
 
     def reply(self) -> dict[str, Any]:
+        """The joined reply, shaped like a whole one; a stream that carried nothing, or broke off, is malformed."""
         if not self.carried:
             raise MalformedResponse("the model's stream ended without a message (no content, tool call or usage)")
         if not (self.done or self.finish_reason):  # a close-delimited body cut mid-way looks like an end
@@ -188,3 +205,21 @@ class ChunkStream:
         elif message["content"] is None:
             message["content"] = ""  # an empty answer is still an answer
         return {"choices": [{"message": message, "finish_reason": self.finish_reason}], "usage": self.usage or {}}
+
+
+def _object(value: object, what: str) -> dict[str, Any]:
+    """``value`` as a JSON object (absent: an empty one); any other shape breaks the protocol."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise MalformedResponse(f"{what} is not an object")
+    return cast("dict[str, Any]", value)
+
+
+def _objects(value: object, what: str) -> list[dict[str, Any]]:
+    """``value`` as a list of JSON objects (absent: none); any other shape breaks the protocol."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise MalformedResponse(f"{what} are not a list")
+    return [_object(item, what) for item in cast("list[object]", value)]

@@ -15,6 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
+
+from crew.errors import LLMError
 from crew.models import LLM, LLMResponse
 
 MESSAGES = [{"role": "user", "content": "Write a short greeting for the team, please."}]
@@ -104,3 +107,49 @@ async def test_a_stream_without_a_usage_chunk_still_counts_its_tokens(transport)
     usage = response.usage
     assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
     assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens and usage.requests == 1
+
+
+BAD_SHAPES = {
+    "tool_calls as an object": reply(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+        }
+    ),
+    "usage as a list": reply({"role": "assistant", "content": "hi"}, usage=[1, 2, 3]),
+    "a tool call's function as a string": reply(
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": "f"}]}
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(BAD_SHAPES))
+async def test_a_malformed_reply_is_retried_then_a_clear_error(transport, shape):
+    """These failed at once with a raw AttributeError; a reply the protocol does not allow is retried."""
+    good = whole(reply({"role": "assistant", "content": "fine"}, usage={"prompt_tokens": 3, "completion_tokens": 1}))
+    with answering(whole(BAD_SHAPES[shape]), good) as (base, taken):
+        response = await llm(base, transport, num_retries=1, retry_base_delay=0).acomplete(MESSAGES)
+    assert response.content == "fine" and taken[0] == 2
+    refused = r"after 2 attempt\(s\) \(1 retry spent\): (MalformedResponse|.*Invalid response object)"
+    with answering(whole(BAD_SHAPES[shape])) as (base, taken), pytest.raises(LLMError, match=refused):
+        await llm(base, transport, num_retries=1, retry_base_delay=0).acomplete(MESSAGES)
+    assert taken[0] == 2
+
+
+BAD_CHUNKS = {
+    "tool_calls as an object": chunk({"tool_calls": {"index": 0, "id": "c1", "function": {"name": "f"}}}),
+    "choices as an object": {"id": "c1", "object": "chat.completion.chunk", "choices": {"delta": {"content": "x"}}},
+    "usage as a list": {"id": "c1", "object": "chat.completion.chunk", "choices": [], "usage": [1, 2]},
+}
+
+
+@pytest.mark.parametrize("shape", list(BAD_CHUNKS))
+async def test_a_malformed_stream_chunk_is_retried_then_a_clear_error(shape):
+    """The native door's own stream reader (litellm's reads these chunks its own, lenient way)."""
+    transport = "native"
+    bad = sse(chunk({"role": "assistant"}), BAD_CHUNKS[shape], chunk({}, "stop"))
+    good = sse(chunk({"role": "assistant", "content": "fine"}), chunk({}, "stop"))
+    with answering(bad, good) as (base, taken):
+        response = await streamed(llm(base, transport, num_retries=1, retry_base_delay=0))
+    assert response.content == "fine" and taken[0] == 2
