@@ -66,8 +66,8 @@ class LLMResponse(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
     content: str | None = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    invalid_tool_calls: list[InvalidToolCall] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list[ToolCall])
+    invalid_tool_calls: list[InvalidToolCall] = Field(default_factory=list[InvalidToolCall])
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     latency: float = 0.0
@@ -117,7 +117,7 @@ def parse_arguments(text: str | dict[str, Any] | None) -> dict[str, Any]:
         raise ValueError(f"arguments are not valid JSON ({exc})") from None
     if not isinstance(value, dict):
         raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
-    return value
+    return cast("dict[str, Any]", value)
 
 
 def with_tools(request: dict[str, Any], tools: Sequence[dict[str, Any]] | None) -> None:
@@ -154,12 +154,13 @@ def split_tool_calls(raw_calls: object) -> tuple[list[ToolCall], list[InvalidToo
 
 def _call_parts(raw: object) -> tuple[dict[str, Any], dict[str, Any]]:
     """A tool call and its ``function`` as dicts (a provider SDK's objects dumped first)."""
-    dump = getattr(raw, "model_dump", None)
-    call: object = raw if isinstance(raw, dict) else dump() if callable(dump) else None
-    function: object = cast("dict[str, Any]", call).get("function") or {} if isinstance(call, dict) else None
-    if not isinstance(call, dict) or not isinstance(function, dict):
+    if not isinstance(raw, dict):
+        dump = getattr(raw, "model_dump", None)
+        raw = dump() if callable(dump) else None
+    function: object = cast("dict[str, Any]", raw).get("function") or {} if isinstance(raw, dict) else None
+    if not isinstance(function, dict):
         raise MalformedResponse("the model's reply holds a tool call that is not an object with a function")
-    return cast("dict[str, Any]", call), cast("dict[str, Any]", function)
+    return cast("dict[str, Any]", raw), cast("dict[str, Any]", function)
 
 
 def emit_call(
@@ -207,7 +208,7 @@ class _StaticProtocolMeta(type(Protocol)):  # type: ignore[misc]
     (seconds) right where an ``Agent`` is built, before the crew could prewarm it.
     """
 
-    def __instancecheck__(cls, instance: Any) -> bool:
+    def __instancecheck__(cls, instance: object) -> bool:
         if cls is not ChatModel:  # a concrete class deriving from the protocol
             return super().__instancecheck__(instance)
         kind = type(instance)

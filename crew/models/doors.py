@@ -125,9 +125,11 @@ def prewarm_native() -> None:
 
 def _load_native() -> None:
     with contextlib.suppress(Exception):  # the first call imports again and reports the error
-        import crew.models.openai_door  # noqa: F401
+        import importlib
+
         from crew.models.pricing import table
 
+        importlib.import_module("crew.models.openai_door")
         table()
-        import anyio  # and this on the first connection  # noqa: F401
-        import httpcore  # httpx imports it when its first client is made (~0.1 s with HTTP/2 support)  # noqa: F401
+        importlib.import_module("anyio")  # and this on the first connection
+        importlib.import_module("httpcore")  # httpx imports it with its first client (~0.1 s with HTTP/2 support)

@@ -45,7 +45,7 @@ class LitellmDoor:
             model=settings.model, messages=messages, timeout=settings.timeout, num_retries=0, max_retries=0
         )  # ours is the only retry layer
         with_tools(kwargs, tools)  # drop_params leaves tool options in: OpenAI answers 400 to them alone
-        optional = {"temperature": settings.temperature, "max_tokens": settings.max_tokens}
+        optional: dict[str, object] = {"temperature": settings.temperature, "max_tokens": settings.max_tokens}
         optional.update(api_base=settings.api_base, api_key=settings.api_key)
         kwargs.update((name, value) for name, value in optional.items() if value is not None)
         if stream or settings.stream:
@@ -141,7 +141,8 @@ def _counts(usage: Any) -> tuple[int, int, int]:
 
 def _cost(litellm: Any, raw: Any) -> float:
     """The call's price in USD: litellm's own figure when it made one, else computed; unknown is 0."""
-    cost = (getattr(raw, "_hidden_params", None) or {}).get("response_cost")
+    hidden: dict[str, Any] = getattr(raw, "_hidden_params", None) or {}
+    cost = hidden.get("response_cost")
     if cost is None:
         try:
             cost = litellm.completion_cost(completion_response=raw)
@@ -163,7 +164,8 @@ def _assembled(litellm: Any, chunks: list[Any], messages: list[dict[str, Any]]) 
 
 
 def _delta_text(chunk: Any) -> str:
-    for choice in getattr(chunk, "choices", None) or []:
+    choices: list[Any] = getattr(chunk, "choices", None) or []
+    for choice in choices:
         delta = getattr(choice, "delta", None)
         if delta is not None and delta.content:
             return delta.content
@@ -171,7 +173,7 @@ def _delta_text(chunk: Any) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _bounded(seconds: float, what: str, model: str) -> AsyncIterator[None]:
+async def _bounded(seconds: float, what: str, model: str) -> AsyncGenerator[None]:
     """``seconds`` for what runs inside; past them a ``TimeoutError`` the retry policy retries."""
     import asyncio
 
@@ -198,7 +200,8 @@ def _carries(chunk: Any) -> bool:
     """Whether a stream chunk holds anything of a reply: a content or tool-call delta, or usage."""
     if getattr(chunk, "usage", None) is not None:
         return True
-    for choice in getattr(chunk, "choices", None) or []:
+    choices: list[Any] = getattr(chunk, "choices", None) or []
+    for choice in choices:
         delta = getattr(choice, "delta", None)
         if delta is not None and (
             delta.content is not None or getattr(delta, "tool_calls", None) or getattr(delta, "function_call", None)

@@ -10,7 +10,7 @@ httpx, or litellm). Neither door is imported before a call needs it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, field_validator, model_validator
 
@@ -82,13 +82,14 @@ class LLM(BaseModel):
             return data
         import difflib
 
-        for key in data:
+        settings = cast("dict[object, Any]", data)
+        for key in settings:
             if not isinstance(key, str) or key in cls.model_fields:
                 continue
             meant = _ALIASES.get(key) or next(iter(difflib.get_close_matches(key, cls.model_fields, 1, 0.8)), None)
             if meant is not None:
                 raise ValueError(f"unknown LLM setting {key!r}: did you mean {meant!r}?")
-        return data
+        return settings
 
     @field_validator("model")
     @classmethod

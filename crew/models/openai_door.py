@@ -15,7 +15,7 @@ import ssl
 import threading
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 
@@ -135,11 +135,11 @@ class _Call:
 
     def estimate_usage(self, reply: dict[str, Any]) -> None:
         """Give a reply without usage an estimate (a malformed one is left for ``response`` to refuse)."""
-        choices = reply.get("choices")
-        first = choices[0] if isinstance(choices, list) and choices else None
-        message = first.get("message") if isinstance(first, dict) else None
+        choices: object = reply.get("choices")
+        first: object = cast("list[object]", choices)[0] if isinstance(choices, list) and choices else None
+        message: object = cast("dict[str, object]", first).get("message") if isinstance(first, dict) else None
         if isinstance(message, dict):
-            reply["usage"] = estimated_usage(self.messages, self.tools, message)
+            reply["usage"] = estimated_usage(self.messages, self.tools, cast("dict[str, Any]", message))
 
     def send(self, client: httpx.AsyncClient) -> Any:
         """The POST, as a context manager whose response is read as it arrives."""

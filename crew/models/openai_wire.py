@@ -61,13 +61,15 @@ def response(
     model: str, reply: dict[str, Any], latency: float, attempts: int, stream: bool, messages: Any = None
 ) -> LLMResponse:
     """A reply (a JSON object, or a stream joined into one) as an LLMResponse, announced as ``llm.call``."""
-    choices = reply.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+    choices: object = reply.get("choices")
+    first: object = cast("list[object]", choices)[0] if isinstance(choices, list) and choices else None
+    if not isinstance(first, dict):
         raise MalformedResponse("the model's reply holds no choices")
-    choice: dict[str, Any] = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict):
+    choice = cast("dict[str, Any]", first)
+    found: object = choice.get("message")
+    if not isinstance(found, dict):
         raise MalformedResponse("the model's reply holds a choice without a message")
+    message = cast("dict[str, Any]", found)
     tool_calls, invalid = split_tool_calls(message.get("tool_calls") or [])
     prompt, completion, total, cached = _counts(reply.get("usage") or {})
     result = LLMResponse(
@@ -94,12 +96,12 @@ def _counts(usage: object) -> tuple[int, int, int, int]:
     if not isinstance(usage, dict):
         raise MalformedResponse("the model's reply holds usage that is not an object")
     fields = cast("dict[str, Any]", usage)
-    details = fields.get("prompt_tokens_details") or {}
+    details = _object(fields.get("prompt_tokens_details"), "the reply's prompt token details")
     try:
         prompt = int(fields.get("prompt_tokens") or 0)
         completion = int(fields.get("completion_tokens") or 0)
         total = int(fields.get("total_tokens") or prompt + completion)
-        cached = int((details.get("cached_tokens") if isinstance(details, dict) else 0) or 0)
+        cached = int(details.get("cached_tokens") or 0)
     except (TypeError, ValueError):
         raise MalformedResponse("the model's reply holds token counts that are not numbers") from None
     return prompt, completion, total, cached
@@ -107,12 +109,12 @@ def _counts(usage: object) -> tuple[int, int, int, int]:
 
 def json_reply(body: bytes) -> dict[str, Any]:
     try:
-        reply = json.loads(body)
+        reply: object = json.loads(body)
     except ValueError:
         raise MalformedResponse(f"the reply is not JSON: {shorten(body.decode('utf-8', 'replace'), 120)}") from None
     if not isinstance(reply, dict):
         raise MalformedResponse("the reply is not a JSON object")
-    return reply
+    return cast("dict[str, Any]", reply)
 
 
 class ChunkStream:

@@ -31,6 +31,6 @@ def as_chat_model(value: str | ChatModel | None, default: str | ChatModel | None
         if problem is not None:
             raise ConfigError(f"{problem}: give a model string such as 'openai/gpt-4o-mini'")
         return LLM(name)
-    if isinstance(value, ChatModel):
+    if isinstance(value, ChatModel):  # pyright: ignore[reportUnnecessaryIsInstance] - YAML and untyped callers
         return value
     raise ConfigError(f"llm must be a model string, an LLM or a ChatModel, not {type(value).__name__}")
