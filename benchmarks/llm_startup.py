@@ -99,7 +99,8 @@ WARM = textwrap.dedent("""
     import asyncio, json, sys, time
     sys.path.insert(0, {root!r})
     from crew.models import LLM, load_litellm
-    from crew.models import openai_http
+    from crew.models import openai_door
+    from crew.models.attempts import Attempt
     from crew.testing import OpenAIServer, Reply
 
     litellm = load_litellm()
@@ -120,18 +121,19 @@ WARM = textwrap.dedent("""
             return min(r[0] for r in rounds), min(r[1] for r in rounds)   # interleaved: same load for both
 
         native_call, litellm_call = asyncio.run(main())
-        raw = litellm.completion(**viallm._request(messages, None))
+        raw = litellm.completion(**viallm.open().request(messages, None))
         reply = {{"choices": [{{"message": {{"role": "assistant", "content": "ok"}}, "finish_reason": "stop"}}],
                   "usage": {{"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}}}
         started = time.perf_counter()
-        for _ in range(1000):   # crew's own work per call on the litellm door: kwargs, parsing, usage, cost, event
-            viallm._request(messages, None)
-            viallm._finish(litellm, raw, 0.0, 1)
+        for _ in range(1000):   # crew's own work per call, litellm door: settings, kwargs, parsing, usage, cost, event
+            door = viallm.open()
+            door.request(messages, None)
+            door.finish(litellm, raw, Attempt(1))
         own_litellm = (time.perf_counter() - started) / 1000
         started = time.perf_counter()
-        for _ in range(1000):   # the same on the native door: endpoint, body, parsing, usage, cost, event
-            call = openai_http._Call(native, messages, None, stream=False)
-            call.finish(reply, 0.0, 1)
+        for _ in range(1000):   # the same on the native door: settings, endpoint, body, parsing, usage, cost, event
+            call = openai_door._Call(native.open().settings, messages, None, stream=False)
+            call.finish(reply, Attempt(1))
         own_native = (time.perf_counter() - started) / 1000
         print(json.dumps({{"native": native_call, "litellm": litellm_call,
                           "own_native": own_native, "own_litellm": own_litellm}}))

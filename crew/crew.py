@@ -19,7 +19,7 @@ from crew.agent.agent import Agent
 from crew.common.keywords import known_keys
 from crew.errors import ConfigError
 from crew.models import LLM, prewarm_litellm
-from crew.models.transport import choose, door_of, prewarm_native
+from crew.models.doors import choose, door_of, prewarm_native
 from crew.tasks.graph import TaskGraph
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task

@@ -317,13 +317,14 @@ async def _settle_function_calling(model: Any) -> None:
     happens in a worker thread instead, and the property keeps its answer. Once litellm is
     loaded a read is a table lookup and stays on the loop: no thread hop per task.
     """
-    from crew.models import litellm_model as llm
+    from crew.models.litellm_loading import litellm_loaded
+    from crew.models.llm import LLM
     from crew.models.wrapped import innermost
 
-    if llm.litellm_loaded():  # loaded, not merely in sys.modules (which an import in flight is)
+    if litellm_loaded():  # loaded, not merely in sys.modules (which an import in flight is)
         return
     inner = innermost(model)  # through wrappers such as the crew's request budget
-    if isinstance(inner, llm.LLM) and inner.function_calling is None and inner.door == "litellm":
+    if isinstance(inner, LLM) and inner.function_calling is None and inner.door == "litellm":
         import asyncio
 
         await asyncio.to_thread(lambda: model.supports_function_calling)

@@ -386,7 +386,7 @@ def llm_option(value: str | None) -> str | None:
     """``--llm`` checked before anything loads: a name with nothing after its provider is refused here."""
     if value is None:
         return None
-    from crew.models.transport import model_name_problem
+    from crew.models.doors import model_name_problem
 
     example = "(e.g. --llm test, --llm openai/gpt-4o-mini)"
     if not value.strip():

@@ -54,7 +54,8 @@ def _models(crew: Any) -> list[str]:
     """Each distinct model of the crew with the transport its calls take (``native``, ``litellm``, ``offline``),
     and for the native one the server it reaches (from the model's ``api_base`` or the environment)."""
     from crew.common.secrets import public_url
-    from crew.models.transport import door_of, endpoint, model_name
+    from crew.models.doors import door_of, model_name
+    from crew.models.openai_endpoint import endpoint
 
     specs = [crew.llm, crew.manager_llm]
     for agent in crew.all_agents():

@@ -21,7 +21,7 @@ from crew.config.imports import ImportProblem, as_tool, check_import_path, impor
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
 from crew.config.servers import server_list
-from crew.models.transport import model_name_problem
+from crew.models.doors import model_name_problem
 
 # Which texts take {placeholders}: the fields the models fill at kickoff.
 TEMPLATED: dict[Section, tuple[str, ...]] = {

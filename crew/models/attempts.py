@@ -1,7 +1,7 @@
 """The attempt loop every model call runs: limiter, attempt, classify the failure, wait, again.
 
-Both doors (litellm and the native OpenAI one) and all three call shapes (one reply,
-a stream, a blocking call) retry the same way, so the loop lives here once and a door
+Both doors (litellm and the native OpenAI one) and both call shapes (one reply, a
+stream; sync callers drive the same async loop) retry the same way, so the loop lives here once and a door
 only says how to make one attempt. Per attempt: a limiter reservation is taken, the
 attempt is numbered and timed, and a failure goes through :mod:`crew.models.failures`
 (the retry policy's wait, with its ``llm.retry`` event, or the final ``LLMError`` and
@@ -99,19 +99,6 @@ class Attempts:
             if delivered:
                 give_up(self.model, failure, number, BROKEN_MID_STREAM, secrets=self.secrets)
             await asyncio.sleep(self._wait(failure, number))
-
-    def run_sync(self, attempt: Callable[[Attempt], T]) -> T:
-        """Blocking twin of :meth:`run` (sleeps the calling thread)."""
-        number = 0
-        while True:
-            if self.limiter is not None:
-                self.limiter.acquire_sync()
-            number += 1
-            try:
-                return attempt(Attempt(number))
-            except Exception as exc:  # noqa: BLE001 - classified by the retry policy
-                failure = exc
-            time.sleep(self._wait(failure, number))
 
     def _wait(self, exc: Exception, number: int) -> float:
         """Seconds before the next attempt (an ``llm.retry`` event); raises LLMError when there is none."""

@@ -17,12 +17,13 @@ from __future__ import annotations
 import inspect
 import json
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from crew.common.events import bus
 from crew.common.usage import Usage
+from crew.models.retry import MalformedResponse
 from crew.tools.messages import ToolCall, new_call_id
 
 
@@ -65,8 +66,8 @@ class LLMResponse(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
     content: str | None = None
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    invalid_tool_calls: list[InvalidToolCall] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list[ToolCall])
+    invalid_tool_calls: list[InvalidToolCall] = Field(default_factory=list[InvalidToolCall])
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     latency: float = 0.0
@@ -116,7 +117,7 @@ def parse_arguments(text: str | dict[str, Any] | None) -> dict[str, Any]:
         raise ValueError(f"arguments are not valid JSON ({exc})") from None
     if not isinstance(value, dict):
         raise ValueError(f"arguments must be a JSON object, got {type(value).__name__}")
-    return value
+    return cast("dict[str, Any]", value)
 
 
 def with_tools(request: dict[str, Any], tools: Sequence[dict[str, Any]] | None) -> None:
@@ -129,21 +130,37 @@ def with_tools(request: dict[str, Any], tools: Sequence[dict[str, Any]] | None) 
         request.pop("parallel_tool_calls", None)
 
 
-def split_tool_calls(raw_calls: Sequence[Any]) -> tuple[list[ToolCall], list[InvalidToolCall]]:
-    """Provider tool calls (objects or dicts) -> valid ToolCalls and invalid ones, ids filled."""
+def split_tool_calls(raw_calls: object) -> tuple[list[ToolCall], list[InvalidToolCall]]:
+    """Provider tool calls (objects or dicts) -> valid ToolCalls and invalid ones, ids filled.
+
+    ``tool_calls`` that are not a list, or a call or its ``function`` that is not an object,
+    break the protocol: a :class:`MalformedResponse`, retried like a 5xx.
+    """
+    if not isinstance(raw_calls, (list, tuple)):
+        raise MalformedResponse("the model's reply holds tool_calls that are not a list")
     valid: list[ToolCall] = []
     invalid: list[InvalidToolCall] = []
-    for raw in raw_calls:
-        call = raw if isinstance(raw, dict) else raw.model_dump()
-        function = call.get("function") or {}
-        call_id = call.get("id") or new_call_id()
+    for raw in cast("Sequence[object]", raw_calls):
+        call, function = _call_parts(raw)
+        call_id = str(call.get("id") or new_call_id())
         name = function.get("name") or ""
         arguments = function.get("arguments")
         try:
             valid.append(ToolCall(name=name, args=parse_arguments(arguments), id=call_id))
         except ValueError as exc:
-            invalid.append(InvalidToolCall(id=call_id, name=name, arguments=str(arguments), error=str(exc)))
+            invalid.append(InvalidToolCall(id=call_id, name=str(name), arguments=str(arguments), error=str(exc)))
     return valid, invalid
+
+
+def _call_parts(raw: object) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A tool call and its ``function`` as dicts (a provider SDK's objects dumped first)."""
+    if not isinstance(raw, dict):
+        dump = getattr(raw, "model_dump", None)
+        raw = dump() if callable(dump) else None
+    function: object = cast("dict[str, Any]", raw).get("function") or {} if isinstance(raw, dict) else None
+    if not isinstance(function, dict):
+        raise MalformedResponse("the model's reply holds a tool call that is not an object with a function")
+    return cast("dict[str, Any]", raw), cast("dict[str, Any]", function)
 
 
 def emit_call(
@@ -191,7 +208,7 @@ class _StaticProtocolMeta(type(Protocol)):  # type: ignore[misc]
     (seconds) right where an ``Agent`` is built, before the crew could prewarm it.
     """
 
-    def __instancecheck__(cls, instance: Any) -> bool:
+    def __instancecheck__(cls, instance: object) -> bool:
         if cls is not ChatModel:  # a concrete class deriving from the protocol
             return super().__instancecheck__(instance)
         kind = type(instance)

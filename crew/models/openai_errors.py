@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import time
+from typing import cast
 
 import httpx
 
 from crew.common.secrets import public_url
 from crew.models.failures import shorten
-from crew.models.transport import Endpoint
+from crew.models.openai_endpoint import Endpoint
 
 __all__ = [
     "MAX_REPLY_BYTES",
@@ -33,7 +34,6 @@ __all__ = [
     "ReplyTooLargeError",
     "aread_body",
     "http_error",
-    "read_body",
     "server_message",
     "shown",
     "too_large",
@@ -110,13 +110,14 @@ def http_error(status: int, body: bytes, headers: httpx.Headers, point: Endpoint
 def server_message(body: bytes) -> str:
     text = body.decode("utf-8", "replace").strip()
     try:
-        data = json.loads(text)
+        data: object = json.loads(text)
     except ValueError:
         return shorten(text, 300)
     if isinstance(data, dict):
-        error = data.get("error", data.get("detail", data.get("message")))
+        fields = cast("dict[str, object]", data)
+        error = fields.get("error", fields.get("detail", fields.get("message")))
         if isinstance(error, dict):
-            error = error.get("message") or json.dumps(error)
+            error = cast("dict[str, object]", error).get("message") or json.dumps(error)
         if error is not None:
             return str(error)
     return shorten(text, 300)
@@ -212,19 +213,8 @@ async def aread_body(response: httpx.Response, reading: Reading) -> bytes:
     """The body, read up to ``MAX_REPLY_BYTES`` and within the reading's time."""
     if _declared_too_large(response):
         raise too_large(reading.point)
-    chunks = []
+    chunks: list[bytes] = []
     async for chunk in response.aiter_bytes():
-        reading.take(chunk)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def read_body(response: httpx.Response, reading: Reading) -> bytes:
-    """The sync twin of :func:`aread_body`."""
-    if _declared_too_large(response):
-        raise too_large(reading.point)
-    chunks = []
-    for chunk in response.iter_bytes():
         reading.take(chunk)
         chunks.append(chunk)
     return b"".join(chunks)

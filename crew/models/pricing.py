@@ -13,7 +13,7 @@ import importlib.util
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 _FILE = "model_prices_and_context_window_backup.json"
 _table: dict[str, Any] | None = None
@@ -48,11 +48,11 @@ def litellm_providers() -> frozenset[str]:
     if _providers is None:
         path = litellm_file(_PROVIDERS_FILE)
         try:
-            listed = json.loads(path.read_bytes()).get("providers") if path is not None else None
+            listed: object = json.loads(path.read_bytes()).get("providers") if path is not None else None
         except (OSError, ValueError, AttributeError):
             listed = None
-        names = listed if isinstance(listed, dict) else {}
-        _providers = frozenset(str(name).split("/")[0].lower() for name in names)
+        names = cast("dict[str, object]", listed) if isinstance(listed, dict) else {}
+        _providers = frozenset(name.split("/")[0].lower() for name in names)
     return _providers
 
 
@@ -64,10 +64,10 @@ def table() -> dict[str, Any]:
             if _table is None:
                 path = price_file()
                 try:
-                    loaded = json.loads(path.read_bytes()) if path is not None else {}
+                    loaded: object = json.loads(path.read_bytes()) if path is not None else {}
                 except (OSError, ValueError):
                     loaded = {}
-                _table = loaded if isinstance(loaded, dict) else {}
+                _table = cast("dict[str, Any]", loaded) if isinstance(loaded, dict) else {}
     return _table
 
 
@@ -75,9 +75,9 @@ def model_info(model: str) -> dict[str, Any] | None:
     """The table's entry for ``model`` as litellm would look it up: the full name, then without ``openai/``."""
     prices = table()
     for name in _candidates(model):
-        entry = prices.get(name)
+        entry: object = prices.get(name)
         if isinstance(entry, dict) and name != "sample_spec":
-            return entry
+            return cast("dict[str, Any]", entry)
     return None
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from crew.errors import ConfigError
 from crew.models.base import ChatModel
-from crew.models.litellm_model import LLM
-from crew.models.transport import model_name_problem
+from crew.models.doors import model_name_problem
+from crew.models.llm import LLM
 
 
 def as_chat_model(value: str | ChatModel | None, default: str | ChatModel | None = None) -> ChatModel:
@@ -31,6 +31,6 @@ def as_chat_model(value: str | ChatModel | None, default: str | ChatModel | None
         if problem is not None:
             raise ConfigError(f"{problem}: give a model string such as 'openai/gpt-4o-mini'")
         return LLM(name)
-    if isinstance(value, ChatModel):
+    if isinstance(value, ChatModel):  # pyright: ignore[reportUnnecessaryIsInstance] - YAML and untyped callers
         return value
     raise ConfigError(f"llm must be a model string, an LLM or a ChatModel, not {type(value).__name__}")

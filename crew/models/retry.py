@@ -17,7 +17,7 @@ import random
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, cast
 
 _RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
@@ -82,7 +82,7 @@ def retry_after(exc: BaseException) -> float | None:
 
 
 def _header_sources(exc: BaseException) -> list[Any]:
-    sources = []
+    sources: list[Any] = []
     response = getattr(exc, "response", None)
     if response is not None and getattr(response, "headers", None) is not None:
         sources.append(response.headers)
@@ -91,7 +91,11 @@ def _header_sources(exc: BaseException) -> list[Any]:
         if headers:
             sources.append(headers if hasattr(headers, "get") else dict(headers))
     # a plain dict is case-sensitive; give it the lower-case keys httpx would
-    return [h if not isinstance(h, dict) else {str(k).lower(): v for k, v in h.items()} for h in sources]
+    return [_lower_keys(cast("dict[object, Any]", h)) if isinstance(h, dict) else h for h in sources]
+
+
+def _lower_keys(headers: dict[object, Any]) -> dict[str, Any]:
+    return {str(key).lower(): value for key, value in headers.items()}
 
 
 def _parse_retry_after(value: str) -> float | None:

@@ -14,7 +14,7 @@ SCRIPT = textwrap.dedent(
     """
     import asyncio, json, sys
 
-    from crew.models import litellm_model as crew_llm
+    from crew.models import litellm_loading as crew_llm
     from crew.agent.agent import Agent
     from crew.models import LLM
     from crew.models.ratelimit import RateLimiter
@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
         stop = asyncio.Event()
 
         async def ticker():
-            # litellm is in sys.modules from the start of its import, crew.models.litellm_model._litellm only at the end
+            # litellm is in sys.modules from the start of its import, litellm_loading._litellm only at the end
             while not stop.is_set():
                 ticks["all"] += 1
                 ticks["during_import"] += "litellm" in sys.modules and crew_llm._litellm is None

@@ -54,12 +54,12 @@ async def test_run_retries_transient_failures_with_a_limiter_slot_per_attempt(se
     assert full(limiter)  # three attempts took the window's three slots
 
 
-def test_run_sync_gives_up_with_the_policy_reason_and_scrubs_secrets(seen):
-    def attempt(this: Attempt) -> str:
+async def test_giving_up_says_the_policy_reason_and_scrubs_secrets(seen):
+    async def attempt(this: Attempt) -> str:
         raise MalformedResponse("reply leaked sk-secret-value-1234")
 
     with pytest.raises(LLMError, match=r"after 3 attempt\(s\) \(2 retries spent\)") as caught:
-        Attempts("m", POLICY, secrets=["sk-secret-value-1234"]).run_sync(attempt)
+        await Attempts("m", POLICY, secrets=["sk-secret-value-1234"]).run(attempt)
     assert "sk-secret-value-1234" not in str(caught.value)
     [error] = events("llm.error", seen)
     assert error.data["attempts"] == 3 and "sk-secret-value-1234" not in error.data["error"]

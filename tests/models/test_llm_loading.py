@@ -40,7 +40,7 @@ def test_import_crew_and_building_models_does_not_import_litellm():
 def test_prewarm_imports_once_in_the_background_with_the_local_cost_map():
     out = run_python("""
         import os, sys, threading, time
-        import crew.models.litellm_model as llm
+        import crew.models.litellm_loading as llm
         started = time.perf_counter()
         llm.prewarm_litellm(); llm.prewarm_litellm()          # idempotent
         returned = time.perf_counter() - started
@@ -119,13 +119,13 @@ def test_building_agents_and_crews_leaves_the_import_to_the_background():
         task = Task(description="d", expected_output="x", agent=agent)
         before_crew = "litellm" in sys.modules
         Crew(agents=[agent], tasks=[task])                 # starts the background import
-        import crew.models.litellm_model
-        print(before_crew, crew.models.litellm_model._prewarm_thread is not None)
+        import crew.models.litellm_loading
+        print(before_crew, crew.models.litellm_loading._prewarm_thread is not None)
     """)
     assert out == "False True"
 
 
-def test_litellm_model_is_the_only_module_that_imports_litellm():
+def test_litellm_loading_is_the_only_module_that_imports_litellm():
     import re
     from pathlib import Path
 
@@ -138,4 +138,4 @@ def test_litellm_model_is_the_only_module_that_imports_litellm():
         for path in sorted(package.rglob("*.py"))
         if importing.search(path.read_text(encoding="utf-8"))
     ]
-    assert offenders == ["models/litellm_model.py"]
+    assert offenders == ["models/litellm_loading.py"]

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 import pytest
 
 from crew.errors import LLMError
-from crew.models import LLM
+from crew.models import LLM, complete_sync, load_litellm
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 SSE = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
@@ -65,6 +65,13 @@ def raw_server(head: bytes, piece: bytes, every: float, limit: float = 30.0) -> 
         listener.close()
 
 
+@pytest.fixture(autouse=True)
+def _litellm_imported(request: pytest.FixtureRequest) -> None:
+    """A cold litellm import takes seconds (more on a busy machine): the clocks here are for the calls."""
+    if "transport" in request.fixturenames and request.getfixturevalue("transport") == "litellm":
+        load_litellm()
+
+
 def llm(base: str, transport: str, **kw) -> LLM:
     return LLM("openai/gpt-4o-mini", api_base=base, api_key="sk-none", transport=transport, num_retries=0, **kw)
 
@@ -93,10 +100,10 @@ async def test_a_body_dripped_a_byte_at_a_time_times_out_on_every_path(transport
         with pytest.raises(LLMError, match="Timeout"):
             await read(llm(base, transport, timeout=0.5), stream=False)
         assert time.monotonic() - started < 5
-        if transport == "native":  # the sync native path had no deadline of its own (litellm's is per read)
+        if transport == "native":  # a sync call drives the same bounded path (it once had a client of its own)
             started = time.monotonic()
-            with pytest.raises(LLMError, match="no complete answer from"):
-                llm(base, transport, timeout=0.5).complete(MESSAGES)
+            with pytest.raises(LLMError, match="APITimeoutError: no answer from"):
+                complete_sync(llm(base, transport, timeout=0.5), MESSAGES)
             assert time.monotonic() - started < 5
 
 
@@ -110,7 +117,7 @@ async def test_a_line_that_never_ends_is_cut_at_the_size_limit(monkeypatch, sync
         model = llm(base, "native", timeout=30, stream=True)
         with pytest.raises(LLMError, match="ReplyTooLargeError"):
             if sync:
-                model.complete(MESSAGES)
+                complete_sync(model, MESSAGES)
             else:
                 await read(model, stream=True)
 
@@ -148,3 +155,17 @@ async def test_tool_options_without_tools_are_not_sent_on_either_door(openai_ser
     assert (await model.acomplete(MESSAGES)).content == "hi"
     body = openai_server.requests[-1].body
     assert "parallel_tool_calls" not in body and "tool_choice" not in body
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_headers_dripped_a_byte_at_a_time_time_out(transport, stream):
+    """Each byte of the header phase reset httpx's read timer: a stream's headers held the call forever."""
+    with raw_server(b"HTTP/1.1 200 OK\r\nX-Slow: ", b"a", every=0.05) as base:  # a header that never ends
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="Timeout"):
+            await read(llm(base, transport, timeout=0.5, stream=stream), stream)
+        assert time.monotonic() - started < 5
+        started = time.monotonic()
+        with pytest.raises(LLMError, match="Timeout"):  # and from sync code, the same path
+            complete_sync(llm(base, transport, timeout=0.5, stream=stream), MESSAGES)
+        assert time.monotonic() - started < 5

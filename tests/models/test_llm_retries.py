@@ -195,12 +195,12 @@ async def test_native_without_a_key_refuses_openai_but_serves_a_local_endpoint(o
     llm = LLM("openai/gpt-4o-mini", num_retries=3, retry_base_delay=0.5, transport="native")
     started = time.perf_counter()
     with pytest.raises(LLMError, match=r"1 attempt\(s\) \(refused before sending.*set api_key or OPENAI_API_KEY"):
-        llm.complete(MESSAGES) if sync else await llm.acomplete(MESSAGES)
+        complete_sync(llm, MESSAGES) if sync else await llm.acomplete(MESSAGES)
     assert time.perf_counter() - started < 0.5
     # a local server (vLLM, Ollama, LM Studio) usually needs none: the call goes without Authorization
     openai_server.enqueue(Reply.text("no key needed"))
     local = LLM("openai/gpt-4o-mini", api_base=openai_server.url, transport="native")
-    response = local.complete(MESSAGES) if sync else await local.acomplete(MESSAGES)
+    response = complete_sync(local, MESSAGES) if sync else await local.acomplete(MESSAGES)
     assert response.content == "no key needed" and "authorization" not in openai_server.requests[0].headers
 
 

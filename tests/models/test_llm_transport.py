@@ -8,8 +8,9 @@ import textwrap
 import pytest
 
 from crew.errors import ConfigError
-from crew.models import LLM, pricing
-from crew.models.transport import choose, endpoint
+from crew.models import LLM, complete_sync, pricing
+from crew.models.doors import choose
+from crew.models.openai_endpoint import endpoint
 
 
 @pytest.mark.parametrize(
@@ -96,7 +97,7 @@ def test_openais_key_is_never_sent_to_another_providers_server(openai_server, mo
         monkeypatch.delenv(name, raising=False)
     openai_server.enqueue("hi")
     llm = LLM(model, api_base=openai_server.url, num_retries=0)
-    assert llm.door == "native" and llm.complete([{"role": "user", "content": "x"}]).content == "hi"
+    assert llm.door == "native" and complete_sync(llm, [{"role": "user", "content": "x"}]).content == "hi"
     assert "authorization" not in {k.lower() for k in openai_server.requests[-1].headers}
     own = model.split("/")[0].upper() + "_API_KEY"
     monkeypatch.setenv(own, "its-own-key-1234567")
@@ -107,7 +108,7 @@ def test_a_model_id_with_a_slash_reaches_its_server_whole(openai_server, monkeyp
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     openai_server.enqueue("hello")
     llm = LLM("meta-llama/Llama-3.1-8B-Instruct", api_base=openai_server.url)
-    assert llm.door == "native" and llm.complete([{"role": "user", "content": "hi"}]).content == "hello"
+    assert llm.door == "native" and complete_sync(llm, [{"role": "user", "content": "hi"}]).content == "hello"
     sent = openai_server.requests[-1]
     assert sent.body["model"] == "meta-llama/Llama-3.1-8B-Instruct"  # the id as the server knows it
     assert "authorization" not in {k.lower() for k in sent.headers}  # no key asked for, none invented
@@ -162,7 +163,7 @@ def test_a_native_only_kickoff_never_imports_litellm():
                      Task(description="check it", expected_output="ok", agent=second)]
             result = Crew(agents=[writer, second], tasks=tasks).kickoff()
             print(result.raw, len(server.requests), result.usage.cost > 0)
-        import crew.models.litellm_model as lm
+        import crew.models.litellm_loading as lm
         print("litellm" in sys.modules, lm._prewarm_thread is None)
     """)
     assert out.splitlines() == ["done 3 True", "False True"]
@@ -217,17 +218,17 @@ def test_no_module_imports_the_openai_sdk():
 def test_one_pooled_client_per_loop_closed_when_the_loop_ends(openai_server):
     import asyncio
 
-    from crew.models import openai_http
+    from crew.models import openai_door
     from crew.testing import Reply
 
     openai_server.handler = lambda request: Reply.text("ok")
     llm = LLM("openai/gpt-4o-mini", api_base=openai_server.url, api_key="sk-test", transport="native")
 
     async def two_calls():
-        first = await openai_http._async_client(openai_server.url)
+        first = await openai_door._async_client(openai_server.url)
         await llm.acomplete([{"role": "user", "content": "a"}])
         await llm.acomplete([{"role": "user", "content": "b"}])
-        assert await openai_http._async_client(openai_server.url) is first  # pooled: one per loop
+        assert await openai_door._async_client(openai_server.url) is first  # pooled: one per loop
         return first
 
     client = asyncio.run(two_calls())
