@@ -28,7 +28,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from crew.common.events import Event, bus
-from crew.common.ledger import Tally, UsageLedger
+from crew.common.ledger import UsageLedger, UsageSum
 from crew.common.usage import Usage
 from crew.errors import RunStopped
 from crew.models.base import LLMResponse, ModelDelta
@@ -66,7 +66,7 @@ class Account:
         self.task = task
         self.agent = agent
         self.parent = parent
-        self._tally = Tally()
+        self._tally = UsageSum()
 
     @property
     def usage(self) -> Usage:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crew.common.events import current_scope
+from crew.common.events import current_origin
 from crew.common.usage import Usage
 from crew.errors import BudgetExceededError
 
@@ -57,7 +57,7 @@ class Budget:
             self._stop("max_cost", self.max_cost, f"${self.max_cost:.4f}", model, spent)
 
     def _stop(self, name: str, limit: float, shown: str, model: str | None, spent: Usage) -> None:
-        scope = current_scope()
+        scope = current_origin()
         where = f" for task '{scope.task}'" if scope is not None and scope.task else ""
         before = ""
         if self.continued_from and (self.before.total_tokens or self.before.cost):

@@ -30,9 +30,9 @@ def note(text: str) -> str:
 
 def test_the_ledger_keeps_running_totals_per_task_agent_and_model():
     ledger = UsageLedger()
-    ledger.record(Usage(total_tokens=3, requests=1, cost=0.5), task="a", agent="X", model="m1")
-    ledger.record(Usage(total_tokens=4, requests=1), task="a", agent="Y", model="m2")
-    ledger.record(Usage(total_tokens=5, requests=1), task="b", agent="X", model="m1")
+    ledger.add("a", "X", "m1", Usage(total_tokens=3, requests=1, cost=0.5))
+    ledger.add("a", "Y", "m2", Usage(total_tokens=4, requests=1))
+    ledger.add("b", "X", "m1", Usage(total_tokens=5, requests=1))
     assert (ledger.total_tokens, ledger.requests, ledger.cost, len(ledger)) == (12, 3, 0.5, 3)
     assert ledger.for_task("a") == Usage(total_tokens=7, requests=2, cost=0.5) and ledger.for_task("z") == Usage()
     assert {k: u.total_tokens for k, u in ledger.by_agent().items()} == {"X": 8, "Y": 4}
