@@ -5,9 +5,10 @@ lives in an ``AgentTaskRun`` made for that call and dropped after it, never on t
 ``Agent``: one agent can work on several tasks at the same time.
 
 A turn is one model call, made through the run scope (``RunScope.call_model``: the
-ledger, budgets and streaming hooks see every call). How a turn offers tools and reads
-the reply is the mode's business (``crew.agent.modes``: native tool calling, or the text
-protocol); this loop is the same for both.
+ledger, budgets and streaming hooks see every call). The mode (``crew.agent.modes``:
+native tool calling, or the text protocol) offers the tools and reads the reply into a
+``Turn`` (an answer, tool calls, a correction, or nothing); this loop does the rest, the
+same for both: it asks, runs the calls through the executor, keeps the history, reports.
 
 The loop ends on a final answer, on a ``result_as_answer`` tool (its content is the
 answer and no model call follows), or after ``max_iter`` turns, when the model is asked
@@ -24,15 +25,16 @@ import inspect
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from crew.agent import prompts
 from crew.agent.checkpoint import TaskCheckpoint, restore_messages, save_messages
-from crew.agent.modes import Final, mode_for
+from crew.agent.modes import Act, Answer, Correct, Turn, mode_for
 from crew.agent.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
-from crew.agent.transcript import AssistantMessage, Message, SystemMessage, Transcript, UserMessage
+from crew.agent.transcript import AssistantMessage, Message, SystemMessage, ToolMessage, Transcript, UserMessage
 from crew.common.events import bus, scoped
 from crew.common.usage import Usage
 from crew.errors import AgentError, OutputValidationError, TaskPaused
@@ -42,7 +44,6 @@ from crew.tools.approval import ApprovalRequest
 from crew.tools.messages import RunContext, ToolCall, ToolResult
 
 if TYPE_CHECKING:
-    from crew.agent.agent import Agent
     from crew.agent.scope import Account, RunScope
     from crew.models import ChatModel, LLMResponse
     from crew.tasks.task import Task
@@ -71,12 +72,40 @@ class AgentStep(BaseModel):
 StepCallback = Callable[[AgentStep], Any]
 
 
+class Worker(Protocol):
+    """What the loop reads of the agent it runs (an ``Agent``; the loop needs nothing else of it)."""
+
+    role: str
+    goal: str
+    backstory: str
+    system_template: str | None
+    prompt_template: str | None
+    max_iter: int
+    verbose: bool
+
+
+@dataclass(slots=True)
+class Final:
+    """The answer a turn ended the task with."""
+
+    text: str
+    direct: bool = False  # from a result_as_answer tool: no model call may follow
+
+
+def direct_answer(results: Sequence[ToolResult]) -> Final | None:
+    """The first ``result_as_answer`` result in the calls' order ends the task with its content."""
+    for result in results:
+        if result.result_as_answer:
+            return Final(result.content, direct=True)
+    return None
+
+
 class AgentTaskRun:
     """One agent's run of one task: its transcript, its usage account, and the loop that advances it."""
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Worker,
         task: Task,
         *,
         scope: RunScope,
@@ -104,6 +133,7 @@ class AgentTaskRun:
         self.run_context = RunContext(run_id=scope.run_id, task=self.task_name, agent=agent.role)
         self.records: list[ToolCallRecord] = []
         self.empty_turn: int | None = None  # the last turn whose reply was empty
+        self.corrected = False  # the previous turn was answered with a format correction
         # approvals: where the current turn began (to checkpoint it), and a checkpoint's turn to replay
         self._turn_mark: tuple[int, int] = (0, 0)  # (turn, messages before it)
         self._turn_replies: list[LLMResponse] = []
@@ -162,7 +192,7 @@ class AgentTaskRun:
         turn = self._restore() if self.checkpoint is not None else 0
         while final is None and turn < self.agent.max_iter:
             turn += 1
-            final = await self.mode.turn(self, turn)
+            final = await self._turn(turn)
         if final is None:
             turn += 1
             final = await self._best_answer(turn)
@@ -182,6 +212,57 @@ class AgentTaskRun:
             started_at=started,
             finished_at=time.time(),
         )
+
+    async def _turn(self, turn: int) -> Final | None:
+        """One turn: ask, let the mode read the reply, act on what it read, report it."""
+        response = await self.ask(turn, self.mode.tools, offered=True)
+        read: Turn = self.mode.read(response, corrected=self.corrected)
+        extra: Usage | None = None  # a function_calling_llm's call belongs to this turn's usage
+        if isinstance(read, Correct) and read.extractable and self.extraction_model is not None:
+            read, extra = await self._extract(turn, read)
+        if isinstance(read, Act):
+            return await self._act(turn, response, read, extra)
+        if isinstance(read, Answer):
+            self.transcript.append(AssistantMessage(read.said))
+            await self.step(turn, "final_answer", response, text=read.text)
+            return Final(read.text)
+        if isinstance(read, Correct):
+            self.corrected = True
+            self.transcript.append(AssistantMessage(read.said))
+            self.transcript.append(UserMessage(read.message))
+            await self.step(turn, "correction", response, text=read.said, extra=extra)
+            return None
+        await self.empty_reply(turn, response, read.text)
+        return None
+
+    async def _extract(self, turn: int, read: Correct) -> tuple[Turn, Usage]:
+        """Ask ``function_calling_llm`` to turn a tool request we could not read into a call."""
+        assert self.extraction_model is not None
+        tools = [t.to_openai_tool() for t in self.tools]
+        ask = prompts.render(prompts.TOOL_CALL_EXTRACTION, {"text": read.said})
+        messages = [UserMessage(ask)]
+        response = await self.ask(turn, tools, offered=True, model=self.extraction_model, messages=messages)
+        if not response.tool_calls:
+            return read, response.usage
+        return Act(list(response.tool_calls), AssistantMessage(read.said), read.said, native=False), response.usage
+
+    async def _act(self, turn: int, response: LLMResponse, act: Act, extra: Usage | None) -> Final | None:
+        """Run the calls, answer them in the history (as the mode's protocol does), report the turn."""
+        self.corrected = False
+        self.transcript.append(act.said)
+        results = await self.execute(act.calls) if act.calls else []
+        if act.native:
+            for result in results:
+                self.transcript.append(ToolMessage(result.tool_call_id, result.content))
+            for bad in act.invalid:  # unreadable arguments: their ids must be answered too
+                content = prompts.render(prompts.INVALID_TOOL_CALL, {"tool": bad.name, "error": bad.error})
+                self.transcript.append(ToolMessage(bad.id, content))
+                self.records.append(ToolCallRecord(name=bad.name, status="error"))
+        else:
+            contents = [prompts.render(prompts.OBSERVATION, {"content": result.content}) for result in results]
+            self.transcript.append(UserMessage("\n".join(contents)))
+        await self.step(turn, "tool_calls", response, text=act.thought, calls=act.calls, results=results, extra=extra)
+        return direct_answer(results)
 
     def ask(
         self,
