@@ -135,12 +135,13 @@ class AgentTaskRun:
         self.empty_turn: int | None = None  # the last turn whose reply was empty
         self.corrected = False  # the previous turn was answered with a format correction
         # approvals: where the current turn began (to checkpoint it), and a checkpoint's turn to replay
-        self._turn_mark: tuple[int, int] = (0, 0)  # (turn, messages before it)
+        self._turn_mark: tuple[int, int, bool] = (0, 0, False)  # (turn, messages before it, corrected before it)
         self._turn_replies: list[LLMResponse] = []
         checkpoint = scope.checkpoints.get(self.task_name)
         self.checkpoint: TaskCheckpoint | None = checkpoint if checkpoint and checkpoint.agent == agent.role else None
         self._replies: list[LLMResponse] = []
         self._known_results: dict[str, ToolResult] | None = None
+        self._known_ids: list[str] = []  # the replayed turn's call ids, for calls read from text
         self._context_names = tuple([out.name for out in context if out.status == "done"])
         self._tool_names = tuple([t.tool_name for t in self.tools])
         self.transcript = Transcript(
@@ -250,6 +251,9 @@ class AgentTaskRun:
         """Run the calls, answer them in the history (as the mode's protocol does), report the turn."""
         self.corrected = False
         self.transcript.append(act.said)
+        if self._known_ids and not act.native:  # read again from the same text: the ids it had before the pause
+            act.calls = [c.model_copy(update={"id": i}) for c, i in zip(act.calls, self._known_ids, strict=False)]
+        self._known_ids = []
         results = await self.execute(act.calls) if act.calls else []
         if act.native:
             for result in results:
@@ -291,7 +295,7 @@ class AgentTaskRun:
             chosen.model,
         )
         if turn != self._turn_mark[0]:
-            self._turn_mark, self._turn_replies = (turn, len(self.transcript)), []
+            self._turn_mark, self._turn_replies = (turn, len(self.transcript), self.corrected), []
         if self._replies:  # a resumed turn: the model already answered it before the pause
             return self._kept(_replayed(self._replies.pop(0)))
         wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
@@ -411,7 +415,7 @@ class AgentTaskRun:
     # -- pausing for approval ----------------------------------------------------------
 
     def _checkpoint(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> TaskCheckpoint:
-        turn, before = self._turn_mark
+        turn, before, corrected = self._turn_mark
         pending = [
             ApprovalRequest(
                 call_id=call.id,
@@ -433,6 +437,8 @@ class AgentTaskRun:
             results={r.tool_call_id: r for r in results if not r.pending},
             pending=pending,
             records=list(self.records),
+            call_ids=[call.id for call in calls],
+            corrected=corrected,
             empty_turn=self.empty_turn,
         )
 
@@ -443,8 +449,10 @@ class AgentTaskRun:
         self.transcript = Transcript(*restore_messages(checkpoint.messages))
         self.records = list(checkpoint.records)
         self.empty_turn = checkpoint.empty_turn
+        self.corrected = checkpoint.corrected  # the replayed turn reads its reply as it did before the pause
         self._replies = list(checkpoint.responses)
         self._known_results = dict(checkpoint.results)
+        self._known_ids = list(checkpoint.call_ids)
         self.scope.checkpoints.pop(self.task_name, None)  # used once: a retry starts afresh
         return checkpoint.turn - 1
 
