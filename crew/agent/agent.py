@@ -28,7 +28,11 @@ if TYPE_CHECKING:
     from crew.agent.scope import Account
     from crew.tasks.task import Task
 
-__all__ = ["Agent", "AgentStep"]
+__all__ = ["MAX_TOOL_CALLS_PER_REPLY", "Agent", "AgentStep"]
+
+MAX_TOOL_CALLS_PER_REPLY = 32
+"""How many tool calls of one model reply run (``Agent.max_tool_calls_per_reply``): providers send
+a handful of parallel calls, and a hostile or broken server can send a hundred thousand."""
 
 
 class Agent(BaseModel):
@@ -55,6 +59,7 @@ class Agent(BaseModel):
     mcp: list[Any] = Field(default_factory=list, repr=False, exclude=True)
     """MCP servers (``crew.mcp.MCPServer``) whose tools the agent gets; a server in ``tools`` moves here."""
     max_iter: int = Field(default=15, ge=1)
+    max_tool_calls_per_reply: int = Field(default=MAX_TOOL_CALLS_PER_REPLY, ge=1)
     max_execution_time: float | None = Field(default=None, gt=0)
     allow_delegation: bool = False
     verbose: bool = False

@@ -81,6 +81,7 @@ class Worker(Protocol):
     system_template: str | None
     prompt_template: str | None
     max_iter: int
+    max_tool_calls_per_reply: int
     verbose: bool
 
 
@@ -254,7 +255,10 @@ class AgentTaskRun:
         if self._known_ids and not act.native:  # read again from the same text: the ids it had before the pause
             act.calls = [c.model_copy(update={"id": i}) for c, i in zip(act.calls, self._known_ids, strict=False)]
         self._known_ids = []
-        results = await self.execute(act.calls) if act.calls else []
+        cap = self.agent.max_tool_calls_per_reply
+        results = await self.execute(act.calls[:cap]) if act.calls else []
+        if len(act.calls) > cap:
+            results.extend(self._refused(act.calls, cap))
         if act.native:
             for result in results:
                 self.transcript.append(ToolMessage(result.tool_call_id, result.content))
@@ -411,6 +415,13 @@ class AgentTaskRun:
                 )
             )
         return results
+
+    def _refused(self, calls: Sequence[ToolCall], cap: int) -> list[ToolResult]:
+        """The calls of a reply past ``cap``: not run, each answered with the error naming the cap."""
+        content = prompts.render(prompts.TOO_MANY_CALLS, {"cap": str(cap), "count": str(len(calls))})
+        refused = [ToolResult(content, call.id, call.name, status="error", refused=True) for call in calls[cap:]]
+        self.records.extend(ToolCallRecord(name=c.name, args=c.args, status="error", refused=True) for c in calls[cap:])
+        return refused
 
     # -- pausing for approval ----------------------------------------------------------
 
