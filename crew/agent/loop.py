@@ -490,6 +490,7 @@ class AgentTaskRun:
                 task=self.task_name,
                 turn=turn,
                 kind=kind,
+                protocol=self.mode.protocol,
                 tool_calls=[c.name for c in calls],
                 prompt_tokens=response.usage.prompt_tokens,
                 completion_tokens=response.usage.completion_tokens,

@@ -12,14 +12,17 @@ tools and reads a reply into a :class:`Turn`, the one thing the loop acts on:
 calls all run together and each result answers its call id in a tool message (an unreadable
 call is answered with the error). :class:`TextMode` describes the tools in the system
 prompt and parses the reply (``crew.agent.text_protocol``): one action per turn, its
-observation sent back as a user message, a reply it cannot read corrected once.
+observation sent back as a user message, a reply it cannot read corrected once. Tool calls a
+reply carries in the provider's format run whatever the mode: a model taken for a text-protocol
+one (an unknown name) may well call tools natively, and ignoring its calls would make the reply
+the answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from crew.agent import prompts
 from crew.agent.text_protocol import Action, FinalAnswer, Unparseable, clean_tool_name, parse_reply
@@ -28,10 +31,22 @@ from crew.tools.messages import ToolCall
 from crew.tools.schema import sanitize_tool_name
 
 if TYPE_CHECKING:
-    from crew.models.base import InvalidToolCall, LLMResponse
+    from crew.models.base import ChatModel, InvalidToolCall, LLMResponse
     from crew.tools.base import BaseTool
 
-__all__ = ["Act", "Answer", "Correct", "Empty", "Mode", "NativeMode", "TextMode", "Turn", "mode_for"]
+__all__ = [
+    "Act",
+    "Answer",
+    "Correct",
+    "Empty",
+    "Mode",
+    "NativeMode",
+    "TextMode",
+    "Turn",
+    "mode_for",
+    "protocol_of",
+    "protocols_line",
+]
 
 
 @dataclass(slots=True)
@@ -73,11 +88,14 @@ class Empty:
 
 Turn = Answer | Act | Correct | Empty
 
+ProtocolName = Literal["function calling", "text"]
+
 
 class Mode(Protocol):
     """How one kind of model is offered tools and how its replies are read."""
 
     text_mode: bool
+    protocol: ProtocolName
     tools: list[dict[str, Any]] | None
     """The provider's ``tools`` parameter of each turn (None: the tools are in the prompt)."""
     empty_reply_prompt: str
@@ -94,6 +112,27 @@ def mode_for(supports_function_calling: bool, tools: Sequence[BaseTool]) -> Mode
     return NativeMode(tools) if supports_function_calling else TextMode(tools)
 
 
+def protocol_of(model: ChatModel) -> ProtocolName:
+    """The protocol an agent speaks to ``model``, as ``crew validate`` and a kickoff show it: an
+    unknown model name means the text protocol, which a user should see before wondering why."""
+    return "function calling" if model.supports_function_calling else "text"
+
+
+def protocols_line(agents: Iterable[Any], default: Any = None) -> str:
+    """Which protocol each agent speaks (``function calling (Researcher); text (Editor)``);
+    agents without a model are left out (``crew validate`` needs none)."""
+    from crew.errors import ConfigError
+
+    roles: dict[str, list[str]] = {}
+    for agent in agents:
+        try:
+            model = agent.chat_model(default)
+        except ConfigError:
+            continue
+        roles.setdefault(protocol_of(model), []).append(agent.role)
+    return "; ".join(f"{protocol} ({', '.join(names)})" for protocol, names in roles.items())
+
+
 def _native_calls(response: LLMResponse) -> Act | None:
     """The reply's tool calls in the provider's format, if it has any (valid or not)."""
     if not response.tool_calls and not response.invalid_tool_calls:
@@ -108,6 +147,7 @@ def _native_calls(response: LLMResponse) -> Act | None:
 
 class NativeMode:
     text_mode = False
+    protocol: ProtocolName = "function calling"
     empty_reply_prompt = prompts.EMPTY_REPLY
     force_final_prompt = prompts.FORCE_FINAL
 
@@ -127,6 +167,7 @@ class NativeMode:
 
 class TextMode:
     text_mode = True
+    protocol: ProtocolName = "text"
     tools: list[dict[str, Any]] | None = None
     empty_reply_prompt = prompts.EMPTY_REPLY_TEXT
     force_final_prompt = prompts.FORCE_FINAL_TEXT
@@ -139,6 +180,9 @@ class TextMode:
         return (parsed.answer if isinstance(parsed, FinalAnswer) else text).strip()
 
     def read(self, response: LLMResponse, *, corrected: bool) -> Turn:
+        act = _native_calls(response)  # a server that calls tools natively anyway: its calls run
+        if act is not None:
+            return act
         text = response.content or ""
         parsed = parse_reply(text)
         answer = parsed.answer if isinstance(parsed, FinalAnswer) else text.strip()
