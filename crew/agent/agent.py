@@ -8,13 +8,14 @@ at once and the same object serves many crews and kickoffs.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from crew.agent.loop import AgentStep, AgentTaskRun, StepCallback
-from crew.agent.scope import RunScope
+from crew.agent.scope import Account, RunScope
 from crew.common.keywords import known_keys
 from crew.errors import MissingInputError, TaskTimeoutError
 from crew.tasks.interpolate import fill
@@ -25,7 +26,6 @@ from crew.tools.execution.executor import ToolExecutor
 from crew.tools.execution.registry import one_tool_per_name
 
 if TYPE_CHECKING:
-    from crew.agent.scope import Account
     from crew.tasks.task import Task
 
 __all__ = ["MAX_TOOL_CALLS_PER_REPLY", "Agent", "AgentStep"]
@@ -169,70 +169,81 @@ class Agent(BaseModel):
         feedback: str | None = None,
         previous_answer: str | None = None,
         step_callback: StepCallback | None = None,
-        scope: RunScope | None = None,
-        account: Account | None = None,
+        scope: RunScope | Account | None = None,
         executor: ToolExecutor | None = None,
         run_id: str | None = None,
         llm: Any = None,
     ) -> TaskOutput:
         """Work on ``task`` (or a prompt: a task of that description) until a final answer and return its output.
 
-        ``tools`` replaces the agent's tools for this call (default: ``task.tools``, else
-        the agent's); ``feedback`` is a guardrail's or a person's rejection of an earlier
+        What to do: ``tools`` replaces the agent's tools for this call (default: ``task.tools``,
+        else the agent's); ``feedback`` is a guardrail's or a person's rejection of an earlier
         answer, ``previous_answer`` that answer (quoted in the prompt beside the feedback);
         ``step_callback`` runs after each turn in addition to the agent's own and the run's.
 
-        ``scope`` is the run this work belongs to (a crew passes its own; ``account``, an
-        account opened in it, says whom the work is for). Without one the call is a run of
-        its own, built from ``executor`` (default: a private one), ``run_id`` and ``llm``
-        (the model to use when the agent has none). Raises ``TaskTimeoutError`` past
-        ``max_execution_time``, ``LLMError`` when the model fails, ``AgentError`` when it
-        replies with nothing twice in a row (or at ``max_iter``), ``OutputValidationError``
-        when a structured answer still does not fit after the re-asks.
+        Where: ``scope`` is the run this work belongs to (a crew passes its ``RunScope``; a
+        delegating tool an ``Account`` opened in it, which also says whom the work is for).
+        Without one the call is a run of its own, made of ``executor`` (default: a private one),
+        ``run_id`` and ``llm`` (the model to use when the agent has none); giving those with a
+        scope is a ``TypeError``. Raises ``TaskTimeoutError`` past ``max_execution_time``,
+        ``LLMError`` when the model fails, ``AgentError`` when it replies with nothing twice in
+        a row (or at ``max_iter``), ``OutputValidationError`` when a structured answer still
+        does not fit after the re-asks.
         """
         task = self._as_task(task)
-        if tools is None and task.tools is None and self.mcp:  # its servers open for this task (once per run)
-            from crew.mcp.opening import agent_tools, open_servers
-
-            async with open_servers([self]):
-                return await self.aexecute_task(
-                    task,
-                    context=context,
-                    tools=[*self.tools, *agent_tools(self)],
-                    feedback=feedback,
-                    previous_answer=previous_answer,
-                    step_callback=step_callback,
-                    scope=scope,
-                    account=account,
-                    executor=executor,
-                    run_id=run_id,
-                    llm=llm,
-                )
-        if tools is None:
-            tools = task.tools if task.tools is not None else self.tools
-        if account is not None:
-            scope = account.scope
-        if scope is None:
-            scope = RunScope(run_id=run_id, executor=executor if executor is not None else ToolExecutor(tools), llm=llm)
-        elif executor is not None or run_id is not None or llm is not None:
+        if scope is not None and (executor is not None or run_id is not None or llm is not None):
             raise TypeError("aexecute_task: with a scope, the executor, run id and default llm are the scope's")
-        callbacks = [cb for cb in (self.step_callback, scope.step_callback, step_callback) if cb is not None]
+        async with self._tools_for(task, tools) as chosen:
+            if scope is None:
+                scope = RunScope(
+                    run_id=run_id, executor=executor if executor is not None else ToolExecutor(chosen), llm=llm
+                )
+            run = await self._task_run(task, scope, chosen, context, feedback, previous_answer, step_callback)
+            return await self._within_time(run)
+
+    @asynccontextmanager
+    async def _tools_for(self, task: Task, tools: Sequence[BaseTool] | None) -> AsyncIterator[Sequence[BaseTool]]:
+        """The call's tools; the agent's MCP servers open for the task when its own tools are used."""
+        if tools is not None or task.tools is not None or not self.mcp:
+            yield tools if tools is not None else task.tools if task.tools is not None else self.tools
+            return
+        from crew.mcp.opening import agent_tools, open_servers
+
+        async with open_servers([self]):  # once per run: a crew's run has them open already
+            yield [*self.tools, *agent_tools(self)]
+
+    async def _task_run(
+        self,
+        task: Task,
+        place: RunScope | Account,
+        tools: Sequence[BaseTool],
+        context: Sequence[TaskOutput],
+        feedback: str | None,
+        previous_answer: str | None,
+        step_callback: StepCallback | None,
+    ) -> AgentTaskRun:
+        if isinstance(place, RunScope):
+            scope, account = place, place.open_account(task.name or task.key, self.role)
+        else:
+            scope, account = place.scope, place
         model = scope.model_for(self)
         helper = scope.throttle(self._resolved("function_calling_llm")) if self.function_calling_llm else None
         await _settle_function_calling(model)
-        run = AgentTaskRun(
+        return AgentTaskRun(
             self,
             task,
             scope=scope,
-            account=account if account is not None else scope.open_account(task.name or task.key, self.role),
+            account=account,
             model=model,
             tools=tools,
             context=context,
             feedback=feedback,
             previous_answer=previous_answer,
-            callbacks=callbacks,
+            callbacks=[cb for cb in (self.step_callback, scope.step_callback, step_callback) if cb is not None],
             extraction_model=helper,
         )
+
+    async def _within_time(self, run: AgentTaskRun) -> TaskOutput:
         if self.max_execution_time is None:
             return await run.run()
         import asyncio  # imported where used: loading a crew (``crew validate``) never needs it
@@ -277,7 +288,7 @@ class Agent(BaseModel):
         """Work on ``task`` (or a prompt: a task of that description), yielding typed events as it
         goes (``crew.stream``: turns, text deltas, tool calls), then the ``TaskOutput``.
 
-        ``kwargs`` are those of :meth:`aexecute_task` other than ``scope``/``account``: the run
+        ``kwargs`` are those of :meth:`aexecute_task` other than ``scope``: the run
         is one of its own. Leaving the loop early cancels the work.
         """
         import uuid

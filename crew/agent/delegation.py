@@ -99,7 +99,7 @@ def delegation_tools(
         try:
             out = await agent.aexecute_task(
                 Task(name=name, description=text, expected_output=expected),
-                account=account,
+                scope=account,
                 step_callback=step_callback,
             )
         except BaseException as exc:
