@@ -4,7 +4,8 @@
 ``modes`` (native function calling or the text protocol), ``text_protocol``, ``prompts``
 (every piece of prompt text), ``transcript``, ``structured`` (final answers checked against a
 task's output model), ``checkpoint`` (where a paused task stopped), ``delegation`` (a manager's
-tools to hand work to coworkers), and ``scope`` (what an agent run shares with its run).
+tools to hand work to coworkers), ``scope`` (what an agent run shares with its run) and
+``meter`` (the door its model calls go through: the usage ledger, accounts and hooks).
 
 May import: ``crew.common``, ``crew.errors``, ``crew.tools``, ``crew.mcp``, ``crew.tasks``,
 ``crew.models``.

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from crew.agent.loop import AgentStep, AgentTaskRun, StepCallback
-from crew.agent.scope import Account, RunScope
+from crew.agent.meter import Account
+from crew.agent.scope import RunScope
 from crew.common.keywords import known_keys
 from crew.errors import MissingInputError, TaskTimeoutError
 from crew.tasks.interpolate import fill
@@ -223,7 +224,7 @@ class Agent(BaseModel):
         step_callback: StepCallback | None,
     ) -> AgentTaskRun:
         if isinstance(place, RunScope):
-            scope, account = place, place.open_account(task.name or task.key, self.role)
+            scope, account = place, place.meter.open_account(task.name or task.key, self.role)
         else:
             scope, account = place.scope, place
         model = scope.model_for(self)

@@ -4,7 +4,7 @@ They are ordinary tools, so delegation needs no special path: the manager's loop
 them through the run's executor like any other tool, and each call runs the coworker's
 own loop (``aexecute_task`` on an ad-hoc ``Task``) in the manager's run scope, so cache
 hits, usage limits and statistics stay crew-wide. The coworker works on an account
-opened inside the manager's (``RunScope.open_account``): the run's ledger credits the
+opened inside the manager's (``Meter.open_account``): the run's ledger credits the
 coworker with its calls and the delegating task with all of them, and the manager's
 output counts what it caused. The coworker's ``TaskOutput`` comes back as the tool
 result's artifact, and ``on_output`` sees each finished piece of work.
@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from crew.agent import prompts
-from crew.agent.scope import RunScope, active_account
+from crew.agent.meter import active_account
+from crew.agent.scope import RunScope
 from crew.common.events import bus
 from crew.errors import ConfigError, DelegationError, ToolException
 from crew.tasks.output import TaskOutput
@@ -32,7 +33,7 @@ from crew.tools.options import never_cache
 if TYPE_CHECKING:
     from crew.agent.agent import Agent
     from crew.agent.loop import StepCallback
-    from crew.agent.scope import Account
+    from crew.agent.meter import Account
     from crew.tools.execution.executor import ToolExecutor
 
 DELEGATE_WORK = "Delegate work to coworker"
@@ -137,7 +138,7 @@ class _Team:
         bus.emit("agent.delegate", run_id=ctx.run_id, kind=kind, manager=ctx.agent, coworker=agent.role, task=ctx.task)
         manager = active_account()
         scope = manager.scope if manager is not None else RunScope(run_id=ctx.run_id, executor=self.executor)
-        account = scope.open_account(name, agent.role)  # inside the manager's account: the same task's work
+        account = scope.meter.open_account(name, agent.role)  # inside the manager's account: the same task's work
         task = Task(name=name, description=text, expected_output=expected)
         try:
             out = await agent.aexecute_task(task, scope=account, step_callback=self.step_callback)

@@ -4,7 +4,7 @@ Everything a task accumulates (the transcript, the tool calls made, its usage ac
 lives in an ``AgentTaskRun`` made for that call and dropped after it, never on the
 ``Agent``: one agent can work on several tasks at the same time.
 
-A turn is one model call, made through the run scope (``RunScope.call_model``: the
+A turn is one model call, made through the run scope (``Meter.call``: the
 ledger, budgets and streaming hooks see every call). The mode (``crew.agent.modes``:
 native tool calling, or the text protocol) offers the tools and reads the reply into a
 ``Turn`` (an answer, tool calls, a correction, or nothing); this loop does the rest, the
@@ -44,7 +44,8 @@ from crew.tools.approval import ApprovalRequest
 from crew.tools.messages import RunContext, ToolCall, ToolResult
 
 if TYPE_CHECKING:
-    from crew.agent.scope import Account, RunScope
+    from crew.agent.meter import Account
+    from crew.agent.scope import RunScope
     from crew.models import ChatModel, LLMResponse
     from crew.tasks.task import Task
     from crew.tools.base import BaseTool
@@ -181,12 +182,12 @@ class AgentTaskRun:
     # -- the loop -----------------------------------------------------------------
 
     async def run(self) -> TaskOutput:
-        token = self.scope.activate(self.account)  # work started from inside (delegation) is on our account
+        token = self.scope.meter.activate(self.account)  # work started from inside (delegation) is on our account
         try:
             with scoped(agent=self.agent.role):  # a coworker's events are its own, filed under the task
                 return await self._run()
         finally:
-            self.scope.deactivate(token)
+            self.scope.meter.deactivate(token)
 
     async def _run(self) -> TaskOutput:
         started = time.time()
@@ -304,7 +305,7 @@ class AgentTaskRun:
             return self._kept(_replayed(self._replies.pop(0)))
         wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
         return self._kept(
-            self.scope.call_model(self.account, chosen, wire, tools, output_schema=self.schema, info=info)
+            self.scope.meter.call(self.account, chosen, wire, tools, output_schema=self.schema, info=info)
         )
 
     async def _kept(self, reply: Awaitable[LLMResponse]) -> LLMResponse:
