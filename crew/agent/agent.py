@@ -8,8 +8,7 @@ at once and the same object serves many crews and kickoffs.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, Awaitable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -194,24 +193,30 @@ class Agent(BaseModel):
         task = self._as_task(task)
         if scope is not None and (executor is not None or run_id is not None or llm is not None):
             raise TypeError("aexecute_task: with a scope, the executor, run id and default llm are the scope's")
-        async with self._tools_for(task, tools) as chosen:
-            if scope is None:
-                scope = RunScope(
-                    run_id=run_id, executor=executor if executor is not None else ToolExecutor(chosen), llm=llm
-                )
-            run = await self._task_run(task, scope, chosen, context, feedback, previous_answer, step_callback)
-            return await self._within_time(run)
+        brief = (context, feedback, previous_answer, step_callback)
+        chosen = tools if tools is not None else task.tools
+        if chosen is None and self.mcp:  # its servers open for this task (once per run: a crew's are open)
+            return await self._with_servers(task, scope, executor, run_id, llm, brief)
+        chosen = self.tools if chosen is None else chosen
+        place = scope if scope is not None else _own_run(chosen, executor, run_id, llm)
+        return await self._within_time(await self._task_run(task, place, chosen, *brief))
 
-    @asynccontextmanager
-    async def _tools_for(self, task: Task, tools: Sequence[BaseTool] | None) -> AsyncIterator[Sequence[BaseTool]]:
-        """The call's tools; the agent's MCP servers open for the task when its own tools are used."""
-        if tools is not None or task.tools is not None or not self.mcp:
-            yield tools if tools is not None else task.tools if task.tools is not None else self.tools
-            return
+    async def _with_servers(
+        self,
+        task: Task,
+        scope: RunScope | Account | None,
+        executor: ToolExecutor | None,
+        run_id: str | None,
+        llm: Any,
+        brief: tuple[Sequence[TaskOutput], str | None, str | None, StepCallback | None],
+    ) -> TaskOutput:
+        """The task with the agent's own tools and those of its MCP servers, open while it runs."""
         from crew.mcp.opening import agent_tools, open_servers
 
-        async with open_servers([self]):  # once per run: a crew's run has them open already
-            yield [*self.tools, *agent_tools(self)]
+        async with open_servers([self]):
+            tools = [*self.tools, *agent_tools(self)]
+            place = scope if scope is not None else _own_run(tools, executor, run_id, llm)
+            return await self._within_time(await self._task_run(task, place, tools, *brief))
 
     async def _task_run(
         self,
@@ -244,12 +249,14 @@ class Agent(BaseModel):
             extraction_model=helper,
         )
 
-    async def _within_time(self, run: AgentTaskRun) -> TaskOutput:
-        if self.max_execution_time is None:
-            return await run.run()
+    def _within_time(self, run: AgentTaskRun) -> Awaitable[TaskOutput]:
+        """The run, bounded by ``max_execution_time`` (the run itself when unbounded: no extra frame)."""
+        return run.run() if self.max_execution_time is None else self._timed(run, self.max_execution_time)
+
+    async def _timed(self, run: AgentTaskRun, seconds: float) -> TaskOutput:
         import asyncio  # imported where used: loading a crew (``crew validate``) never needs it
 
-        limit = asyncio.timeout(self.max_execution_time)
+        limit = asyncio.timeout(seconds)
         try:
             async with limit:
                 return await run.run()
@@ -257,8 +264,7 @@ class Agent(BaseModel):
             if not limit.expired():
                 raise  # a timeout from inside (a tool's, a model's) is not ours to rename
             raise TaskTimeoutError(
-                f"agent '{self.role}' ran past its max_execution_time of {self.max_execution_time:g} s "
-                f"on task '{run.task_name}'"
+                f"agent '{self.role}' ran past its max_execution_time of {seconds:g} s on task '{run.task_name}'"
             ) from None
 
     def _as_task(self, task: Task | str) -> Task:
@@ -323,6 +329,11 @@ class Agent(BaseModel):
         if errors:
             raise MissingInputError("; ".join(errors), errors=errors)
         return self.model_copy(update=filled)
+
+
+def _own_run(tools: Sequence[BaseTool], executor: ToolExecutor | None, run_id: str | None, llm: Any) -> RunScope:
+    """The scope of a call that is a run of its own (its executor: a private one when None)."""
+    return RunScope(run_id=run_id, executor=executor if executor is not None else ToolExecutor(tools), llm=llm)
 
 
 async def _settle_function_calling(model: Any) -> None:

@@ -195,7 +195,9 @@ class AgentTaskRun:
         turn = self._restore() if self.checkpoint is not None else 0
         while final is None and turn < self.agent.max_iter:
             turn += 1
-            final = await self._turn(turn)
+            response, read, extra = await self._read(turn)  # then acted on (one frame: awaits stay shallow)
+            act = self._act(turn, response, read, extra) if isinstance(read, Act) else None
+            final = await (act if act is not None else self._take(turn, response, read, extra))
         if final is None:
             turn += 1
             final = await self._best_answer(turn)
@@ -216,15 +218,17 @@ class AgentTaskRun:
             finished_at=time.time(),
         )
 
-    async def _turn(self, turn: int) -> Final | None:
-        """One turn: ask, let the mode read the reply, act on what it read, report it."""
+    async def _read(self, turn: int) -> tuple[LLMResponse, Turn, Usage | None]:
+        """Ask for the turn's reply and let the mode read it (with a helper model's reading, if needed)."""
         response = await self.ask(turn, self.mode.tools, offered=True)
         read: Turn = self.mode.read(response, corrected=self.corrected)
-        extra: Usage | None = None  # a function_calling_llm's call belongs to this turn's usage
         if isinstance(read, Correct) and read.extractable and self.extraction_model is not None:
-            read, extra = await self._extract(turn, read)
-        if isinstance(read, Act):
-            return await self._act(turn, response, read, extra)
+            read, extra = await self._extract(turn, read)  # a function_calling_llm's call is this turn's usage
+            return response, read, extra
+        return response, read, None
+
+    async def _take(self, turn: int, response: LLMResponse, read: Turn, extra: Usage | None) -> Final | None:
+        """A reply without tool calls: the answer, a correction to send, or an empty reply."""
         if isinstance(read, Answer):
             self.transcript.append(AssistantMessage(read.said))
             await self.step(turn, "final_answer", response, text=read.text)
@@ -235,6 +239,7 @@ class AgentTaskRun:
             self.transcript.append(UserMessage(read.message))
             await self.step(turn, "correction", response, text=read.said, extra=extra)
             return None
+        assert not isinstance(read, Act)
         await self.empty_reply(turn, response, read.text)
         return None
 
