@@ -115,7 +115,22 @@ def mode_for(supports_function_calling: bool, tools: Sequence[BaseTool]) -> Mode
 def protocol_of(model: ChatModel) -> ProtocolName:
     """The protocol an agent speaks to ``model``, as ``crew validate`` and a kickoff show it: an
     unknown model name means the text protocol, which a user should see before wondering why."""
-    return "function calling" if model.supports_function_calling else "text"
+    return "function calling" if _calls_functions(model) else "text"
+
+
+def _calls_functions(model: ChatModel) -> bool:
+    """``supports_function_calling``, but for an LLM whose answer would import litellm (3-5 s:
+    ``crew validate`` answers in a fraction of that) the same model table, read as data."""
+    from crew.models import litellm_model
+    from crew.models.wrapped import innermost
+
+    inner = innermost(model)
+    if isinstance(inner, litellm_model.LLM) and inner.function_calling is None and not litellm_model.litellm_loaded():
+        from crew.models.pricing import supports_function_calling
+
+        _, _, bare = inner.model.partition("/")  # litellm looks a model up without its provider too
+        return supports_function_calling(inner.model) or bool(bare and supports_function_calling(bare))
+    return model.supports_function_calling
 
 
 def protocols_line(agents: Iterable[Any], default: Any = None) -> str:

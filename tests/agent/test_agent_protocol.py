@@ -112,3 +112,13 @@ def test_transport_picks_the_door_of_every_model_on_kickoff_and_validate(tmp_pat
     assert done.stdout.strip() == "answered over the native door" and len(openai_server.requests) == 1
     refused = _run("kickoff", str(tmp_path), "--transport", "ftp")
     assert refused.returncode == 2 and "invalid choice: 'ftp'" in refused.stderr
+
+
+def test_reading_the_protocol_never_imports_litellm():
+    code = (
+        "import sys; from crew.agent.modes import protocol_of; from crew.models import LLM; "
+        "print(protocol_of(LLM('anthropic/claude-haiku-4-5')), '|', protocol_of(LLM('ollama/llama3')), '|', "
+        "'litellm' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split(" | ") == ["function calling", "text", "False\n"], done.stderr
