@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from crew.agent.loop import AgentStep, AgentTaskRun, StepCallback
+from crew.agent.loop import AgentTaskRun
 from crew.agent.meter import Account
 from crew.agent.scope import RunScope
+from crew.agent.steps import AgentStep, StepCallback
 from crew.common.keywords import known_keys
 from crew.errors import MissingInputError, TaskTimeoutError
 from crew.tasks.interpolate import fill

@@ -32,8 +32,8 @@ from crew.tools.options import never_cache
 
 if TYPE_CHECKING:
     from crew.agent.agent import Agent
-    from crew.agent.loop import StepCallback
     from crew.agent.meter import Account
+    from crew.agent.steps import StepCallback
     from crew.tools.execution.executor import ToolExecutor
 
 DELEGATE_WORK = "Delegate work to coworker"

@@ -24,15 +24,16 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from crew.agent import prompts
 from crew.agent.checkpoint import TaskCheckpoint, restore_messages, save_messages
 from crew.agent.modes import Act, Answer, Correct, Turn, mode_for
+from crew.agent.steps import AgentStep, StepCallback, StepKind, describe_step
 from crew.agent.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
 from crew.agent.transcript import AssistantMessage, Message, SystemMessage, ToolMessage, Transcript, UserMessage
 from crew.common.events import bus, scoped
@@ -51,26 +52,6 @@ if TYPE_CHECKING:
     from crew.tools.base import BaseTool
 
 __all__ = ["AgentStep", "AgentTaskRun", "StepCallback", "StepKind", "describe_step"]
-
-StepKind = Literal["tool_calls", "final_answer", "correction", "output_retry"]
-
-
-class AgentStep(BaseModel):
-    """What ``step_callback`` receives after every model turn."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    agent: str
-    task: str
-    turn: int
-    kind: StepKind
-    text: str = ""  # the model's text: its thought, answer or unparseable reply
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    results: list[ToolResult] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)  # of this turn's model calls (its own, any function_calling_llm)
-
-
-StepCallback = Callable[[AgentStep], Any]
 
 
 class Worker(Protocol):
@@ -531,14 +512,3 @@ _FINISH_HINTS = {
     "content_filter": ": the provider's content filter withheld the reply",
 }
 """What the usual reasons for an empty reply mean for the user."""
-
-
-def describe_step(step: AgentStep, width: int = 160) -> str:
-    """One line per step for ``verbose=True``."""
-    head = f"[{step.agent}] {step.task} #{step.turn} {step.kind}"
-    if step.results:
-        body = "; ".join(f"{r.name} -> {r.status}{' (cached)' if r.cached else ''}: {r.content}" for r in step.results)
-    else:
-        body = step.text
-    line = f"{head}: {' '.join(body.split())}"
-    return line if len(line) <= width else line[: width - 1] + "…"
