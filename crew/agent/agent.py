@@ -8,13 +8,15 @@ at once and the same object serves many crews and kickoffs.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from crew.agent.loop import AgentStep, AgentTaskRun, StepCallback
+from crew.agent.loop import AgentTaskRun
+from crew.agent.meter import Account
 from crew.agent.scope import RunScope
+from crew.agent.steps import AgentStep, StepCallback
 from crew.common.keywords import known_keys
 from crew.errors import MissingInputError, TaskTimeoutError
 from crew.tasks.interpolate import fill
@@ -25,10 +27,13 @@ from crew.tools.execution.executor import ToolExecutor
 from crew.tools.execution.registry import one_tool_per_name
 
 if TYPE_CHECKING:
-    from crew.agent.scope import Account
     from crew.tasks.task import Task
 
-__all__ = ["Agent", "AgentStep"]
+__all__ = ["MAX_TOOL_CALLS_PER_REPLY", "Agent", "AgentStep"]
+
+MAX_TOOL_CALLS_PER_REPLY = 32
+"""How many tool calls of one model reply run (``Agent.max_tool_calls_per_reply``): providers send
+a handful of parallel calls, and a hostile or broken server can send a hundred thousand."""
 
 
 class Agent(BaseModel):
@@ -55,6 +60,7 @@ class Agent(BaseModel):
     mcp: list[Any] = Field(default_factory=list, repr=False, exclude=True)
     """MCP servers (``crew.mcp.MCPServer``) whose tools the agent gets; a server in ``tools`` moves here."""
     max_iter: int = Field(default=15, ge=1)
+    max_tool_calls_per_reply: int = Field(default=MAX_TOOL_CALLS_PER_REPLY, ge=1)
     max_execution_time: float | None = Field(default=None, gt=0)
     allow_delegation: bool = False
     verbose: bool = False
@@ -164,75 +170,94 @@ class Agent(BaseModel):
         feedback: str | None = None,
         previous_answer: str | None = None,
         step_callback: StepCallback | None = None,
-        scope: RunScope | None = None,
-        account: Account | None = None,
+        scope: RunScope | Account | None = None,
         executor: ToolExecutor | None = None,
         run_id: str | None = None,
         llm: Any = None,
     ) -> TaskOutput:
         """Work on ``task`` (or a prompt: a task of that description) until a final answer and return its output.
 
-        ``tools`` replaces the agent's tools for this call (default: ``task.tools``, else
-        the agent's); ``feedback`` is a guardrail's or a person's rejection of an earlier
+        What to do: ``tools`` replaces the agent's tools for this call (default: ``task.tools``,
+        else the agent's); ``feedback`` is a guardrail's or a person's rejection of an earlier
         answer, ``previous_answer`` that answer (quoted in the prompt beside the feedback);
         ``step_callback`` runs after each turn in addition to the agent's own and the run's.
 
-        ``scope`` is the run this work belongs to (a crew passes its own; ``account``, an
-        account opened in it, says whom the work is for). Without one the call is a run of
-        its own, built from ``executor`` (default: a private one), ``run_id`` and ``llm``
-        (the model to use when the agent has none). Raises ``TaskTimeoutError`` past
-        ``max_execution_time``, ``LLMError`` when the model fails, ``AgentError`` when it
-        replies with nothing twice in a row (or at ``max_iter``), ``OutputValidationError``
-        when a structured answer still does not fit after the re-asks.
+        Where: ``scope`` is the run this work belongs to (a crew passes its ``RunScope``; a
+        delegating tool an ``Account`` opened in it, which also says whom the work is for).
+        Without one the call is a run of its own, made of ``executor`` (default: a private one),
+        ``run_id`` and ``llm`` (the model to use when the agent has none); giving those with a
+        scope is a ``TypeError``. Raises ``TaskTimeoutError`` past ``max_execution_time``,
+        ``LLMError`` when the model fails, ``AgentError`` when it replies with nothing twice in
+        a row (or at ``max_iter``), ``OutputValidationError`` when a structured answer still
+        does not fit after the re-asks.
         """
         task = self._as_task(task)
-        if tools is None and task.tools is None and self.mcp:  # its servers open for this task (once per run)
-            from crew.mcp.opening import agent_tools, open_servers
-
-            async with open_servers([self]):
-                return await self.aexecute_task(
-                    task,
-                    context=context,
-                    tools=[*self.tools, *agent_tools(self)],
-                    feedback=feedback,
-                    previous_answer=previous_answer,
-                    step_callback=step_callback,
-                    scope=scope,
-                    account=account,
-                    executor=executor,
-                    run_id=run_id,
-                    llm=llm,
-                )
-        if tools is None:
-            tools = task.tools if task.tools is not None else self.tools
-        if account is not None:
-            scope = account.scope
-        if scope is None:
-            scope = RunScope(run_id=run_id, executor=executor if executor is not None else ToolExecutor(tools), llm=llm)
-        elif executor is not None or run_id is not None or llm is not None:
+        if scope is not None and (executor is not None or run_id is not None or llm is not None):
             raise TypeError("aexecute_task: with a scope, the executor, run id and default llm are the scope's")
-        callbacks = [cb for cb in (self.step_callback, scope.step_callback, step_callback) if cb is not None]
+        brief = (context, feedback, previous_answer, step_callback)
+        chosen = tools if tools is not None else task.tools
+        if chosen is None and self.mcp:  # its servers open for this task (once per run: a crew's are open)
+            return await self._with_servers(task, scope, executor, run_id, llm, brief)
+        chosen = self.tools if chosen is None else chosen
+        place = scope if scope is not None else _own_run(chosen, executor, run_id, llm)
+        return await self._within_time(await self._task_run(task, place, chosen, *brief))
+
+    async def _with_servers(
+        self,
+        task: Task,
+        scope: RunScope | Account | None,
+        executor: ToolExecutor | None,
+        run_id: str | None,
+        llm: Any,
+        brief: tuple[Sequence[TaskOutput], str | None, str | None, StepCallback | None],
+    ) -> TaskOutput:
+        """The task with the agent's own tools and those of its MCP servers, open while it runs."""
+        from crew.mcp.opening import agent_tools, open_servers
+
+        async with open_servers([self]):
+            tools = [*self.tools, *agent_tools(self)]
+            place = scope if scope is not None else _own_run(tools, executor, run_id, llm)
+            return await self._within_time(await self._task_run(task, place, tools, *brief))
+
+    async def _task_run(
+        self,
+        task: Task,
+        place: RunScope | Account,
+        tools: Sequence[BaseTool],
+        context: Sequence[TaskOutput],
+        feedback: str | None,
+        previous_answer: str | None,
+        step_callback: StepCallback | None,
+    ) -> AgentTaskRun:
+        if isinstance(place, RunScope):
+            scope, account = place, place.meter.open_account(task.name or task.key, self.role)
+        else:
+            scope, account = place.scope, place
         model = scope.model_for(self)
         helper = scope.throttle(self._resolved("function_calling_llm")) if self.function_calling_llm else None
         await _settle_function_calling(model)
-        run = AgentTaskRun(
+        return AgentTaskRun(
             self,
             task,
             scope=scope,
-            account=account if account is not None else scope.open_account(task.name or task.key, self.role),
+            account=account,
             model=model,
             tools=tools,
             context=context,
             feedback=feedback,
             previous_answer=previous_answer,
-            callbacks=callbacks,
+            callbacks=[cb for cb in (self.step_callback, scope.step_callback, step_callback) if cb is not None],
             extraction_model=helper,
         )
-        if self.max_execution_time is None:
-            return await run.run()
+
+    def _within_time(self, run: AgentTaskRun) -> Awaitable[TaskOutput]:
+        """The run, bounded by ``max_execution_time`` (the run itself when unbounded: no extra frame)."""
+        return run.run() if self.max_execution_time is None else self._timed(run, self.max_execution_time)
+
+    async def _timed(self, run: AgentTaskRun, seconds: float) -> TaskOutput:
         import asyncio  # imported where used: loading a crew (``crew validate``) never needs it
 
-        limit = asyncio.timeout(self.max_execution_time)
+        limit = asyncio.timeout(seconds)
         try:
             async with limit:
                 return await run.run()
@@ -240,8 +265,7 @@ class Agent(BaseModel):
             if not limit.expired():
                 raise  # a timeout from inside (a tool's, a model's) is not ours to rename
             raise TaskTimeoutError(
-                f"agent '{self.role}' ran past its max_execution_time of {self.max_execution_time:g} s "
-                f"on task '{run.task_name}'"
+                f"agent '{self.role}' ran past its max_execution_time of {seconds:g} s on task '{run.task_name}'"
             ) from None
 
     def _as_task(self, task: Task | str) -> Task:
@@ -272,7 +296,7 @@ class Agent(BaseModel):
         """Work on ``task`` (or a prompt: a task of that description), yielding typed events as it
         goes (``crew.stream``: turns, text deltas, tool calls), then the ``TaskOutput``.
 
-        ``kwargs`` are those of :meth:`aexecute_task` other than ``scope``/``account``: the run
+        ``kwargs`` are those of :meth:`aexecute_task` other than ``scope``: the run
         is one of its own. Leaving the loop early cancels the work.
         """
         import uuid
@@ -306,6 +330,11 @@ class Agent(BaseModel):
         if errors:
             raise MissingInputError("; ".join(errors), errors=errors)
         return self.model_copy(update=filled)
+
+
+def _own_run(tools: Sequence[BaseTool], executor: ToolExecutor | None, run_id: str | None, llm: Any) -> RunScope:
+    """The scope of a call that is a run of its own (its executor: a private one when None)."""
+    return RunScope(run_id=run_id, executor=executor if executor is not None else ToolExecutor(tools), llm=llm)
 
 
 async def _settle_function_calling(model: Any) -> None:

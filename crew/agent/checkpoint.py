@@ -42,7 +42,10 @@ class TaskCheckpoint(BaseModel):
     pending: list[ApprovalRequest] = Field(default_factory=list)
     records: list[ToolCallRecord] = Field(default_factory=list)
     """The task's tool call records before the turn."""
+    call_ids: list[str] = Field(default_factory=list)
+    """The turn's call ids in order: a call read from text gets a new id each time it is read."""
     corrected: bool = False
+    """The turn before this one was answered with a format correction (text mode)."""
     empty_turn: int | None = None
 
 

@@ -4,7 +4,7 @@ They are ordinary tools, so delegation needs no special path: the manager's loop
 them through the run's executor like any other tool, and each call runs the coworker's
 own loop (``aexecute_task`` on an ad-hoc ``Task``) in the manager's run scope, so cache
 hits, usage limits and statistics stay crew-wide. The coworker works on an account
-opened inside the manager's (``RunScope.open_account``): the run's ledger credits the
+opened inside the manager's (``Meter.open_account``): the run's ledger credits the
 coworker with its calls and the delegating task with all of them, and the manager's
 output counts what it caused. The coworker's ``TaskOutput`` comes back as the tool
 result's artifact, and ``on_output`` sees each finished piece of work.
@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from crew.agent import prompts
-from crew.agent.scope import RunScope, active_account
+from crew.agent.meter import active_account
+from crew.agent.scope import RunScope
 from crew.common.events import bus
 from crew.errors import ConfigError, DelegationError, ToolException
 from crew.tasks.output import TaskOutput
@@ -31,7 +32,8 @@ from crew.tools.options import never_cache
 
 if TYPE_CHECKING:
     from crew.agent.agent import Agent
-    from crew.agent.loop import StepCallback
+    from crew.agent.meter import Account
+    from crew.agent.steps import StepCallback
     from crew.tools.execution.executor import ToolExecutor
 
 DELEGATE_WORK = "Delegate work to coworker"
@@ -65,67 +67,10 @@ def delegation_tools(
     value is still matched loosely (any case, role or name, stray quotes), because
     models without constrained decoding answer "researcher" for "Researcher".
     """
-    if not coworkers:
-        raise ValueError("delegation needs at least one coworker")
-    labels = [_label(agent, coworkers) for agent in coworkers]
-    by_key: dict[str, Agent] = {}
-    for label, agent in zip(labels, coworkers, strict=True):
-        if agent.llm is None and llm is not None:
-            agent = agent.model_copy(update={"llm": llm})
-        for key in (label, agent.role, agent.name or agent.role):
-            by_key.setdefault(_key(key), agent)
-    labels = list(dict.fromkeys(labels))
-    listed = ", ".join(labels)
+    team = _Team(coworkers, llm=llm, executor=executor, step_callback=step_callback, on_output=on_output)
     # a Field default, not an Annotated alias: tool() resolves string annotations in module scope only
-    enum: dict[str, Any] = {"enum": labels}
+    enum: dict[str, Any] = {"enum": team.labels}
     coworker_field: Any = Field(description="the coworker, exactly as listed", json_schema_extra=enum)
-
-    async def run(
-        kind: str, coworker: str, description: str, expected: str, context: str, ctx: RunContext
-    ) -> tuple[str, TaskOutput]:
-        agent = by_key.get(_key(coworker))
-        if agent is None:
-            raise ToolException(f"unknown coworker '{coworker}'; choose one of: {listed}")
-        name = f"{ctx.task or 'task'} -> {agent.role}"
-        text = (
-            prompts.render(prompts.DELEGATED_TASK, {"task": description, "context": context})
-            if context
-            else description
-        )
-        bus.emit("agent.delegate", run_id=ctx.run_id, kind=kind, manager=ctx.agent, coworker=agent.role, task=ctx.task)
-        manager = active_account()
-        scope = manager.scope if manager is not None else RunScope(run_id=ctx.run_id, executor=executor)
-        account = scope.open_account(name, agent.role)  # inside the manager's account: the same task's work
-        try:
-            out = await agent.aexecute_task(
-                Task(name=name, description=text, expected_output=expected),
-                account=account,
-                step_callback=step_callback,
-            )
-        except BaseException as exc:
-            # the turns it finished were paid for (the ledger has them); the failed output says so too
-            failed = TaskOutput(
-                name=name,
-                description=text,
-                expected_output=expected,
-                agent=agent.role,
-                model=_model_name(agent, scope),
-                status="failed",
-                error=f"{type(exc).__name__}: {exc}",
-                usage=account.usage,
-            )
-            await report(failed, ctx)
-            if not isinstance(exc, Exception):
-                raise
-            raise DelegationError(f"{agent.role} could not finish: {failed.error}", output=failed) from exc
-        await report(out, ctx)
-        return out.raw, out
-
-    async def report(out: TaskOutput, ctx: RunContext) -> None:
-        if on_output is not None:
-            reported = on_output(out, ctx)
-            if inspect.isawaitable(reported):
-                await reported
 
     async def delegate_work(
         task: Annotated[str, "the task to do, complete and self-contained"],
@@ -134,30 +79,99 @@ def delegation_tools(
         coworker: str = coworker_field,
         ctx: RunContext,
     ) -> tuple[str, TaskOutput]:
-        return await run("delegate", coworker, task, prompts.DELEGATED_EXPECTED_OUTPUT, context, ctx)
+        return await team.work("delegate", coworker, task, prompts.DELEGATED_EXPECTED_OUTPUT, context, ctx)
 
     async def ask_question(
         question: Annotated[str, "the question"], context: Context, *, coworker: str = coworker_field, ctx: RunContext
     ) -> tuple[str, TaskOutput]:
-        return await run("ask", coworker, question, prompts.QUESTION_EXPECTED_OUTPUT, context, ctx)
+        return await team.work("ask", coworker, question, prompts.QUESTION_EXPECTED_OUTPUT, context, ctx)
 
     # never cached: a coworker's answer depends on more than the arguments (its model, the moment,
     # the run), and a manager that delegates the same text in two tasks wants two pieces of work
     options: dict[str, Any] = {"response_format": "content_and_artifact", "cache_function": never_cache}
+    listed = {"coworkers": ", ".join(team.labels)}
     return [
-        tool(
-            DELEGATE_WORK,
-            delegate_work,
-            description=prompts.render(prompts.DELEGATE_WORK, {"coworkers": listed}),
-            **options,
-        ),
-        tool(
-            ASK_QUESTION,
-            ask_question,
-            description=prompts.render(prompts.ASK_QUESTION, {"coworkers": listed}),
-            **options,
-        ),
+        tool(DELEGATE_WORK, delegate_work, description=prompts.render(prompts.DELEGATE_WORK, listed), **options),
+        tool(ASK_QUESTION, ask_question, description=prompts.render(prompts.ASK_QUESTION, listed), **options),
     ]
+
+
+class _Team:
+    """The coworkers a manager may hand work to, found by any spelling, and how one does the work."""
+
+    def __init__(
+        self,
+        coworkers: Sequence[Agent],
+        *,
+        llm: Any,
+        executor: ToolExecutor | None,
+        step_callback: StepCallback | None,
+        on_output: OnOutput | None,
+    ) -> None:
+        if not coworkers:
+            raise ValueError("delegation needs at least one coworker")
+        labels = [_label(agent, coworkers) for agent in coworkers]
+        self.by_key: dict[str, Agent] = {}
+        for label, agent in zip(labels, coworkers, strict=True):
+            if agent.llm is None and llm is not None:
+                agent = agent.model_copy(update={"llm": llm})
+            for key in (label, agent.role, agent.name or agent.role):
+                self.by_key.setdefault(_key(key), agent)
+        self.labels = list(dict.fromkeys(labels))
+        self.executor = executor
+        self.step_callback = step_callback
+        self.on_output = on_output
+
+    async def work(
+        self, kind: str, coworker: str, description: str, expected: str, context: str, ctx: RunContext
+    ) -> tuple[str, TaskOutput]:
+        """``coworker`` does the work on a task of its own, on an account inside the manager's."""
+        agent = self.by_key.get(_key(coworker))
+        if agent is None:
+            raise ToolException(f"unknown coworker '{coworker}'; choose one of: {', '.join(self.labels)}")
+        name = f"{ctx.task or 'task'} -> {agent.role}"
+        text = (
+            prompts.render(prompts.DELEGATED_TASK, {"task": description, "context": context})
+            if context
+            else description
+        )
+        bus.emit("agent.delegate", run_id=ctx.run_id, kind=kind, manager=ctx.agent, coworker=agent.role, task=ctx.task)
+        manager = active_account()
+        scope = manager.scope if manager is not None else RunScope(run_id=ctx.run_id, executor=self.executor)
+        account = scope.meter.open_account(name, agent.role)  # inside the manager's account: the same task's work
+        task = Task(name=name, description=text, expected_output=expected)
+        try:
+            out = await agent.aexecute_task(task, scope=account, step_callback=self.step_callback)
+        except BaseException as exc:
+            failed = await self._failed(task, agent, scope, account, exc, ctx)
+            if not isinstance(exc, Exception):
+                raise
+            raise DelegationError(f"{agent.role} could not finish: {failed.error}", output=failed) from exc
+        await self._report(out, ctx)
+        return out.raw, out
+
+    async def _failed(
+        self, task: Task, agent: Agent, scope: RunScope, account: Account, exc: BaseException, ctx: RunContext
+    ) -> TaskOutput:
+        """The failed output, reported: the turns it finished were paid for (the ledger has them)."""
+        failed = TaskOutput(
+            name=task.name or "",
+            description=task.description,
+            expected_output=task.expected_output,
+            agent=agent.role,
+            model=_model_name(agent, scope),
+            status="failed",
+            error=f"{type(exc).__name__}: {exc}",
+            usage=account.usage,
+        )
+        await self._report(failed, ctx)
+        return failed
+
+    async def _report(self, out: TaskOutput, ctx: RunContext) -> None:
+        if self.on_output is not None:
+            reported = self.on_output(out, ctx)
+            if inspect.isawaitable(reported):
+                await reported
 
 
 def _model_name(agent: Agent, scope: RunScope) -> str | None:

@@ -4,10 +4,11 @@ Everything a task accumulates (the transcript, the tool calls made, its usage ac
 lives in an ``AgentTaskRun`` made for that call and dropped after it, never on the
 ``Agent``: one agent can work on several tasks at the same time.
 
-A turn is one model call, made through the run scope (``RunScope.call_model``: the
-ledger, budgets and streaming hooks see every call). How a turn offers tools and reads
-the reply is the mode's business (``crew.agent.modes``: native tool calling, or the text
-protocol); this loop is the same for both.
+A turn is one model call, made through the run scope (``Meter.call``: the
+ledger, budgets and streaming hooks see every call). The mode (``crew.agent.modes``:
+native tool calling, or the text protocol) offers the tools and reads the reply into a
+``Turn`` (an answer, tool calls, a correction, or nothing); this loop does the rest, the
+same for both: it asks, runs the calls through the executor, keeps the history, reports.
 
 The loop ends on a final answer, on a ``result_as_answer`` tool (its content is the
 answer and no model call follows), or after ``max_iter`` turns, when the model is asked
@@ -23,16 +24,18 @@ from __future__ import annotations
 import inspect
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from crew.agent import prompts
 from crew.agent.checkpoint import TaskCheckpoint, restore_messages, save_messages
-from crew.agent.modes import Final, mode_for
+from crew.agent.modes import Act, Answer, Correct, Turn, mode_for
+from crew.agent.steps import AgentStep, StepCallback, StepKind, describe_step
 from crew.agent.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
-from crew.agent.transcript import AssistantMessage, Message, SystemMessage, Transcript, UserMessage
+from crew.agent.transcript import AssistantMessage, Message, SystemMessage, ToolMessage, Transcript, UserMessage
 from crew.common.events import bus, scoped
 from crew.common.usage import Usage
 from crew.errors import AgentError, OutputValidationError, TaskPaused
@@ -42,33 +45,42 @@ from crew.tools.approval import ApprovalRequest
 from crew.tools.messages import RunContext, ToolCall, ToolResult
 
 if TYPE_CHECKING:
-    from crew.agent.agent import Agent
-    from crew.agent.scope import Account, RunScope
+    from crew.agent.meter import Account
+    from crew.agent.scope import RunScope
     from crew.models import ChatModel, LLMResponse
     from crew.tasks.task import Task
     from crew.tools.base import BaseTool
 
 __all__ = ["AgentStep", "AgentTaskRun", "StepCallback", "StepKind", "describe_step"]
 
-StepKind = Literal["tool_calls", "final_answer", "correction", "output_retry"]
+
+class Worker(Protocol):
+    """What the loop reads of the agent it runs (an ``Agent``; the loop needs nothing else of it)."""
+
+    role: str
+    goal: str
+    backstory: str
+    system_template: str | None
+    prompt_template: str | None
+    max_iter: int
+    max_tool_calls_per_reply: int
+    verbose: bool
 
 
-class AgentStep(BaseModel):
-    """What ``step_callback`` receives after every model turn."""
+@dataclass(slots=True)
+class Final:
+    """The answer a turn ended the task with."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    agent: str
-    task: str
-    turn: int
-    kind: StepKind
-    text: str = ""  # the model's text: its thought, answer or unparseable reply
-    tool_calls: list[ToolCall] = Field(default_factory=list)
-    results: list[ToolResult] = Field(default_factory=list)
-    usage: Usage = Field(default_factory=Usage)  # of this turn's model calls (its own, any function_calling_llm)
+    text: str
+    direct: bool = False  # from a result_as_answer tool: no model call may follow
 
 
-StepCallback = Callable[[AgentStep], Any]
+def direct_answer(results: Sequence[ToolResult]) -> Final | None:
+    """The first ``result_as_answer`` result in the calls' order ends the task with its content."""
+    for result in results:
+        if result.result_as_answer:
+            return Final(result.content, direct=True)
+    return None
 
 
 class AgentTaskRun:
@@ -76,7 +88,7 @@ class AgentTaskRun:
 
     def __init__(
         self,
-        agent: Agent,
+        agent: Worker,
         task: Task,
         *,
         scope: RunScope,
@@ -104,13 +116,15 @@ class AgentTaskRun:
         self.run_context = RunContext(run_id=scope.run_id, task=self.task_name, agent=agent.role)
         self.records: list[ToolCallRecord] = []
         self.empty_turn: int | None = None  # the last turn whose reply was empty
+        self.corrected = False  # the previous turn was answered with a format correction
         # approvals: where the current turn began (to checkpoint it), and a checkpoint's turn to replay
-        self._turn_mark: tuple[int, int] = (0, 0)  # (turn, messages before it)
+        self._turn_mark: tuple[int, int, bool] = (0, 0, False)  # (turn, messages before it, corrected before it)
         self._turn_replies: list[LLMResponse] = []
         checkpoint = scope.checkpoints.get(self.task_name)
         self.checkpoint: TaskCheckpoint | None = checkpoint if checkpoint and checkpoint.agent == agent.role else None
         self._replies: list[LLMResponse] = []
         self._known_results: dict[str, ToolResult] | None = None
+        self._known_ids: list[str] = []  # the replayed turn's call ids, for calls read from text
         self._context_names = tuple([out.name for out in context if out.status == "done"])
         self._tool_names = tuple([t.tool_name for t in self.tools])
         self.transcript = Transcript(
@@ -149,12 +163,12 @@ class AgentTaskRun:
     # -- the loop -----------------------------------------------------------------
 
     async def run(self) -> TaskOutput:
-        token = self.scope.activate(self.account)  # work started from inside (delegation) is on our account
+        token = self.scope.meter.activate(self.account)  # work started from inside (delegation) is on our account
         try:
             with scoped(agent=self.agent.role):  # a coworker's events are its own, filed under the task
                 return await self._run()
         finally:
-            self.scope.deactivate(token)
+            self.scope.meter.deactivate(token)
 
     async def _run(self) -> TaskOutput:
         started = time.time()
@@ -162,7 +176,9 @@ class AgentTaskRun:
         turn = self._restore() if self.checkpoint is not None else 0
         while final is None and turn < self.agent.max_iter:
             turn += 1
-            final = await self.mode.turn(self, turn)
+            response, read, extra = await self._read(turn)  # then acted on (one frame: awaits stay shallow)
+            act = self._act(turn, response, read, extra) if isinstance(read, Act) else None
+            final = await (act if act is not None else self._take(turn, response, read, extra))
         if final is None:
             turn += 1
             final = await self._best_answer(turn)
@@ -182,6 +198,66 @@ class AgentTaskRun:
             started_at=started,
             finished_at=time.time(),
         )
+
+    async def _read(self, turn: int) -> tuple[LLMResponse, Turn, Usage | None]:
+        """Ask for the turn's reply and let the mode read it (with a helper model's reading, if needed)."""
+        response = await self.ask(turn, self.mode.tools, offered=True)
+        read: Turn = self.mode.read(response, corrected=self.corrected)
+        if isinstance(read, Correct) and read.extractable and self.extraction_model is not None:
+            read, extra = await self._extract(turn, read)  # a function_calling_llm's call is this turn's usage
+            return response, read, extra
+        return response, read, None
+
+    async def _take(self, turn: int, response: LLMResponse, read: Turn, extra: Usage | None) -> Final | None:
+        """A reply without tool calls: the answer, a correction to send, or an empty reply."""
+        if isinstance(read, Answer):
+            self.transcript.append(AssistantMessage(read.said))
+            await self.step(turn, "final_answer", response, text=read.text)
+            return Final(read.text)
+        if isinstance(read, Correct):
+            self.corrected = True
+            self.transcript.append(AssistantMessage(read.said))
+            self.transcript.append(UserMessage(read.message))
+            await self.step(turn, "correction", response, text=read.said, extra=extra)
+            return None
+        assert not isinstance(read, Act)
+        await self.empty_reply(turn, response, read.text)
+        return None
+
+    async def _extract(self, turn: int, read: Correct) -> tuple[Turn, Usage]:
+        """Ask ``function_calling_llm`` to turn a tool request we could not read into a call."""
+        assert self.extraction_model is not None
+        tools = [t.to_openai_tool() for t in self.tools]
+        ask = prompts.render(prompts.TOOL_CALL_EXTRACTION, {"text": read.said})
+        messages = [UserMessage(ask)]
+        response = await self.ask(turn, tools, offered=True, model=self.extraction_model, messages=messages)
+        if not response.tool_calls:
+            return read, response.usage
+        return Act(list(response.tool_calls), AssistantMessage(read.said), read.said, native=False), response.usage
+
+    async def _act(self, turn: int, response: LLMResponse, act: Act, extra: Usage | None) -> Final | None:
+        """Run the calls, answer them in the history (as the mode's protocol does), report the turn."""
+        self.corrected = False
+        self.transcript.append(act.said)
+        if self._known_ids and not act.native:  # read again from the same text: the ids it had before the pause
+            act.calls = [c.model_copy(update={"id": i}) for c, i in zip(act.calls, self._known_ids, strict=False)]
+        self._known_ids = []
+        cap = self.agent.max_tool_calls_per_reply
+        results = await self.execute(act.calls[:cap]) if act.calls else []
+        if len(act.calls) > cap:
+            results.extend(self._refused(act.calls, cap))
+        if act.native:
+            for result in results:
+                self.transcript.append(ToolMessage(result.tool_call_id, result.content))
+            for bad in act.invalid:  # unreadable arguments: their ids must be answered too
+                content = prompts.render(prompts.INVALID_TOOL_CALL, {"tool": bad.name, "error": bad.error})
+                self.transcript.append(ToolMessage(bad.id, content))
+                self.records.append(ToolCallRecord(name=bad.name, status="error"))
+        else:
+            contents = [prompts.render(prompts.OBSERVATION, {"content": result.content}) for result in results]
+            self.transcript.append(UserMessage("\n".join(contents)))
+        await self.step(turn, "tool_calls", response, text=act.thought, calls=act.calls, results=results, extra=extra)
+        return direct_answer(results)
 
     def ask(
         self,
@@ -210,12 +286,12 @@ class AgentTaskRun:
             chosen.model,
         )
         if turn != self._turn_mark[0]:
-            self._turn_mark, self._turn_replies = (turn, len(self.transcript)), []
+            self._turn_mark, self._turn_replies = (turn, len(self.transcript), self.corrected), []
         if self._replies:  # a resumed turn: the model already answered it before the pause
             return self._kept(_replayed(self._replies.pop(0)))
         wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
         return self._kept(
-            self.scope.call_model(self.account, chosen, wire, tools, output_schema=self.schema, info=info)
+            self.scope.meter.call(self.account, chosen, wire, tools, output_schema=self.schema, info=info)
         )
 
     async def _kept(self, reply: Awaitable[LLMResponse]) -> LLMResponse:
@@ -327,10 +403,17 @@ class AgentTaskRun:
             )
         return results
 
+    def _refused(self, calls: Sequence[ToolCall], cap: int) -> list[ToolResult]:
+        """The calls of a reply past ``cap``: not run, each answered with the error naming the cap."""
+        content = prompts.render(prompts.TOO_MANY_CALLS, {"cap": str(cap), "count": str(len(calls))})
+        refused = [ToolResult(content, call.id, call.name, status="error", refused=True) for call in calls[cap:]]
+        self.records.extend(ToolCallRecord(name=c.name, args=c.args, status="error", refused=True) for c in calls[cap:])
+        return refused
+
     # -- pausing for approval ----------------------------------------------------------
 
     def _checkpoint(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> TaskCheckpoint:
-        turn, before = self._turn_mark
+        turn, before, corrected = self._turn_mark
         pending = [
             ApprovalRequest(
                 call_id=call.id,
@@ -352,6 +435,8 @@ class AgentTaskRun:
             results={r.tool_call_id: r for r in results if not r.pending},
             pending=pending,
             records=list(self.records),
+            call_ids=[call.id for call in calls],
+            corrected=corrected,
             empty_turn=self.empty_turn,
         )
 
@@ -362,8 +447,10 @@ class AgentTaskRun:
         self.transcript = Transcript(*restore_messages(checkpoint.messages))
         self.records = list(checkpoint.records)
         self.empty_turn = checkpoint.empty_turn
+        self.corrected = checkpoint.corrected  # the replayed turn reads its reply as it did before the pause
         self._replies = list(checkpoint.responses)
         self._known_results = dict(checkpoint.results)
+        self._known_ids = list(checkpoint.call_ids)
         self.scope.checkpoints.pop(self.task_name, None)  # used once: a retry starts afresh
         return checkpoint.turn - 1
 
@@ -390,6 +477,7 @@ class AgentTaskRun:
                 task=self.task_name,
                 turn=turn,
                 kind=kind,
+                protocol=self.mode.protocol,
                 tool_calls=[c.name for c in calls],
                 prompt_tokens=response.usage.prompt_tokens,
                 completion_tokens=response.usage.completion_tokens,
@@ -424,14 +512,3 @@ _FINISH_HINTS = {
     "content_filter": ": the provider's content filter withheld the reply",
 }
 """What the usual reasons for an empty reply mean for the user."""
-
-
-def describe_step(step: AgentStep, width: int = 160) -> str:
-    """One line per step for ``verbose=True``."""
-    head = f"[{step.agent}] {step.task} #{step.turn} {step.kind}"
-    if step.results:
-        body = "; ".join(f"{r.name} -> {r.status}{' (cached)' if r.cached else ''}: {r.content}" for r in step.results)
-    else:
-        body = step.text
-    line = f"{head}: {' '.join(body.split())}"
-    return line if len(line) <= width else line[: width - 1] + "…"

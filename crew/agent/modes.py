@@ -1,205 +1,220 @@
-"""The two ways an agent's turn can go: native tool calling, and the text protocol.
+"""The two ways a model's reply is read: native tool calling, and the text protocol.
 
-The loop (``crew.agent.loop``) is the same for both: ask the model, act on the reply,
-report the turn, stop on an answer. What differs is how tools are offered and how a
-reply is read, and that is all a mode decides:
+The loop (``crew.agent.loop``) asks the model, acts and records; a mode only offers the
+tools and reads a reply into a :class:`Turn`, the one thing the loop acts on:
 
-- :class:`NativeMode` sends the tools as the provider's ``tools`` parameter; the reply's
-  tool calls all run together through the executor, and each result goes back as a tool
-  message answering its call id (an unreadable call is answered with the error).
-- :class:`TextMode` describes the tools in the system prompt; the reply is parsed
-  (``crew.agent.text_protocol``), one action runs per turn and its observation goes back as a
-  user message. A reply it cannot read gets one format correction; with a
-  ``function_calling_llm`` that model is asked to turn it into a proper call first.
+- :class:`Answer`: the task's final answer;
+- :class:`Act`: tool calls to run, and how their results go back to the model;
+- :class:`Correct`: a reply that could not be used, and the message that says so;
+- :class:`Empty`: no text and no tool call (never an answer).
 
-A mode sees the run through :class:`LoopRun`, the few things it needs from it.
+:class:`NativeMode` sends the tools as the provider's ``tools`` parameter; the reply's tool
+calls all run together and each result answers its call id in a tool message (an unreadable
+call is answered with the error). :class:`TextMode` describes the tools in the system
+prompt and parses the reply (``crew.agent.text_protocol``): one action per turn, its
+observation sent back as a user message, a reply it cannot read corrected once. Tool calls a
+reply carries in the provider's format run whatever the mode: a model taken for a text-protocol
+one (an unknown name) may well call tools natively, and ignoring its calls would make the reply
+the answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from crew.agent import prompts
 from crew.agent.text_protocol import Action, FinalAnswer, Unparseable, clean_tool_name, parse_reply
-from crew.agent.transcript import AssistantMessage, Message, ToolMessage, Transcript, UserMessage
-from crew.common.usage import Usage
-from crew.tasks.output import ToolCallRecord
-from crew.tools.messages import ToolCall, ToolResult
+from crew.agent.transcript import AssistantMessage
+from crew.tools.messages import ToolCall
 from crew.tools.schema import sanitize_tool_name
 
 if TYPE_CHECKING:
-    from crew.agent.loop import StepKind
-    from crew.models.base import ChatModel, LLMResponse
+    from crew.models.base import ChatModel, InvalidToolCall, LLMResponse
     from crew.tools.base import BaseTool
 
-__all__ = ["Final", "LoopRun", "Mode", "NativeMode", "TextMode", "mode_for"]
+__all__ = [
+    "Act",
+    "Answer",
+    "Correct",
+    "Empty",
+    "Mode",
+    "NativeMode",
+    "TextMode",
+    "Turn",
+    "mode_for",
+    "protocol_of",
+    "protocols_line",
+]
 
 
 @dataclass(slots=True)
-class Final:
-    """The answer a turn ended the task with."""
+class Answer:
+    """The final answer (``text``), and the reply to keep in the history (``said``)."""
 
     text: str
-    direct: bool = False  # from a result_as_answer tool: no model call may follow
+    said: str
 
 
-class LoopRun(Protocol):
-    """What a mode needs from the agent run it serves."""
+@dataclass(slots=True)
+class Act:
+    """Tool calls to run. ``said`` goes into the history before the results; ``native``: each
+    result answers its call id in a tool message (else one observation, as a user message)."""
 
-    tools: list[BaseTool]
-    transcript: Transcript
-    records: list[ToolCallRecord]
-    extraction_model: ChatModel | None
+    calls: list[ToolCall]
+    said: AssistantMessage
+    thought: str
+    native: bool = True
+    invalid: list[InvalidToolCall] = field(default_factory=list)
 
-    def ask(
-        self,
-        turn: int,
-        tools: list[dict[str, Any]] | None,
-        *,
-        offered: bool,
-        model: ChatModel | None = None,
-        messages: Sequence[Message] | None = None,
-    ) -> Awaitable[LLMResponse]: ...
-    async def execute(self, calls: Sequence[ToolCall]) -> list[ToolResult]: ...
-    async def step(
-        self,
-        turn: int,
-        kind: StepKind,
-        response: LLMResponse,
-        *,
-        text: str = "",
-        calls: Sequence[ToolCall] = (),
-        results: Sequence[ToolResult] = (),
-        extra: Usage | None = None,
-    ) -> None: ...
-    async def empty_reply(self, turn: int, response: LLMResponse, text: str) -> None: ...
+
+@dataclass(slots=True)
+class Correct:
+    """A reply that could not be used: ``said`` kept, ``message`` sent back; ``extractable``: a
+    ``function_calling_llm`` may turn it into a tool call (it named an action we could not read)."""
+
+    said: str
+    message: str
+    extractable: bool = False
+
+
+@dataclass(slots=True)
+class Empty:
+    """Neither an answer nor a tool call (``text``: a bare ``Final Answer:``, or nothing)."""
+
+    text: str
+
+
+Turn = Answer | Act | Correct | Empty
+
+ProtocolName = Literal["function calling", "text"]
 
 
 class Mode(Protocol):
-    """How one kind of model takes its turns."""
+    """How one kind of model is offered tools and how its replies are read."""
 
     text_mode: bool
+    protocol: ProtocolName
+    tools: list[dict[str, Any]] | None
+    """The provider's ``tools`` parameter of each turn (None: the tools are in the prompt)."""
     empty_reply_prompt: str
     force_final_prompt: str
 
-    async def turn(self, run: LoopRun, turn: int) -> Final | None: ...
+    def read(self, response: LLMResponse, *, corrected: bool) -> Turn:
+        """The turn a reply makes; ``corrected``: the previous turn was answered with a correction."""
+        ...
+
     def answer_text(self, text: str) -> str: ...
 
 
 def mode_for(supports_function_calling: bool, tools: Sequence[BaseTool]) -> Mode:
-    return NativeMode(tools) if supports_function_calling else TextMode()
+    return NativeMode(tools) if supports_function_calling else TextMode(tools)
 
 
-def direct_answer(results: Sequence[ToolResult]) -> Final | None:
-    """The first ``result_as_answer`` result in the calls' order ends the task with its content."""
-    for result in results:
-        if result.result_as_answer:
-            return Final(result.content, direct=True)
-    return None
+def protocol_of(model: ChatModel) -> ProtocolName:
+    """The protocol an agent speaks to ``model``, as ``crew validate`` and a kickoff show it: an
+    unknown model name means the text protocol, which a user should see before wondering why."""
+    return "function calling" if _calls_functions(model) else "text"
+
+
+def _calls_functions(model: ChatModel) -> bool:
+    """``supports_function_calling``, but for an LLM whose answer would import litellm (3-5 s:
+    ``crew validate`` answers in a fraction of that) the same model table, read as data."""
+    from crew.models import litellm_model
+    from crew.models.wrapped import innermost
+
+    inner = innermost(model)
+    if isinstance(inner, litellm_model.LLM) and inner.function_calling is None and not litellm_model.litellm_loaded():
+        from crew.models.pricing import supports_function_calling
+
+        _, _, bare = inner.model.partition("/")  # litellm looks a model up without its provider too
+        return supports_function_calling(inner.model) or bool(bare and supports_function_calling(bare))
+    return model.supports_function_calling
+
+
+def protocols_line(agents: Iterable[Any], default: Any = None) -> str:
+    """Which protocol each agent speaks (``function calling (Researcher); text (Editor)``);
+    agents without a model are left out (``crew validate`` needs none)."""
+    from crew.errors import ConfigError
+
+    roles: dict[str, list[str]] = {}
+    for agent in agents:
+        try:
+            model = agent.chat_model(default)
+        except ConfigError:
+            continue
+        roles.setdefault(protocol_of(model), []).append(agent.role)
+    return "; ".join(f"{protocol} ({', '.join(names)})" for protocol, names in roles.items())
+
+
+def _native_calls(response: LLMResponse) -> Act | None:
+    """The reply's tool calls in the provider's format, if it has any (valid or not)."""
+    if not response.tool_calls and not response.invalid_tool_calls:
+        return None
+    return Act(
+        list(response.tool_calls),
+        AssistantMessage.of(response),
+        response.content or "",
+        invalid=list(response.invalid_tool_calls),
+    )
 
 
 class NativeMode:
     text_mode = False
+    protocol: ProtocolName = "function calling"
     empty_reply_prompt = prompts.EMPTY_REPLY
     force_final_prompt = prompts.FORCE_FINAL
 
     def __init__(self, tools: Sequence[BaseTool]) -> None:
-        self.openai_tools = [t.to_openai_tool() for t in tools] if tools else None
+        self.tools = [t.to_openai_tool() for t in tools] if tools else None
 
     def answer_text(self, text: str) -> str:
         return text.strip()
 
-    async def turn(self, run: LoopRun, turn: int) -> Final | None:
-        response = await run.ask(turn, self.openai_tools, offered=True)
-        invalid = response.invalid_tool_calls
-        if not response.tool_calls and not invalid:
-            text = response.content or ""
-            if not text.strip():
-                await run.empty_reply(turn, response, text)
-                return None
-            run.transcript.append(AssistantMessage(text))
-            await run.step(turn, "final_answer", response, text=text)
-            return Final(text)
-        run.transcript.append(AssistantMessage.of(response))
-        results = await run.execute(response.tool_calls) if response.tool_calls else []
-        for result in results:
-            run.transcript.append(ToolMessage(result.tool_call_id, result.content))
-        for bad in invalid:  # unreadable arguments: their ids must be answered too
-            content = prompts.render(prompts.INVALID_TOOL_CALL, {"tool": bad.name, "error": bad.error})
-            run.transcript.append(ToolMessage(bad.id, content))
-            run.records.append(ToolCallRecord(name=bad.name, status="error"))
-        await run.step(
-            turn, "tool_calls", response, text=response.content or "", calls=response.tool_calls, results=results
-        )
-        return direct_answer(results)
+    def read(self, response: LLMResponse, *, corrected: bool) -> Turn:
+        act = _native_calls(response)
+        if act is not None:
+            return act
+        text = response.content or ""
+        return Answer(text, text) if text.strip() else Empty(text)
 
 
 class TextMode:
     text_mode = True
+    protocol: ProtocolName = "text"
+    tools: list[dict[str, Any]] | None = None
     empty_reply_prompt = prompts.EMPTY_REPLY_TEXT
     force_final_prompt = prompts.FORCE_FINAL_TEXT
 
-    def __init__(self) -> None:
-        self.corrected = False  # the previous turn was answered with a format correction
+    def __init__(self, tools: Sequence[BaseTool] = ()) -> None:
+        self.known = list(tools)
 
     def answer_text(self, text: str) -> str:
         parsed = parse_reply(text)
         return (parsed.answer if isinstance(parsed, FinalAnswer) else text).strip()
 
-    async def turn(self, run: LoopRun, turn: int) -> Final | None:
-        response = await run.ask(turn, None, offered=True)
+    def read(self, response: LLMResponse, *, corrected: bool) -> Turn:
+        act = _native_calls(response)  # a server that calls tools natively anyway: its calls run
+        if act is not None:
+            return act
         text = response.content or ""
         parsed = parse_reply(text)
         answer = parsed.answer if isinstance(parsed, FinalAnswer) else text.strip()
         if not answer and not isinstance(parsed, Action):  # nothing said ("", or a bare "Final Answer:")
-            await run.empty_reply(turn, response, text)
-            return None
-        if not run.tools:  # nothing to call: whatever it says is the answer
-            return await self._final(run, turn, response, text, answer)
-        if isinstance(parsed, FinalAnswer):
-            return await self._final(run, turn, response, text, parsed.answer)
-        calls: list[ToolCall] = []
-        said = text
-        extracted: Usage | None = None  # a function_calling_llm's call belongs to this turn's usage
+            return Empty(text)
+        if not self.known or isinstance(parsed, FinalAnswer):  # no tools: whatever it says is the answer
+            return Answer(answer, text)
         if isinstance(parsed, Action):
-            args = _action_args(run.tools, parsed)
+            args = _action_args(self.known, parsed)
             if args is not None:
-                calls, said = [ToolCall(name=_canonical_name(run.tools, parsed.tool), args=args)], parsed.text
-            else:
-                parsed = Unparseable(f"the Action Input of '{parsed.tool}' is not a JSON object", has_marker=True)
-        if isinstance(parsed, Unparseable) and parsed.has_marker and run.extraction_model is not None:
-            calls, extracted = await self._extract_calls(run, turn, text)
-        if not calls:
-            assert isinstance(parsed, Unparseable)
-            if self.corrected and not parsed.has_marker:
-                return await self._final(run, turn, response, text, answer)  # weak models do this
-            self.corrected = True
-            run.transcript.append(AssistantMessage(text))
-            run.transcript.append(UserMessage(prompts.render(prompts.CORRECTION, {"reason": parsed.reason})))
-            await run.step(turn, "correction", response, text=text, extra=extracted)
-            return None
-        self.corrected = False
-        results = await run.execute(calls)
-        observation = "\n".join(prompts.render(prompts.OBSERVATION, {"content": result.content}) for result in results)
-        run.transcript.append(AssistantMessage(said))
-        run.transcript.append(UserMessage(observation))
-        await run.step(turn, "tool_calls", response, text=said, calls=calls, results=results, extra=extracted)
-        return direct_answer(results)
-
-    async def _final(self, run: LoopRun, turn: int, response: LLMResponse, text: str, answer: str) -> Final:
-        run.transcript.append(AssistantMessage(text))
-        await run.step(turn, "final_answer", response, text=answer)
-        return Final(answer)
-
-    async def _extract_calls(self, run: LoopRun, turn: int, text: str) -> tuple[list[ToolCall], Usage]:
-        """Ask ``function_calling_llm`` to turn a tool request we could not read into a call."""
-        assert run.extraction_model is not None
-        tools = [t.to_openai_tool() for t in run.tools]
-        ask = prompts.render(prompts.TOOL_CALL_EXTRACTION, {"text": text})
-        response = await run.ask(turn, tools, offered=True, model=run.extraction_model, messages=[UserMessage(ask)])
-        return list(response.tool_calls), response.usage
+                call = ToolCall(name=_canonical_name(self.known, parsed.tool), args=args)
+                return Act([call], AssistantMessage(parsed.text), parsed.text, native=False)
+            parsed = Unparseable(f"the Action Input of '{parsed.tool}' is not a JSON object", has_marker=True)
+        if corrected and not parsed.has_marker:
+            return Answer(answer, text)  # weak models answer a correction with plain text
+        message = prompts.render(prompts.CORRECTION, {"reason": parsed.reason})
+        return Correct(text, message, extractable=parsed.has_marker)
 
 
 def _find_tool(tools: Sequence[BaseTool], name: str) -> BaseTool | None:

@@ -65,6 +65,11 @@ FEEDBACK_ON_ANSWER = (
 
 OBSERVATION = "Observation: {content}"
 
+TOO_MANY_CALLS = (
+    "Not run: one reply may ask for at most {cap} tool calls (the agent's max_tool_calls_per_reply), "
+    "and this one asked for {count}. Ask for the ones you still need in your next reply."
+)
+
 INVALID_TOOL_CALL = "Not run: the arguments of '{tool}' were unreadable ({error}). Send them as a JSON object."
 
 CORRECTION = (

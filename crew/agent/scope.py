@@ -1,84 +1,31 @@
-"""What one run shares, in one object: the RunScope, and the one door every model call goes through.
+"""What one run shares, in one object: the ``RunScope``, the run's bag of state.
 
 A run's shared things (its id, the tool executor, the default model, the crew's request
-budget, the step and task callbacks, event subscribers, the usage ledger, and the means
-to stop it) travel together as a ``RunScope``, from ``Crew`` through the task runner to
-each agent's loop and to the coworkers it delegates to. ``Agent.aexecute_task`` without a
-scope makes a private one, so an agent works the same inside a crew and on its own.
+budget, the step and task callbacks, the checkpoints of paused tasks, event subscribers,
+and the means to stop it) travel together as a ``RunScope``, from ``Crew`` through the
+task runner to each agent's loop and to the coworkers it delegates to.
+``Agent.aexecute_task`` without a scope makes a private one, so an agent works the same
+inside a crew and on its own.
 
-Every model call of a run goes through :meth:`RunScope.call_model`. That is where its
-usage enters the ledger (once), where hooks run before a call (a budget refuses one that
-would start past its limit by raising), after it (tracing), and on each streamed piece
-of text (``on_delta``: a run that streams asks the model to stream only when someone
-listens).
-
-Who spends for what is an :class:`Account`: one per agent run of a task. While an agent
-runs, its account is the *active* one (a context variable, so concurrent tasks each have
-their own); an agent run that starts inside it (a coworker doing delegated work inside
-the manager's tool call) opens a child account on the same task, so the coworker is
-credited with its calls, the task with all of them, and the manager's run sees the
-total of what it caused.
+Its ``meter`` (``crew.agent.meter``) is the other half: the one door its model calls go
+through, with the usage ledger, the accounts and the hooks around each call.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from crew.agent.meter import Meter, add_hook
 from crew.common.events import Event, bus
-from crew.common.ledger import Tally, UsageLedger
-from crew.common.usage import Usage
-from crew.errors import RunStopped
-from crew.models.base import LLMResponse, ModelDelta
-from crew.models.calling import stream_reply
-from crew.models.info import CALL_INFO, ModelCallInfo
 
 if TYPE_CHECKING:
     from crew.models.base import ChatModel
     from crew.models.ratelimit import RateLimiter
     from crew.tools.execution.executor import ToolExecutor
 
-__all__ = ["Account", "RunScope", "active_account", "watch_run"]
-
-Messages = list[dict[str, Any]]
-BeforeCall = Callable[[ModelCallInfo, "RunScope"], None]
-"""``hook(info, scope)`` before each model call; raising (e.g. ``RunStopped``) refuses the call."""
-AfterCall = Callable[[ModelCallInfo, LLMResponse, "RunScope"], None]
-"""``hook(info, response, scope)`` after each model call, its usage already in the ledger."""
-DeltaSink = Callable[[ModelCallInfo, ModelDelta], Awaitable[None] | None]
-"""``sink(info, delta)`` for each piece of text a model streams; an awaitable it returns is
-awaited before the next piece is read (back-pressure: a full stream buffer slows the model)."""
-
-
-class Account:
-    """One agent's run of one task, as the ledger sees it: who spends, for which task.
-
-    ``usage`` is what this run caused: its own calls and those of the runs opened inside
-    it (delegated work), summed as they are recorded.
-    """
-
-    __slots__ = ("_tally", "agent", "parent", "scope", "task")
-
-    def __init__(self, scope: RunScope, task: str, agent: str, parent: Account | None) -> None:
-        self.scope = scope
-        self.task = task
-        self.agent = agent
-        self.parent = parent
-        self._tally = Tally()
-
-    @property
-    def usage(self) -> Usage:
-        return self._tally.usage()
-
-
-_active: ContextVar[Account | None] = ContextVar("crew_account", default=None)
-
-
-def active_account() -> Account | None:
-    """The account of the agent run in progress in this context (None outside any)."""
-    return _active.get()
+__all__ = ["RunScope", "watch_run"]
 
 
 class RunScope:
@@ -114,14 +61,10 @@ class RunScope:
         self.step_callback = step_callback
         self.task_callback = task_callback
         self.human_feedback = human_feedback
-        self.ledger = UsageLedger()
-        self.stop_reason: str | None = None
+        self.meter = Meter(self)
         self.checkpoints: dict[str, Any] = {}
         """Where paused tasks stopped (``crew.agent.checkpoint.TaskCheckpoint`` by task name): a resumed
         run's agent takes its task's checkpoint and goes on from there."""
-        self._before: list[BeforeCall] = []
-        self._after: list[AfterCall] = []
-        self._deltas: list[DeltaSink] = []
         self._relays: list[Callable[[Any], Any]] = []
         self._subscriptions: list[Callable[[], None]] = []
         self._throttled: dict[int, tuple[ChatModel, ChatModel]] = {}
@@ -144,110 +87,17 @@ class RunScope:
             known = self._throttled[id(model)] = (model, Throttled(model, self.limiter))
         return known[1]
 
-    # -- accounts ----------------------------------------------------------------------------
+    def stop(self, reason: str) -> None:
+        """Refuse every model call from now on (``RunStopped``); calls in flight finish."""
+        self.meter.stop(reason)
 
-    def open_account(self, task: str, agent: str) -> Account:
-        """An account for ``agent`` working on ``task``; inside another run of this scope, a child
-        of that run's account, on the task that run serves (work delegated from it)."""
-        parent = _active.get()
-        if parent is not None and parent.scope is self:
-            return Account(self, parent.task, agent, parent)
-        return Account(self, task, agent, None)
-
-    @staticmethod
-    def activate(account: Account) -> Any:
-        """Make ``account`` the active one in this context; returns the token for :meth:`deactivate`."""
-        return _active.set(account)
-
-    @staticmethod
-    def deactivate(token: Any) -> None:
-        _active.reset(token)
-
-    # -- the one door for model calls ----------------------------------------------------------
-
-    async def call_model(
-        self,
-        account: Account,
-        model: ChatModel,
-        messages: Messages,
-        tools: Messages | None = None,
-        *,
-        output_schema: dict[str, Any] | None = None,
-        info: ModelCallInfo,
-    ) -> LLMResponse:
-        """Call ``model`` for ``account``: hooks before, the call (streamed when someone listens),
-        its usage into the ledger, hooks after. A call that raises bills nothing (none was paid)."""
-        if self._before or self.stop_reason is not None:
-            self._check(info)
-        token = CALL_INFO.set(info)
-        try:
-            if self._deltas:
-                response = await self._streamed(model, messages, tools, output_schema, info)
-            else:
-                response = await model.acomplete(messages, tools, output_schema=output_schema)
-        finally:
-            CALL_INFO.reset(token)
-        self.charge(account, model.model, response.usage)
-        if self._after:
-            for after in self._after:
-                after(info, response, self)
-        return response
-
-    def _check(self, info: ModelCallInfo) -> None:
-        if self.stop_reason is not None:
-            raise RunStopped(f"the run was stopped: {self.stop_reason}")
-        for before in self._before:
-            before(info, self)
-
-    async def _streamed(
-        self,
-        model: ChatModel,
-        messages: Messages,
-        tools: Messages | None,
-        output_schema: dict[str, Any] | None,
-        info: ModelCallInfo,
-    ) -> LLMResponse:
-        response: LLMResponse | None = None
-        async for item in stream_reply(model, messages, tools, output_schema=output_schema):
-            if isinstance(item, LLMResponse):
-                response = item
-            else:
-                for sink in self._deltas:
-                    pending = sink(info, item)
-                    if pending is not None:
-                        await pending
-        if response is None:
-            raise TypeError(f"the stream of model {model.model!r} ended without its LLMResponse")
-        return response
-
-    def charge(self, account: Account, model: str | None, usage: Usage) -> None:
-        """Enter ``usage`` once in the ledger, and in the running figure of ``account`` and its parents."""
-        self.ledger.add(account.task, account.agent, model, usage)
-        account._tally.add(usage)
-        parent = account.parent
-        while parent is not None:
-            parent._tally.add(usage)
-            parent = parent.parent
-
-    # -- hooks -----------------------------------------------------------------------------------
-
-    def before_call(self, hook: BeforeCall) -> Callable[[], None]:
-        """Run ``hook(info, scope)`` before every model call; returns the function that removes it."""
-        return _add(self._before, hook)
-
-    def after_call(self, hook: AfterCall) -> Callable[[], None]:
-        """Run ``hook(info, response, scope)`` after every model call; returns its remover."""
-        return _add(self._after, hook)
-
-    def on_delta(self, sink: DeltaSink) -> Callable[[], None]:
-        """Stream every model call of the run and hand each text piece to ``sink``; returns its remover."""
-        return _add(self._deltas, sink)
+    # -- events made elsewhere ----------------------------------------------------------------
 
     def on_relayed(self, sink: Callable[[Any], Any]) -> Callable[[], None]:
         """Hand ``sink`` the stream events of this run made in another process (a Ray worker's
         model turns, text and tool calls); returns its remover. While one is attached, work
         shipped elsewhere sends those events back as it goes."""
-        return _add(self._relays, sink)
+        return add_hook(self._relays, sink)
 
     @property
     def relayed(self) -> bool:
@@ -261,10 +111,6 @@ class RunScope:
                 pending = sink(event)
                 if pending is not None:
                     await pending
-
-    def stop(self, reason: str) -> None:
-        """Refuse every model call from now on (``RunStopped``); calls in flight finish."""
-        self.stop_reason = reason
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -315,13 +161,3 @@ def _announce(scope: RunScope) -> None:
             attach = _watchers.get(scope.run_id)
         if attach is not None:
             attach(scope)
-
-
-def _add(hooks: list[Any], hook: Any) -> Callable[[], None]:
-    hooks.append(hook)
-
-    def remove() -> None:
-        if hook in hooks:
-            hooks.remove(hook)
-
-    return remove

@@ -311,7 +311,7 @@ class RayTaskRunner:
         replay(outcome.events)  # the attempt that came back: its calls are recorded once, here
         scope.executor.add_stats(outcome.stats)
         out = outcome.output
-        scope.ledger.add(name, out.agent, out.model, out.usage)  # the worker's spend, in the run's one ledger
+        scope.meter.ledger.add(name, out.agent, out.model, out.usage)  # the worker's spend, in the run's one ledger
         if outcome.failed:
             raise TaskFailedError(out)
         try:

@@ -127,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     _input_option(p, "an input for {placeholders} (repeatable); VALUE is read as JSON when it parses, else text")
     p.add_argument("--inputs-file", metavar="FILE", help="inputs from a .json, .yaml or .yml file")
     p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (e.g. test, openai/gpt-4o-mini)")
+    _transport_option(p)
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
     _stream_option(p)
     p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: current folder)")
@@ -213,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--llm", metavar="MODEL", help="check with this model for every agent, as `kickoff --llm MODEL` would run"
     )
+    _transport_option(p)
     p.set_defaults(handler="crew.cli.inspect:validate")
 
     p = command("plot", "draw the task graph (Mermaid on stdout by default)")
@@ -271,6 +273,14 @@ def _budget_options(p: argparse.ArgumentParser) -> None:
         type=float,
         metavar="USD",
         help="budget: stop before a model call once the run cost USD (--for-each: the whole batch)",
+    )
+
+
+def _transport_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--transport",
+        choices=["native", "litellm"],
+        help="the door every model call takes: native (OpenAI protocol over httpx) or litellm (default: per model)",
     )
 
 

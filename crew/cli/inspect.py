@@ -21,6 +21,9 @@ def validate(args: argparse.Namespace) -> int:
     for problem in project.warnings:
         print(problem, file=sys.stderr)
     crew = project.crew
+    from crew.cli.kickoff import apply_transport
+
+    apply_transport(crew, getattr(args, "transport", None))
     process = getattr(crew.process, "value", crew.process)
     print(f"ok: {', '.join(project.files)}")
     print(
@@ -30,6 +33,11 @@ def validate(args: argparse.Namespace) -> int:
     models = _models(crew)
     if models:
         print(f"  models: {', '.join(models)}")
+    from crew.agent.modes import protocols_line
+
+    protocols = protocols_line(crew.all_agents(), crew.llm)
+    if protocols:
+        print(f"  protocol: {protocols}")
     if project.servers:
         print(f"  MCP servers: {', '.join(project.servers)} (configuration checked; nothing started)")
     if project.inputs:

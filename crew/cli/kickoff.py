@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     project, inputs = load(args.path, given, llm=args.llm, out=args.out)
     crew = project.crew
     apply_budgets(crew, args)
+    apply_transport(crew, getattr(args, "transport", None))
     store = None if args.no_store else open_store(args.store, project.folder)
     settings = {"llm": args.llm, "out": args.out}
 
@@ -102,6 +103,23 @@ def apply_budgets(crew: Any, args: argparse.Namespace) -> None:
             if value <= 0:
                 raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
             setattr(crew, name, value)
+
+
+def apply_transport(crew: Any, transport: str | None) -> None:
+    """``--transport``: every model of the crew (its LLMs and model strings; not ``test`` or
+    another ChatModel, which have no door) takes that door."""
+    if transport is None:
+        return
+    from crew.models import LLM
+
+    def moved(spec: Any) -> Any:
+        if isinstance(spec, str) and spec.strip().lower() != "test":
+            return LLM(spec.strip(), transport=transport)
+        return spec.model_copy(update={"transport": transport}) if isinstance(spec, LLM) else spec
+
+    crew.llm, crew.manager_llm = moved(crew.llm), moved(crew.manager_llm)
+    for agent in crew.all_agents():
+        agent.llm, agent.function_calling_llm = moved(agent.llm), moved(agent.function_calling_llm)
 
 
 def store_path(given: str | None, folder: str | Path) -> tuple[Path, bool]:

@@ -44,7 +44,7 @@ Subscriber = Callable[[Event], Any]
 
 
 @dataclass(frozen=True, slots=True)
-class Scope:
+class EventOrigin:
     """Where the code emitting an event runs: which run, task and agent.
 
     Kept in a context variable, so a model or a tool that knows nothing of runs (an
@@ -57,23 +57,23 @@ class Scope:
     agent: str | None = None
 
 
-_scope: ContextVar[Scope | None] = ContextVar("crew_event_scope", default=None)
+_origin: ContextVar[EventOrigin | None] = ContextVar("crew_event_origin", default=None)
 
 
-def current_scope() -> Scope | None:
-    return _scope.get()
+def current_origin() -> EventOrigin | None:
+    return _origin.get()
 
 
 @contextmanager
-def scoped(*, run_id: str | None = None, task: str | None = None, agent: str | None = None) -> Iterator[Scope]:
+def scoped(*, run_id: str | None = None, task: str | None = None, agent: str | None = None) -> Iterator[EventOrigin]:
     """Events emitted inside carry these ids unless they name their own (unset ones are inherited)."""
-    outer = _scope.get() or Scope()
-    scope = Scope(run_id or outer.run_id, task or outer.task, agent or outer.agent)
-    token = _scope.set(scope)
+    outer = _origin.get() or EventOrigin()
+    origin = EventOrigin(run_id or outer.run_id, task or outer.task, agent or outer.agent)
+    token = _origin.set(origin)
     try:
-        yield scope
+        yield origin
     finally:
-        _scope.reset(token)
+        _origin.reset(token)
 
 
 @lru_cache(maxsize=4096)
@@ -126,13 +126,13 @@ class EventBus:
         return _crew_logger.isEnabledFor(level) and _logged(level)
 
     def emit(self, type: str, run_id: str | None = None, **data: Any) -> Event:
-        scope = _scope.get()
-        if scope is not None:
-            run_id = run_id or scope.run_id
-            if scope.task is not None and data.get("task") is None:
-                data["task"] = scope.task
-            if scope.agent is not None and data.get("agent") is None:
-                data["agent"] = scope.agent
+        origin = _origin.get()
+        if origin is not None:
+            run_id = run_id or origin.run_id
+            if origin.task is not None and data.get("task") is None:
+                data["task"] = origin.task
+            if origin.agent is not None and data.get("agent") is None:
+                data["agent"] = origin.agent
         with self._lock:
             subscribers = list(self._subscribers)
         if not subscribers and not _logged(_level(type)):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from crew.common.usage import Usage
 
-__all__ = ["Tally", "UsageEntry", "UsageLedger"]
+__all__ = ["UsageEntry", "UsageLedger", "UsageSum"]
 
 
 @dataclass(slots=True)
@@ -32,7 +32,7 @@ class UsageEntry:
     usage: Usage
 
 
-class Tally:
+class UsageSum:
     """A running sum of usages (plain numbers: adding pydantic models per call costs microseconds)."""
 
     __slots__ = ("completion", "cost", "prompt", "requests", "total")
@@ -69,21 +69,17 @@ class UsageLedger:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: list[tuple[str | None, str | None, str | None, Usage]] = []
-        self._total = Tally()
-        self._tasks: dict[str | None, Tally] = {}
-
-    def record(self, usage: Usage, *, task: str | None, agent: str | None, model: str | None) -> None:
-        """Enter one call's usage (once per call: whoever else wants the figure reads it here)."""
-        self.add(task, agent, model, usage)
+        self._total = UsageSum()
+        self._tasks: dict[str | None, UsageSum] = {}
 
     def add(self, task: str | None, agent: str | None, model: str | None, usage: Usage) -> None:
-        """:meth:`record` with positional arguments (the run scope's path, once per model call)."""
+        """Enter one call's usage, once (whoever else wants the figure reads it here)."""
         with self._lock:
             self._entries.append((task, agent, model, usage))
             self._total.add(usage)
             tally = self._tasks.get(task)
             if tally is None:
-                tally = self._tasks[task] = Tally()
+                tally = self._tasks[task] = UsageSum()
             tally.add(usage)
 
     # -- running totals (cheap) ----------------------------------------------------------
@@ -111,10 +107,6 @@ class UsageLedger:
 
     # -- breakdowns ------------------------------------------------------------------------
 
-    def by_task(self) -> dict[str, Usage]:
-        with self._lock:
-            return {key: tally.usage() for key, tally in self._tasks.items() if key is not None}
-
     def by_agent(self) -> dict[str, Usage]:
         return self._breakdown(lambda entry: entry.agent)
 
@@ -130,12 +122,12 @@ class UsageLedger:
         return len(self._entries)
 
     def _breakdown(self, key_of: Callable[[UsageEntry], str | None]) -> dict[str, Usage]:
-        tallies: dict[str, Tally] = {}
+        tallies: dict[str, UsageSum] = {}
         for entry in self.entries:
             key = key_of(entry)
             if key is not None:
                 tally = tallies.get(key)
                 if tally is None:
-                    tally = tallies[key] = Tally()
+                    tally = tallies[key] = UsageSum()
                 tally.add(entry.usage)
         return {key: tally.usage() for key, tally in tallies.items()}

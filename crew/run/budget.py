@@ -1,7 +1,7 @@
 """Budgets: a run stops before a model call that would start past its ``max_tokens`` or ``max_cost``.
 
-A ``Budget`` is a ``before_call`` hook of the run's scope (the one door every model call
-passes through): it reads what the run has spent from the scope's usage ledger (plus,
+A ``Budget`` is a ``before_call`` hook of the run's meter (the one door every model call
+passes through): it reads what the run has spent from the meter's usage ledger (plus,
 on a resume, what the runs it continues had spent, so a budget caps the whole piece of
 work) and refuses a call once a budget is spent. Calls already in flight when the budget
 is reached finish: nothing paid for is thrown away. Cost is the models' own figure
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from crew.common.events import current_scope
+from crew.common.events import current_origin
 from crew.common.usage import Usage
 from crew.errors import BudgetExceededError
 
@@ -45,9 +45,9 @@ class Budget:
             continued_from=continued_from,
         )
 
-    def before_call(self, info: Any, scope: Any) -> None:
-        """The run scope's hook: raise ``BudgetExceededError`` when the run has already spent a whole budget."""
-        ledger = scope.ledger
+    def before_call(self, info: Any, meter: Any) -> None:
+        """The run meter's hook: raise ``BudgetExceededError`` when the run has already spent a whole budget."""
+        ledger = meter.ledger
         spent = self.before + Usage(total_tokens=ledger.total_tokens, cost=ledger.cost)
         self.spent = spent
         model = f"agent '{info.agent}'" if getattr(info, "agent", "") else None
@@ -57,7 +57,7 @@ class Budget:
             self._stop("max_cost", self.max_cost, f"${self.max_cost:.4f}", model, spent)
 
     def _stop(self, name: str, limit: float, shown: str, model: str | None, spent: Usage) -> None:
-        scope = current_scope()
+        scope = current_origin()
         where = f" for task '{scope.task}'" if scope is not None and scope.task else ""
         before = ""
         if self.continued_from and (self.before.total_tokens or self.before.cost):

@@ -81,7 +81,7 @@ class CrewRun:
         self.budget = budget
         """What the run may spend (``max_tokens``/``max_cost``): asked before every model call."""
         if budget is not None:
-            self.scope.before_call(budget.before_call)
+            self.scope.meter.before_call(budget.before_call)
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
 
@@ -174,7 +174,7 @@ class CrewRun:
                     crew=crew.name,
                     status=status,
                     duration=time.time() - started,
-                    usage=scope.ledger.total.model_dump(),
+                    usage=scope.meter.ledger.total.model_dump(),
                 )
                 raise
             result = self._output(names, outputs, started)
@@ -290,7 +290,7 @@ class CrewRun:
         """The run's output; every usage figure is a sum over the run's ledger."""
         ordered = [outputs[name] for name in names]
         final = next((o for o in reversed(ordered) if o.status == "done"), None)
-        ledger = self.scope.ledger
+        ledger = self.scope.meter.ledger
         return CrewOutput(
             run_id=self.run_id,
             raw=final.raw if final else "",

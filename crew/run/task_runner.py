@@ -106,7 +106,7 @@ class TaskRunner:
     def label(self, name: str) -> dict[str, Any]:
         """The fields every output of task ``name`` carries, whether it ran or not
         (and, for a task cancelled while running, what it had spent)."""
-        return {**self._fields(name), "usage": self.scope.ledger.for_task(name), **self.cancelled.get(name, {})}
+        return {**self._fields(name), "usage": self.scope.meter.ledger.for_task(name), **self.cancelled.get(name, {})}
 
     def _fields(self, name: str) -> dict[str, Any]:
         task = self.tasks[name]
@@ -135,7 +135,7 @@ class TaskRunner:
         agent = self._performer(task)
         base = self._fields(name)
         started = time.time()
-        ledger = self.scope.ledger
+        ledger = self.scope.meter.ledger
         run_id = self.scope.run_id
 
         def failed(exc: BaseException, attempts: int) -> TaskFailedError:

@@ -27,6 +27,7 @@ from crew.stream.events import (
 )
 
 if TYPE_CHECKING:
+    from crew.agent.meter import Meter
     from crew.agent.scope import RunScope
     from crew.common.events import Event
     from crew.models.base import ModelDelta
@@ -143,7 +144,7 @@ class Listener:
             if convert is not None and not event.data.get("replayed"):  # a worker's, relayed as it happened
                 buffer.put(convert(run_id, event.data, event.time))
 
-        def on_call(info: ModelCallInfo, _scope: RunScope) -> None:
+        def on_call(info: ModelCallInfo, _meter: Meter) -> None:
             buffer.put(
                 AgentTurnStarted(run_id=run_id, time=time.time(), task=info.task, agent=info.agent, turn=info.turn)
             )
@@ -161,8 +162,8 @@ class Listener:
 
         self._removers += [
             scope.subscribe(on_event),
-            scope.before_call(on_call),
-            scope.on_delta(on_delta),
+            scope.meter.before_call(on_call),
+            scope.meter.on_delta(on_delta),
             scope.on_relayed(on_relayed),
         ]
 

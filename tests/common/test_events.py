@@ -51,7 +51,7 @@ def test_unconfigured_logging_builds_no_record_then_configured_logging_gets_json
 def test_events_inside_a_scope_name_its_run_task_and_agent_unless_they_name_their_own() -> None:
     import asyncio
 
-    from crew.common.events import current_scope, scoped
+    from crew.common.events import current_origin, scoped
 
     seen = []
     unsubscribe = bus.subscribe(seen.append)
@@ -71,7 +71,7 @@ def test_events_inside_a_scope_name_its_run_task_and_agent_unless_they_name_thei
         asyncio.run(run())
     finally:
         unsubscribe()
-    assert current_scope() is None
+    assert current_origin() is None
     calls = sorted((e.type, e.run_id, e.data["task"], e.data["agent"]) for e in seen if e.type != "after")
     assert calls == [
         ("llm.call", "r9", "t1", "A"),

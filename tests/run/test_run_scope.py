@@ -1,11 +1,12 @@
 """The run scope: one ledger entry per model call, every figure a sum over the ledger, and the
-one door (``RunScope.call_model``) where hooks see, stop or stream every call of a run."""
+one door (``Meter.call``) where hooks see, stop or stream every call of a run."""
 
 import pytest
 
 from crew import Agent, Crew, Task
 from crew.agent.delegation import DELEGATE_WORK
-from crew.agent.scope import RunScope, active_account
+from crew.agent.meter import Meter, active_account
+from crew.agent.scope import RunScope
 from crew.common.ledger import UsageLedger
 from crew.common.usage import Usage
 from crew.errors import RunStopped
@@ -30,9 +31,9 @@ def note(text: str) -> str:
 
 def test_the_ledger_keeps_running_totals_per_task_agent_and_model():
     ledger = UsageLedger()
-    ledger.record(Usage(total_tokens=3, requests=1, cost=0.5), task="a", agent="X", model="m1")
-    ledger.record(Usage(total_tokens=4, requests=1), task="a", agent="Y", model="m2")
-    ledger.record(Usage(total_tokens=5, requests=1), task="b", agent="X", model="m1")
+    ledger.add("a", "X", "m1", Usage(total_tokens=3, requests=1, cost=0.5))
+    ledger.add("a", "Y", "m2", Usage(total_tokens=4, requests=1))
+    ledger.add("b", "X", "m1", Usage(total_tokens=5, requests=1))
     assert (ledger.total_tokens, ledger.requests, ledger.cost, len(ledger)) == (12, 3, 0.5, 3)
     assert ledger.for_task("a") == Usage(total_tokens=7, requests=2, cost=0.5) and ledger.for_task("z") == Usage()
     assert {k: u.total_tokens for k, u in ledger.by_agent().items()} == {"X": 8, "Y": 4}
@@ -59,7 +60,7 @@ def test_delegated_work_is_one_entry_per_call_credited_to_the_coworker_under_the
 
     out = asyncio.run(run.execute())
 
-    entries = [(e.task, e.agent, e.model, e.usage.total_tokens) for e in run.scope.ledger.entries]
+    entries = [(e.task, e.agent, e.model, e.usage.total_tokens) for e in run.scope.meter.ledger.entries]
     assert sorted(entries) == sorted(
         [
             ("job", "Lead", "m-lead", 10),
@@ -82,15 +83,15 @@ async def test_a_before_call_hook_can_stop_a_run_at_its_budget():
 
     scope = RunScope()
 
-    def budget(info: ModelCallInfo, scope: RunScope) -> None:
-        if scope.ledger.total_tokens >= 100:  # would start past the budget: refuse before paying
+    def budget(info: ModelCallInfo, meter: Meter) -> None:
+        if meter.ledger.total_tokens >= 100:  # would start past the budget: refuse before paying
             raise RunStopped(f"token budget of 100 spent before turn {info.turn}")
 
-    scope.before_call(budget)
+    scope.meter.before_call(budget)
     agent = Agent(role="Busy", goal="g", llm=FunctionModel(busy), tools=[note])
     with pytest.raises(RunStopped, match="budget of 100 spent before turn 4"):
         await agent.aexecute_task(Task(name="t", description="t"), scope=scope)
-    assert len(calls) == 3 and scope.ledger.total_tokens == 120
+    assert len(calls) == 3 and scope.meter.ledger.total_tokens == 120
 
     scope.stop("the user cancelled")
     with pytest.raises(RunStopped, match="the user cancelled"):
@@ -100,8 +101,10 @@ async def test_a_before_call_hook_can_stop_a_run_at_its_budget():
 async def test_on_delta_streams_every_call_and_after_call_sees_its_info():
     seen_infos, pieces = [], []
     scope = RunScope(run_id="run-stream")
-    remove = scope.on_delta(lambda info, delta: pieces.append((info.task, delta.text)))
-    scope.after_call(lambda info, response, scope: seen_infos.append((info.agent, info.task, info.turn, info.tools)))
+    remove = scope.meter.on_delta(lambda info, delta: pieces.append((info.task, delta.text)))
+    scope.meter.after_call(
+        lambda info, response, meter: seen_infos.append((info.agent, info.task, info.turn, info.tools))
+    )
 
     agent = Agent(role="Writer", goal="g", llm=TestModel(final_answer="a fine short answer"), tools=[note])
     out = await agent.aexecute_task(Task(name="w", description="write"), scope=scope)
@@ -113,7 +116,7 @@ async def test_on_delta_streams_every_call_and_after_call_sees_its_info():
     remove()  # no listener: models are called without streaming again
     pieces.clear()
     await agent.aexecute_task(Task(name="w2", description="write"), scope=scope)
-    assert pieces == [] and scope.ledger.for_task("w2").requests == 2
+    assert pieces == [] and scope.meter.ledger.for_task("w2").requests == 2
 
 
 def test_function_model_scripts_by_task_and_context_names_not_prompt_text():
@@ -141,6 +144,6 @@ def test_function_model_scripts_by_task_and_context_names_not_prompt_text():
 async def test_a_scope_takes_the_runs_things_and_refuses_them_twice():
     scope = RunScope(run_id="r1", llm=TestModel(final_answer="from the scope's default"))
     out = await Agent(role="R", goal="g").aexecute_task(Task(description="x"), scope=scope)
-    assert out.raw == "from the scope's default" and scope.ledger.requests == 1
+    assert out.raw == "from the scope's default" and scope.meter.ledger.requests == 1
     with pytest.raises(TypeError, match="with a scope"):
         await Agent(role="R", goal="g").aexecute_task(Task(description="x"), scope=scope, run_id="r2")
