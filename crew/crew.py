@@ -21,6 +21,7 @@ from crew.errors import ConfigError
 from crew.models import LLM, prewarm_litellm
 from crew.models.transport import choose, door_of, prewarm_native
 from crew.tasks.graph import TaskGraph
+from crew.tasks.inputs import as_inputs
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
 from crew.tools.approval import DecisionKey
@@ -160,13 +161,15 @@ class Crew(BaseModel):
             require_agents=self.process != Process.hierarchical,
         )
 
-    def all_agents(self) -> list[Any]:
-        """The crew's agents followed by any agent only named by a task, without repeats."""
+    def all_agents(self, *, with_manager: bool = False) -> list[Any]:
+        """The crew's agents followed by any agent only named by a task, without repeats;
+        ``with_manager`` adds the ``manager_agent`` at the end (a run fills its texts too)."""
         seen: dict[int, Any] = {}
         for agent in [*self.agents, *(t.agent for t in self.tasks)]:
             if agent is not None:
                 seen.setdefault(id(agent), agent)
-        return list(seen.values())
+        manager = [self.manager_agent] if with_manager and self.manager_agent is not None else []
+        return [*seen.values(), *manager]
 
     # -- kickoff -------------------------------------------------------------------------
 
@@ -209,7 +212,7 @@ class Crew(BaseModel):
             return await recorded_kickoff(
                 self,
                 store,
-                _inputs(inputs),
+                as_inputs(inputs),
                 run_id=run_id,
                 precomputed=precomputed,
                 on_task_done=on_task_done,
@@ -218,7 +221,7 @@ class Crew(BaseModel):
                 checkpoints=checkpoints,
             )
         self._prewarm()  # models may have been set since the crew was built
-        run = CrewRun(self, _inputs(inputs), run_id=run_id or uuid.uuid4().hex, budget=Budget.of(self))
+        run = CrewRun(self, as_inputs(inputs), run_id=run_id or uuid.uuid4().hex, budget=Budget.of(self))
         return await run.execute(
             precomputed=precomputed,
             on_task_done=on_task_done,
@@ -425,21 +428,6 @@ class Crew(BaseModel):
             prewarm_litellm()
         if any(door_of(spec) == "native" for spec in specs):
             prewarm_native()
-
-
-def _inputs(inputs: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A kickoff's inputs as a dict, or a TypeError that says what was expected."""
-    if inputs is None:
-        return {}
-    if not isinstance(inputs, Mapping):
-        raise TypeError(
-            "kickoff inputs must be a mapping of placeholder names to values, e.g. {'topic': 'bees'}; "
-            f"got {type(inputs).__name__}"
-        )
-    named = [key for key in inputs if not isinstance(key, str)]
-    if named:
-        raise TypeError(f"kickoff input names must be strings (the placeholders' names), got {named[0]!r}"[:200])
-    return dict(inputs)
 
 
 def _needs_litellm(specs: Sequence[Any]) -> bool:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from crew.backends.base import Backend, BatchStatus, KickoffResult
 from crew.common.usage import Usage
 from crew.errors import CrewError
+from crew.tasks.inputs import as_inputs, fill_inputs
 from crew.tasks.output import CrewOutput
 
 OnError = Literal["continue", "stop"]
@@ -29,9 +30,6 @@ def check_inputs(crew: Any, inputs: Sequence[Mapping[str, Any]]) -> list[dict[st
     The first bad one raises, with ``index`` (its position) set on the error, before any
     kickoff has started.
     """
-    from crew.crew import _inputs
-    from crew.run.kickoff import fill_inputs
-
     if isinstance(inputs, (Mapping, str)):
         raise TypeError(
             "kickoff_for_each takes a list of inputs mappings, one per kickoff; "
@@ -40,8 +38,8 @@ def check_inputs(crew: Any, inputs: Sequence[Mapping[str, Any]]) -> list[dict[st
     checked: list[dict[str, Any]] = []
     for i, item in enumerate(inputs):
         try:
-            checked.append(_inputs(item))
-            fill_inputs(crew, checked[-1])
+            checked.append(as_inputs(item))
+            fill_inputs(crew.all_agents(with_manager=True), crew.tasks, checked[-1])
         except Exception as exc:
             exc.index = i  # type: ignore[attr-defined]
             raise

@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from crew.agent.prompts import MANAGER_BACKSTORY, MANAGER_GOAL, MANAGER_ROLE
 from crew.agent.scope import RunScope
 from crew.common.events import Event, bus, scoped
-from crew.errors import BudgetExceededError, ConfigError, CrewRunError, MissingInputError
+from crew.errors import BudgetExceededError, ConfigError, CrewRunError
 from crew.run.scheduler import Scheduler
 from crew.run.task_runner import TaskRunner
 from crew.tasks.graph import task_names
+from crew.tasks.inputs import fill_inputs
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
 from crew.tools.approval import DecisionKey, check_decision_keys
@@ -26,33 +27,6 @@ from crew.tools.approval import DecisionKey, check_decision_keys
 if TYPE_CHECKING:
     from crew.crew import Crew
     from crew.run.budget import Budget
-
-
-def fill_inputs(
-    crew: Crew, inputs: Mapping[str, Any], names: list[str] | None = None
-) -> tuple[dict[int, Any], dict[str, Task]]:
-    """This run's filled-in copies: agents by id of the declared agent, tasks by name.
-
-    Every missing input (in any task or agent text) is reported in one ``MissingInputError``.
-    """
-    names = names if names is not None else task_names(crew.tasks)
-    errors: list[str] = []
-    agents: dict[int, Any] = {}
-    everyone = crew.all_agents() + ([crew.manager_agent] if crew.manager_agent is not None else [])
-    for agent in everyone:
-        try:
-            agents[id(agent)] = agent.interpolate(inputs)
-        except MissingInputError as exc:
-            errors.extend(exc.errors)
-    tasks: dict[str, Task] = {}
-    for task, name in zip(crew.tasks, names, strict=True):
-        try:
-            tasks[name] = task.interpolate(inputs, name=name)
-        except MissingInputError as exc:
-            errors.extend(exc.errors)
-    if errors:
-        raise MissingInputError("; ".join(errors), errors=errors)
-    return agents, tasks
 
 
 class CrewRun:
@@ -96,12 +70,12 @@ class CrewRun:
     ) -> CrewOutput:
         """Run the crew; the agents' MCP servers are open for exactly this run (see ``crew.mcp.opening``)."""
         crew = self.crew
-        everyone = [*crew.all_agents(), *([crew.manager_agent] if crew.manager_agent is not None else [])]
+        everyone = crew.all_agents(with_manager=True)
         if not any(getattr(agent, "mcp", None) for agent in everyone):
             return await self._execute(precomputed, on_task_done, approver, approvals, checkpoints)
         from crew.mcp.opening import open_servers
 
-        fill_inputs(crew, self.inputs)  # a missing input is reported before any server starts
+        fill_inputs(everyone, crew.tasks, self.inputs)  # a missing input is reported before any server starts
         async with open_servers(everyone):
             return await self._execute(precomputed, on_task_done, approver, approvals, checkpoints)
 
@@ -224,7 +198,7 @@ class CrewRun:
         """
         crew = self.crew
         names = task_names(crew.tasks)
-        copies, filled = fill_inputs(crew, self.inputs, names)
+        copies, filled = fill_inputs(crew.all_agents(with_manager=True), crew.tasks, self.inputs, names)
         if (
             crew.process == "hierarchical"
             and crew.manager_agent is None
