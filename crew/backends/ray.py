@@ -265,14 +265,8 @@ class RayBackend:
         )
 
     async def kickoff(self, crew: Any, inputs: dict[str, Any], *, run_id: str) -> CrewOutput:
-        store = crew.run_store() if getattr(crew, "store", None) is not None else None
-        if store is None:
-            return await self._kickoff(inputs, run_id)
-        from crew.store.recording import recorded_elsewhere
-
-        return await recorded_elsewhere(
-            crew, store, inputs, run_id=run_id, execute=lambda: self._kickoff(inputs, run_id)
-        )
+        """The kickoff runs on a worker; the crew's one kickoff path records it here (with a run store)."""
+        return await crew._kickoff_elsewhere(inputs, run_id=run_id, execute=lambda: self._kickoff(inputs, run_id))
 
     async def _kickoff(self, inputs: dict[str, Any], run_id: str) -> CrewOutput:
         from crew.run.tracing import start_tracing
