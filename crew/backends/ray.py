@@ -254,11 +254,11 @@ class RayBackend:
 
     async def open(self, crew: Any) -> None:
         ray = load_ray()
-        self.started = connect(self.address, self.num_cpus) or self.started
         cloudpickle = load_cloudpickle()
         shipped = driver_only_removed(crew)
         register_local_modules(shipped, cloudpickle.register_pickle_by_value)
-        check_shippable(shipped, cloudpickle.dumps)
+        check_shippable(shipped, cloudpickle.dumps)  # before Ray starts: a crew that cannot travel costs nothing
+        self.started = connect(self.address, self.num_cpus) or self.started
         self._crew_ref = ray.put(shipped)
         self._task = remote(kickoff_on_worker).options(
             max_retries=self.max_retries, retry_exceptions=False, **self.task_options

@@ -130,6 +130,10 @@ class CrewRun:
         """Run the crew; the agents' MCP servers are open for exactly this run (see ``crew.mcp.opening``)."""
         crew = self.crew
         everyone = crew.all_agents(with_manager=True)
+        if crew.backend != "local":  # said before any server starts: a server does not travel to a worker
+            from crew.backends.shipping import check_no_servers
+
+            check_no_servers(crew)
         if not any(getattr(agent, "mcp", None) for agent in everyone):
             return await self._execute(continuation, on_task_done, approver)
         from crew.mcp.opening import open_servers
