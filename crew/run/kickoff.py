@@ -24,6 +24,7 @@ from crew.run.budget import Budget
 from crew.run.continuation import FRESH, Continuation
 from crew.run.scheduler import Scheduler
 from crew.run.task_runner import TaskRunner
+from crew.run.warmup import doors_ready, resolve_models
 from crew.tasks.graph import task_names
 from crew.tasks.inputs import fill_inputs
 from crew.tasks.output import CrewOutput, TaskOutput
@@ -153,6 +154,9 @@ class CrewRun:
         names, tasks, worker = self._prepare()  # inputs and models checked before anything runs
         runner = TaskRunner(tasks, self.scope, worker=worker, delegation=self.delegation)
         scheduler = self._scheduler(runner, continuation, on_task_done)
+        if self.crew.backend == "local":  # every task's model ready before the first starts: they start together
+            performers = [t.agent for t in tasks.values() if t.agent is not None]
+            await doors_ready(resolve_models(self.scope, [*performers, *([worker] if worker is not None else [])]))
         if self.crew.verbose:
             self.scope.subscribe(self._printer())
         from crew.run.tracing import start_tracing
