@@ -155,8 +155,8 @@ class CrewRun:
         runner = TaskRunner(tasks, self.scope, worker=worker, delegation=self.delegation)
         scheduler = self._scheduler(runner, continuation, on_task_done)
         if self.crew.backend == "local":  # every task's model ready before the first starts: they start together
-            performers = [t.agent for t in tasks.values() if t.agent is not None]
-            await doors_ready(resolve_models(self.scope, [*performers, *([worker] if worker is not None else [])]))
+            performers = {id(a): a for a in [*(t.agent for t in tasks.values()), worker] if a is not None}
+            await doors_ready(resolve_models(self.scope, performers.values()))
         if self.crew.verbose:
             self.scope.subscribe(self._printer())
         from crew.run.tracing import start_tracing

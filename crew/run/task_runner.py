@@ -148,9 +148,10 @@ class TaskRunner:
         task = self.tasks[name]
         agent = self._performer(task)
         started = time.time()
+        fields = self._fields(name)
         if task.condition is not None and not await self._condition_holds(task, name, agent, context, started):
             return TaskOutput(
-                **self._fields(name),
+                **fields,
                 status="skipped",
                 error="condition is false",
                 attempts=0,
@@ -161,13 +162,13 @@ class TaskRunner:
             "task.start",
             run_id=self.scope.run_id,
             task=name,
-            agent=self._fields(name)["agent"],
+            agent=fields["agent"],
             context=[o.name for o in context],
         )
         out, attempt = await self._attempts(task, name, agent, context, started)
         out = out.model_copy(
             update={
-                **self._fields(name),
+                **fields,
                 "status": "done",
                 "raw": scrub(out.raw),  # an output leaves the process: no known secret in it
                 "error": None,
