@@ -21,6 +21,7 @@ from crew.errors import ConfigError
 from crew.models import LLM, prewarm_litellm
 from crew.models.doors import choose, door_of, prewarm_native
 from crew.tasks.graph import TaskGraph
+from crew.tasks.inputs import as_inputs
 from crew.tasks.output import CrewOutput, TaskOutput
 from crew.tasks.task import Task
 from crew.tools.approval import DecisionKey
@@ -160,13 +161,15 @@ class Crew(BaseModel):
             require_agents=self.process != Process.hierarchical,
         )
 
-    def all_agents(self) -> list[Any]:
-        """The crew's agents followed by any agent only named by a task, without repeats."""
+    def all_agents(self, *, with_manager: bool = False) -> list[Any]:
+        """The crew's agents followed by any agent only named by a task, without repeats;
+        ``with_manager`` adds the ``manager_agent`` at the end (a run fills its texts too)."""
         seen: dict[int, Any] = {}
         for agent in [*self.agents, *(t.agent for t in self.tasks)]:
             if agent is not None:
                 seen.setdefault(id(agent), agent)
-        return list(seen.values())
+        manager = [self.manager_agent] if with_manager and self.manager_agent is not None else []
+        return [*seen.values(), *manager]
 
     # -- kickoff -------------------------------------------------------------------------
 
@@ -199,32 +202,12 @@ class Crew(BaseModel):
         tasks share an id) and ``checkpoints`` (by task name) continue a paused run's tasks
         where they stopped (docs/approvals.md).
         """
-        from crew.run.budget import Budget
-        from crew.run.kickoff import CrewRun
+        from crew.run.continuation import Continuation
+        from crew.run.kickoff import kickoff
 
-        store = self.run_store()
-        if store is not None:
-            from crew.store.recording import recorded_kickoff
-
-            return await recorded_kickoff(
-                self,
-                store,
-                _inputs(inputs),
-                run_id=run_id,
-                precomputed=precomputed,
-                on_task_done=on_task_done,
-                approver=approver,
-                approvals=approvals,
-                checkpoints=checkpoints,
-            )
-        self._prewarm()  # models may have been set since the crew was built
-        run = CrewRun(self, _inputs(inputs), run_id=run_id or uuid.uuid4().hex, budget=Budget.of(self))
-        return await run.execute(
-            precomputed=precomputed,
-            on_task_done=on_task_done,
-            approver=approver,
-            approvals=approvals,
-            checkpoints=checkpoints,
+        given = Continuation(outputs=precomputed or {}, checkpoints=checkpoints or {}, approvals=approvals or {})
+        return await kickoff(
+            self, as_inputs(inputs), run_id=run_id, continuation=given, on_task_done=on_task_done, approver=approver
         )
 
     # -- streaming -----------------------------------------------------------------------
@@ -321,7 +304,7 @@ class Crew(BaseModel):
         store = self._require_store("resume")
         plan = plan_resume(self, store, run_id, inputs)
         checkpoints, decisions = paused_state(store, plan.run.id, approvals)  # checked against what waits
-        return await self._continue(plan, "resume", None, new_run_id, checkpoints=checkpoints, approvals=decisions)
+        return await self._continue(plan.continuation(checkpoints, decisions), plan, new_run_id)
 
     def replay(self, run_id: str, *, from_task: str, inputs: Mapping[str, Any] | None = None) -> CrewOutput:
         """Rerun ``from_task`` and every task downstream of it, reusing the stored outputs of the others."""
@@ -338,27 +321,31 @@ class Crew(BaseModel):
         from crew.store.continuation import plan_replay
 
         plan = plan_replay(self, self._require_store("replay"), run_id, from_task, inputs)
-        return await self._continue(plan, "replay", from_task, new_run_id)
+        return await self._continue(plan.continuation(), plan, new_run_id)
 
-    async def _continue(
-        self, plan: Any, mode: str, from_task: str | None, new_run_id: str | None, **paused: Any
-    ) -> CrewOutput:
-        from crew.store.recording import recorded_kickoff
+    async def _continue(self, continuation: Any, plan: Any, new_run_id: str | None) -> CrewOutput:
+        from crew.run.kickoff import kickoff
 
-        return await recorded_kickoff(
+        store = self._require_store(continuation.mode)
+        run = plan.run
+        return await kickoff(
             self,
-            self._require_store(mode),
             plan.inputs,
             run_id=new_run_id,
-            precomputed=plan.outputs,
-            mode=mode,
-            continued_from=plan.run.id,
-            from_task=from_task,
-            settings=plan.run.settings,
-            folder=plan.run.folder,
-            spent_before=plan.spent_before,
-            **paused,
+            continuation=continuation,
+            store=store,
+            settings=run.settings,
+            folder=run.folder,
         )
+
+    async def _kickoff_elsewhere(
+        self, inputs: Mapping[str, Any], *, run_id: str, execute: Callable[[], Any]
+    ) -> CrewOutput:
+        """A kickoff a backend runs in another process (``execute``), recorded here: how the Ray
+        backend goes through the one kickoff path without importing it (it sits below the crew)."""
+        from crew.run.kickoff import kickoff_elsewhere
+
+        return await kickoff_elsewhere(self, inputs, run_id=run_id, execute=execute)
 
     def _require_store(self, what: str) -> Any:
         store = self.run_store()
@@ -425,21 +412,6 @@ class Crew(BaseModel):
             prewarm_litellm()
         if any(door_of(spec) == "native" for spec in specs):
             prewarm_native()
-
-
-def _inputs(inputs: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A kickoff's inputs as a dict, or a TypeError that says what was expected."""
-    if inputs is None:
-        return {}
-    if not isinstance(inputs, Mapping):
-        raise TypeError(
-            "kickoff inputs must be a mapping of placeholder names to values, e.g. {'topic': 'bees'}; "
-            f"got {type(inputs).__name__}"
-        )
-    named = [key for key in inputs if not isinstance(key, str)]
-    if named:
-        raise TypeError(f"kickoff input names must be strings (the placeholders' names), got {named[0]!r}"[:200])
-    return dict(inputs)
 
 
 def _needs_litellm(specs: Sequence[Any]) -> bool:

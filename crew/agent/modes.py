@@ -121,11 +121,12 @@ def protocol_of(model: ChatModel) -> ProtocolName:
 def _calls_functions(model: ChatModel) -> bool:
     """``supports_function_calling``, but for an LLM whose answer would import litellm (3-5 s:
     ``crew validate`` answers in a fraction of that) the same model table, read as data."""
-    from crew.models import litellm_model
+    from crew.models.litellm_loading import litellm_loaded
+    from crew.models.llm import LLM
     from crew.models.wrapped import innermost
 
     inner = innermost(model)
-    if isinstance(inner, litellm_model.LLM) and inner.function_calling is None and not litellm_model.litellm_loaded():
+    if isinstance(inner, LLM) and inner.function_calling is None and not litellm_loaded():
         from crew.models.pricing import supports_function_calling
 
         _, _, bare = inner.model.partition("/")  # litellm looks a model up without its provider too

@@ -13,11 +13,13 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncGenerator, Mapping, Sequence
+from contextlib import aclosing
 from typing import Any, Literal
 
 from crew.backends.base import Backend, BatchStatus, KickoffResult
 from crew.common.usage import Usage
 from crew.errors import CrewError
+from crew.tasks.inputs import as_inputs, fill_inputs
 from crew.tasks.output import CrewOutput
 
 OnError = Literal["continue", "stop"]
@@ -29,9 +31,6 @@ def check_inputs(crew: Any, inputs: Sequence[Mapping[str, Any]]) -> list[dict[st
     The first bad one raises, with ``index`` (its position) set on the error, before any
     kickoff has started.
     """
-    from crew.crew import _inputs
-    from crew.run.kickoff import fill_inputs
-
     if isinstance(inputs, (Mapping, str)):
         raise TypeError(
             "kickoff_for_each takes a list of inputs mappings, one per kickoff; "
@@ -40,8 +39,8 @@ def check_inputs(crew: Any, inputs: Sequence[Mapping[str, Any]]) -> list[dict[st
     checked: list[dict[str, Any]] = []
     for i, item in enumerate(inputs):
         try:
-            checked.append(_inputs(item))
-            fill_inputs(crew, checked[-1])
+            checked.append(as_inputs(item))
+            fill_inputs(crew.all_agents(with_manager=True), crew.tasks, checked[-1])
         except Exception as exc:
             exc.index = i  # type: ignore[attr-defined]
             raise
@@ -95,75 +94,116 @@ async def for_each(
         return
     runner = resolve_backend(backend)
     await runner.open(crew)
-    waiting = list(range(len(checked)))[::-1]  # a stack: pop() takes the lowest index
-    running: dict[asyncio.Task[KickoffResult], int] = {}
-    held: dict[int, KickoffResult] = {}
-    next_index = 0
-
-    def release(result: KickoffResult) -> list[KickoffResult]:
-        nonlocal next_index
-        if not ordered:
-            return [result]
-        held[result.index] = result
-        out = []
-        while next_index in held:
-            out.append(held.pop(next_index))
-            next_index += 1
-        return out
-
-    def count(result: KickoffResult) -> None:
-        setattr(state, result.status, getattr(state, result.status) + 1)
-        state.usage = state.usage + result.usage
-        if result.status == "failed" and on_error == "stop" and state.stopped is None:
-            state.stopped = f"input {result.index} failed: {result.error}"
-        if state.stopped is None:
-            state.stopped = _over_budget(state.usage, max_tokens, max_cost)
-
+    batch = _Batch(runner, crew, checked, state, max_concurrency, on_error, ordered, (max_tokens, max_cost))
     try:
-        while waiting or running:
-            while waiting and len(running) < max_concurrency and state.stopped is None:
-                index = waiting.pop()
-                task = asyncio.ensure_future(_one(runner, crew, index, checked[index]))
-                running[task] = index
-            state.running = len(running)
-            if not running:
+        async with aclosing(batch.results()) as results:
+            async for result in results:
+                yield result
+    finally:
+        await batch.close()
+
+
+class _Batch:
+    """One batch's bookkeeping: inputs waiting, kickoffs running, results held back for ``ordered``."""
+
+    def __init__(
+        self,
+        runner: Backend,
+        crew: Any,
+        checked: list[dict[str, Any]],
+        state: BatchStatus,
+        max_concurrency: int,
+        on_error: OnError,
+        ordered: bool,
+        budget: tuple[int | None, float | None],
+    ) -> None:
+        self.runner, self.crew, self.checked, self.state = runner, crew, checked, state
+        self.max_concurrency, self.on_error, self.ordered, self.budget = max_concurrency, on_error, ordered, budget
+        self.waiting = list(range(len(checked)))[::-1]  # a stack: pop() takes the lowest index
+        self.running: dict[asyncio.Task[KickoffResult], int] = {}
+        self.held: dict[int, KickoffResult] = {}
+        self.next_index = 0
+
+    async def results(self) -> AsyncGenerator[KickoffResult, None]:
+        """Every input's result, as each is known (in input order when ``ordered``)."""
+        state, running = self.state, self.running
+        while self.waiting or running:
+            if not self._start():
                 break
             finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
             for task in sorted(finished, key=running.__getitem__):
                 del running[task]
                 state.running = len(running)
-                result = task.result()
-                count(result)
-                for ready in release(result):
+                for ready in self._settle(task.result()):
                     yield ready
-            if state.stopped is not None and on_error == "stop" and running and state.failed:
-                for task in running:
-                    task.cancel()
-                await asyncio.gather(*running, return_exceptions=True)
-                for index in sorted(running.values()):
-                    result = KickoffResult(
-                        index=index, status="cancelled", inputs=checked[index], error=f"stopped: {state.stopped}"
-                    )
-                    count(result)
-                    for ready in release(result):
-                        yield ready
-                running.clear()
+            if state.stopped is not None and self.on_error == "stop" and running and state.failed:
+                for ready in await self._cancel_running():
+                    yield ready
             state.running = len(running)
-        for index in sorted(waiting):
-            result = KickoffResult(
-                index=index, status="skipped", inputs=checked[index], error=f"not started: {state.stopped}"
-            )
-            count(result)
-            for ready in release(result):
-                yield ready
-        waiting.clear()
-    finally:
+        for ready in self._skip_waiting():
+            yield ready
+
+    def _start(self) -> bool:
+        """Start kickoffs while slots are free and nothing stopped the batch; True while any runs."""
+        waiting, running, state = self.waiting, self.running, self.state
+        while waiting and len(running) < self.max_concurrency and state.stopped is None:
+            index = waiting.pop()
+            running[asyncio.ensure_future(_one(self.runner, self.crew, index, self.checked[index]))] = index
+        state.running = len(running)
+        return bool(running)
+
+    async def _cancel_running(self) -> list[KickoffResult]:
+        """on_error="stop" after a failure: what still runs is cancelled, and says so."""
+        running = self.running
         for task in running:
             task.cancel()
-        if running:
-            await asyncio.gather(*running, return_exceptions=True)
-        state.running = 0
-        await runner.close()
+        await asyncio.gather(*running, return_exceptions=True)
+        released: list[KickoffResult] = []
+        for index in sorted(running.values()):
+            error = f"stopped: {self.state.stopped}"
+            released += self._settle(
+                KickoffResult(index=index, status="cancelled", inputs=self.checked[index], error=error)
+            )
+        running.clear()
+        return released
+
+    def _skip_waiting(self) -> list[KickoffResult]:
+        """Inputs never started (the batch stopped, or its budget was spent): skipped, saying why."""
+        released: list[KickoffResult] = []
+        for index in sorted(self.waiting):
+            error = f"not started: {self.state.stopped}"
+            released += self._settle(
+                KickoffResult(index=index, status="skipped", inputs=self.checked[index], error=error)
+            )
+        self.waiting.clear()
+        return released
+
+    def _settle(self, result: KickoffResult) -> list[KickoffResult]:
+        """Count ``result``; return the results it releases (itself, or a run of held ones when ``ordered``)."""
+        state = self.state
+        setattr(state, result.status, getattr(state, result.status) + 1)
+        state.usage = state.usage + result.usage
+        if result.status == "failed" and self.on_error == "stop" and state.stopped is None:
+            state.stopped = f"input {result.index} failed: {result.error}"
+        if state.stopped is None:
+            state.stopped = _over_budget(state.usage, *self.budget)
+        if not self.ordered:
+            return [result]
+        self.held[result.index] = result
+        out = []
+        while self.next_index in self.held:
+            out.append(self.held.pop(self.next_index))
+            self.next_index += 1
+        return out
+
+    async def close(self) -> None:
+        """Cancel what still runs (the reader left early, or Ctrl-C), then close the backend."""
+        for task in self.running:
+            task.cancel()
+        if self.running:
+            await asyncio.gather(*self.running, return_exceptions=True)
+        self.state.running = 0
+        await self.runner.close()
 
 
 async def _one(runner: Backend, crew: Any, index: int, inputs: dict[str, Any]) -> KickoffResult:
@@ -216,8 +256,6 @@ def _over_budget(spent: Usage, max_tokens: int | None, max_cost: float | None) -
 async def outputs_for_each(crew: Any, inputs: Sequence[Mapping[str, Any]], **options: Any) -> list[CrewOutput]:
     """``Crew.kickoff_for_each``: every output in input order, or the first failure raised
     (with ``index`` set) once the others are cancelled."""
-    from contextlib import aclosing
-
     outputs: dict[int, CrewOutput] = {}
     # The first kickoff that raised is raised here, and leaving the block cancels the others. One
     # that returned with a failed task (a crew with on_error="continue") is an output, as from kickoff.

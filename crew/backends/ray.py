@@ -254,25 +254,19 @@ class RayBackend:
 
     async def open(self, crew: Any) -> None:
         ray = load_ray()
-        self.started = connect(self.address, self.num_cpus) or self.started
         cloudpickle = load_cloudpickle()
         shipped = driver_only_removed(crew)
         register_local_modules(shipped, cloudpickle.register_pickle_by_value)
-        check_shippable(shipped, cloudpickle.dumps)
+        check_shippable(shipped, cloudpickle.dumps)  # before Ray starts: a crew that cannot travel costs nothing
+        self.started = connect(self.address, self.num_cpus) or self.started
         self._crew_ref = ray.put(shipped)
         self._task = remote(kickoff_on_worker).options(
             max_retries=self.max_retries, retry_exceptions=False, **self.task_options
         )
 
     async def kickoff(self, crew: Any, inputs: dict[str, Any], *, run_id: str) -> CrewOutput:
-        store = crew.run_store() if getattr(crew, "store", None) is not None else None
-        if store is None:
-            return await self._kickoff(inputs, run_id)
-        from crew.store.recording import recorded_elsewhere
-
-        return await recorded_elsewhere(
-            crew, store, inputs, run_id=run_id, execute=lambda: self._kickoff(inputs, run_id)
-        )
+        """The kickoff runs on a worker; the crew's one kickoff path records it here (with a run store)."""
+        return await crew._kickoff_elsewhere(inputs, run_id=run_id, execute=lambda: self._kickoff(inputs, run_id))
 
     async def _kickoff(self, inputs: dict[str, Any], run_id: str) -> CrewOutput:
         from crew.run.tracing import start_tracing

@@ -25,8 +25,27 @@ _HINT = (
 )
 
 
+def check_no_servers(crew: Any) -> None:
+    """``NotShippableError`` naming every agent that has MCP servers: they do not travel to Ray workers.
+
+    A server's connection (a subprocess, a socket, the loop it is bound to) lives in the
+    process that opened it, and a worker would need its own for every task; asked before
+    anything runs, so no server starts for a run that cannot go on.
+    """
+    problems = [
+        f"agent '{agent.role}' has MCP server '{getattr(server, 'name', server)}', and MCP servers do not travel "
+        "to Ray workers (their connections live in the process that opened them)"
+        for agent in _agents(crew)
+        for server in getattr(agent, "mcp", None) or ()
+    ]
+    if problems:
+        problems[-1] += "; run this crew with backend='local'"
+        raise NotShippableError("\n".join(problems), errors=problems)
+
+
 def check_shippable(crew: Any, dumps: Dumps) -> bytes:
-    """The pickled crew, or ``NotShippableError`` naming every tool and part that cannot travel."""
+    """The pickled crew, or ``NotShippableError`` naming every MCP server, tool and part that cannot travel."""
+    check_no_servers(crew)
     try:
         return dumps(crew)
     except Exception as exc:  # noqa: BLE001 - whatever pickle raises, we explain it below
@@ -77,11 +96,12 @@ def _installed(path: Path) -> bool:
     return any(part in ("site-packages", "dist-packages") for part in path.parts)
 
 
+def _agents(crew: Any) -> list[Any]:
+    return crew.all_agents(with_manager=True)
+
+
 def _tools(crew: Any) -> Iterator[tuple[str, Any]]:
-    agents = list(crew.all_agents())
-    if crew.manager_agent is not None:
-        agents.append(crew.manager_agent)
-    for agent in agents:
+    for agent in _agents(crew):
         for tool in agent.tools:
             yield f"agent '{agent.role}'", tool
     for task in crew.tasks:

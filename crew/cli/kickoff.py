@@ -43,10 +43,10 @@ def run(args: argparse.Namespace) -> int:
     def start(run_id: str) -> Any:
         if store is None:
             return crew.kickoff_async(inputs, run_id=run_id)
-        from crew.store.recording import recorded_kickoff
+        from crew.run.kickoff import kickoff
 
         folder = str(project.folder.resolve())
-        return recorded_kickoff(crew, store, inputs, run_id=run_id, settings=settings, folder=folder)
+        return kickoff(crew, inputs, run_id=run_id, store=store, settings=settings, folder=folder)
 
     return execute(args, crew, inputs, start)
 

@@ -90,8 +90,8 @@ def replay(args: argparse.Namespace) -> int:
 
 
 def _continue(args: argparse.Namespace, mode: str) -> int:
+    from crew.run.kickoff import kickoff
     from crew.store.continuation import plan_replay, plan_resume
-    from crew.store.recording import recorded_kickoff
 
     store = _store(args, args.path)
     stored = store.run(args.run) if args.run is not None else store.latest_unfinished()
@@ -120,20 +120,14 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
     checkpoints, approvals = ({}, {}) if mode != "resume" else _paused_state(store, stored.id)
 
     def start(run_id: str) -> Any:
-        return recorded_kickoff(
+        return kickoff(
             crew,
-            store,
             plan.inputs,
             run_id=run_id,
-            precomputed=plan.outputs,
-            mode=mode,
-            continued_from=stored.id,
-            from_task=getattr(args, "from_task", None),
+            continuation=plan.continuation(checkpoints, approvals),
+            store=store,
             settings={"llm": llm, "out": out},
             folder=str(Path(folder).resolve()),
-            spent_before=plan.spent_before,
-            checkpoints=checkpoints,
-            approvals=approvals,
         )
 
     return execute(args, crew, plan.inputs, start, names=set(plan.rerun))

@@ -79,6 +79,10 @@ class Scheduler:
         """With on_error="stop": the task whose failure stopped the run."""
         self.paused: dict[str, Any] = {}
         """Tasks waiting for a person (their checkpoints by name): their readers wait with them."""
+        self._waiting: dict[str, int] = {}
+        """Per task not yet released: how many of its dependencies have not settled."""
+        self._ready: list[tuple[float, int, str]] = []
+        self._running: dict[asyncio.Task[TaskOutput], str] = {}
 
     async def run(self) -> dict[str, TaskOutput]:
         """Run every task not already done; return all outputs by name.
@@ -86,66 +90,77 @@ class Scheduler:
         Cancelling the coroutine cancels every running task and waits for them to
         unwind before the cancellation propagates: nothing is left running behind.
         """
-        graph = self.graph
-        waiting = {
+        graph, running = self.graph, self._running
+        self._waiting = {
             name: sum(1 for dep in graph.deps[name] if dep not in self.outputs)
             for name in graph.names
             if name not in self.outputs
         }
-        ready = [self._entry(name) for name, count in waiting.items() if count == 0]
-        heapq.heapify(ready)
-        running: dict[asyncio.Task[TaskOutput], str] = {}
+        self._ready = [self._entry(name) for name, count in self._waiting.items() if count == 0]
+        heapq.heapify(self._ready)
         try:
-            while ready or running:
-                while ready and len(running) < self.max_concurrency and self.failed is None:
-                    name = heapq.heappop(ready)[2]
-                    if name in self.outputs:  # skipped while it sat in the queue
-                        continue
-                    coro = self.run_task(name, self._context(name))
-                    running[asyncio.ensure_future(coro)] = name
-                if not running:
-                    break
+            while self._start_ready():
                 finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
                 for future in sorted(finished, key=lambda f: graph.index[running[f]]):
-                    if future not in running:  # already recorded by a "stop" in this batch
-                        continue
-                    name = running.pop(future)
-                    out = self._result(name, future)
-                    await self._record(out)
-                    finished = [name]
-                    if out.status == "paused":
-                        continue  # its readers wait: the run pauses once nothing else can go on
-                    if out.status == "failed":
-                        if self.on_error == "stop":
-                            await self._stop(name, running)
-                            continue
-                        finished += await self._skip_readers(name)
-                    for done in finished:  # a task waiting only for their turn may go now
-                        for dep in graph.dependants[done]:
-                            if dep in waiting and dep not in self.outputs:
-                                waiting[dep] -= 1
-                                if waiting[dep] == 0:
-                                    heapq.heappush(ready, self._entry(dep))
-            if self.paused and self.failed is None:
-                waiting_for = ", ".join(f"'{name}'" for name in self.paused)
-                for name in graph.names:
-                    if name not in self.outputs:
-                        reason = f"not started: waits for {waiting_for}, paused for a person's approval"
-                        await self._record(self._skipped(name, reason))
-            if self.failed is not None:
-                for name in graph.names:
-                    if name not in self.outputs:
-                        await self._record(
-                            self._skipped(name, f"not started: the run stopped after task '{self.failed}' failed")
-                        )
+                    if future in running:  # not already recorded by a "stop" in this batch
+                        await self._finish(running.pop(future), future)
+            await self._skip_unstarted()
         finally:
             if running:  # only when run() itself is being cancelled or a hook raised
-                for future, name in await _cancel(running):  # each running task says how it ended
-                    reason = RUN_CANCELLED
-                    await self._record(
-                        self._skipped(name, reason) if future.cancelled() else self._result(name, future)
-                    )
+                await self._cancel_running()
         return self.outputs
+
+    async def _cancel_running(self) -> None:
+        """Cancel what still runs; each running task says how it ended."""
+        for future, name in await _cancel(self._running):
+            await self._record(self._skipped(name, RUN_CANCELLED) if future.cancelled() else self._result(name, future))
+
+    def _start_ready(self) -> bool:
+        """Start ready tasks, longest remaining path first, while slots are free; True while any runs."""
+        ready, running = self._ready, self._running
+        while ready and len(running) < self.max_concurrency and self.failed is None:
+            name = heapq.heappop(ready)[2]
+            if name in self.outputs:  # skipped while it sat in the queue
+                continue
+            running[asyncio.ensure_future(self.run_task(name, self._context(name)))] = name
+        return bool(running)
+
+    async def _finish(self, name: str, future: asyncio.Future[TaskOutput]) -> None:
+        """Record a finished task and free what waited for it (or stop, or skip its readers)."""
+        out = self._result(name, future)
+        await self._record(out)
+        if out.status == "paused":
+            return  # its readers wait: the run pauses once nothing else can go on
+        settled = [name]
+        if out.status == "failed":
+            if self.on_error == "stop":
+                await self._stop(name, self._running)
+                return
+            settled += await self._skip_readers(name)
+        self._release(settled)
+
+    def _release(self, settled: list[str]) -> None:
+        """A task waiting only for ``settled`` tasks may go now."""
+        waiting, outputs = self._waiting, self.outputs
+        for done in settled:
+            for dep in self.graph.dependants[done]:
+                if dep in waiting and dep not in outputs:
+                    waiting[dep] -= 1
+                    if waiting[dep] == 0:
+                        heapq.heappush(self._ready, self._entry(dep))
+
+    async def _skip_unstarted(self) -> None:
+        """Once nothing runs: every task never started is skipped, saying why (a failure, a pause)."""
+        if self.failed is not None:
+            reason = f"not started: the run stopped after task '{self.failed}' failed"
+        elif self.paused:
+            waiting_for = ", ".join(f"'{name}'" for name in self.paused)
+            reason = f"not started: waits for {waiting_for}, paused for a person's approval"
+        else:
+            return
+        for name in self.graph.names:
+            if name not in self.outputs:
+                await self._record(self._skipped(name, reason))
 
     # -- internals -----------------------------------------------------------------------
 

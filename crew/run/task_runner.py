@@ -28,7 +28,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from crew.agent.scope import RunScope
-from crew.agent.structured import OutputProblem, describe_errors, output_model, parse_output
+from crew.agent.structured import (
+    OutputProblem,
+    describe_errors,
+    output_model,
+    parse_output,
+)
 from crew.common.events import bus, scoped
 from crew.errors import (
     BudgetExceededError,
@@ -55,7 +60,12 @@ async def terminal_feedback(output: TaskOutput) -> str:
     A server or a CI job has nobody to ask, and waiting on a closed stdin would hang the run.
     """
     if not (sys.stdin and sys.stdin.isatty()):
-        bus.emit("task.human_input", task=output.name, asked=False, reason="no terminal: output accepted")
+        bus.emit(
+            "task.human_input",
+            task=output.name,
+            asked=False,
+            reason="no terminal: output accepted",
+        )
         return ""
     prompt = (
         f"\n--- task '{output.name}' ({output.agent}) ---\n{output.raw}\n\n"
@@ -106,7 +116,11 @@ class TaskRunner:
     def label(self, name: str) -> dict[str, Any]:
         """The fields every output of task ``name`` carries, whether it ran or not
         (and, for a task cancelled while running, what it had spent)."""
-        return {**self._fields(name), "usage": self.scope.meter.ledger.for_task(name), **self.cancelled.get(name, {})}
+        return {
+            **self._fields(name),
+            "usage": self.scope.meter.ledger.for_task(name),
+            **self.cancelled.get(name, {}),
+        }
 
     def _fields(self, name: str) -> dict[str, Any]:
         task = self.tasks[name]
@@ -133,80 +147,114 @@ class TaskRunner:
     async def _run(self, name: str, context: list[TaskOutput]) -> TaskOutput:
         task = self.tasks[name]
         agent = self._performer(task)
-        base = self._fields(name)
         started = time.time()
-        ledger = self.scope.meter.ledger
-        run_id = self.scope.run_id
-
-        def failed(exc: BaseException, attempts: int) -> TaskFailedError:
-            return TaskFailedError(
-                TaskOutput(
-                    **base,
-                    status="failed",
-                    error=f"{type(exc).__name__}: {exc}",
-                    usage=ledger.for_task(name),
-                    model=self._model(agent),
-                    attempts=attempts,
-                    started_at=started,
-                    finished_at=time.time(),
-                )
+        fields = self._fields(name)
+        if task.condition is not None and not await self._condition_holds(task, name, agent, context, started):
+            return TaskOutput(
+                **fields,
+                status="skipped",
+                error="condition is false",
+                attempts=0,
+                started_at=started,
+                finished_at=time.time(),
             )
-
-        if task.condition is not None:
-            try:
-                go = await _maybe_await(task.condition(context))
-            except Exception as exc:
-                raise failed(exc, 0) from exc
-            if not go:
-                return TaskOutput(
-                    **base,
-                    status="skipped",
-                    error="condition is false",
-                    attempts=0,
-                    started_at=started,
-                    finished_at=time.time(),
-                )
-
-        bus.emit("task.start", run_id=run_id, task=name, agent=base["agent"], context=[o.name for o in context])
-        out: TaskOutput | None = None
-        attempt = 0
-        for attempt in range(1, task.max_retries + 2):
-            try:
-                out = await _bounded(self._attempt(task, agent, context), task.timeout, name)
-                break
-            except asyncio.CancelledError:
-                self.cancelled[name] = {"model": self._model(agent), "started_at": started}
-                raise
-            except TaskPaused:  # waits for a person: not a failure, nothing to retry
-                raise
-            except Exception as exc:
-                if attempt > task.max_retries or isinstance(exc, BudgetExceededError):  # a budget stays spent
-                    raise failed(exc, attempt) from exc
-                error = f"{type(exc).__name__}: {exc}"
-                bus.emit("task.retry", run_id=run_id, task=name, attempt=attempt, error=error)
-        assert out is not None
+        bus.emit(
+            "task.start",
+            run_id=self.scope.run_id,
+            task=name,
+            agent=fields["agent"],
+            context=[o.name for o in context],
+        )
+        out, attempt = await self._attempts(task, name, agent, context, started)
         out = out.model_copy(
             update={
-                **base,
+                **fields,
                 "status": "done",
                 "raw": scrub(out.raw),  # an output leaves the process: no known secret in it
                 "error": None,
-                "usage": ledger.for_task(name),
+                "usage": self.scope.meter.ledger.for_task(name),
                 "attempts": attempt,
                 "started_at": started,
                 "finished_at": time.time(),
             }
         )
         try:
-            if task.output_file:
-                await asyncio.to_thread(write_output_file, task.output_file, out, task._output_root)
-                out = out.model_copy(update={"output_file": task.output_file})
-            for callback in (task.callback, self.scope.task_callback):
-                if callback is not None:
-                    await _maybe_await(callback(out))
+            return await self._deliver(task, out)
         except Exception as exc:
-            raise failed(exc, attempt) from exc
+            raise self._failed(name, agent, exc, attempt, started) from exc
+
+    async def _condition_holds(
+        self,
+        task: Task,
+        name: str,
+        agent: Any,
+        context: list[TaskOutput],
+        started: float,
+    ) -> bool:
+        """``condition(context_outputs)``; one that raises fails the task before it starts."""
+        assert task.condition is not None
+        try:
+            return bool(await _maybe_await(task.condition(context)))
+        except Exception as exc:
+            raise self._failed(name, agent, exc, 0, started) from exc
+
+    async def _attempts(
+        self,
+        task: Task,
+        name: str,
+        agent: Any,
+        context: list[TaskOutput],
+        started: float,
+    ) -> tuple[TaskOutput, int]:
+        """Up to ``1 + max_retries`` attempts, each bounded by ``timeout``: the first output, and its attempt."""
+        for attempt in range(1, task.max_retries + 2):
+            try:
+                return await _bounded(self._attempt(task, agent, context), task.timeout, name), attempt
+            except asyncio.CancelledError:
+                self.cancelled[name] = {
+                    "model": self._model(agent),
+                    "started_at": started,
+                }
+                raise
+            except TaskPaused:  # waits for a person: not a failure, nothing to retry
+                raise
+            except Exception as exc:
+                if attempt > task.max_retries or isinstance(exc, BudgetExceededError):  # a budget stays spent
+                    raise self._failed(name, agent, exc, attempt, started) from exc
+                error = f"{type(exc).__name__}: {exc}"
+                bus.emit(
+                    "task.retry",
+                    run_id=self.scope.run_id,
+                    task=name,
+                    attempt=attempt,
+                    error=error,
+                )
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    async def _deliver(self, task: Task, out: TaskOutput) -> TaskOutput:
+        """The accepted output written to ``output_file`` and handed to the task's and the crew's callbacks."""
+        if task.output_file:
+            await asyncio.to_thread(write_output_file, task.output_file, out, task._output_root)
+            out = out.model_copy(update={"output_file": task.output_file})
+        for callback in (task.callback, self.scope.task_callback):
+            if callback is not None:
+                await _maybe_await(callback(out))
         return out
+
+    def _failed(self, name: str, agent: Any, exc: BaseException, attempts: int, started: float) -> TaskFailedError:
+        """The task's failure: its output says why, what it spent, and how many attempts it made."""
+        return TaskFailedError(
+            TaskOutput(
+                **self._fields(name),
+                status="failed",
+                error=f"{type(exc).__name__}: {exc}",
+                usage=self.scope.meter.ledger.for_task(name),
+                model=self._model(agent),
+                attempts=attempts,
+                started_at=started,
+                finished_at=time.time(),
+            )
+        )
 
     async def _attempt(self, task: Task, agent: Any, context: list[TaskOutput]) -> TaskOutput:
         """One attempt: the agent works until the guardrail and the human accept."""
@@ -219,7 +267,12 @@ class TaskRunner:
             tools = [*tools, *self.delegation[id(agent)]]
         while True:
             out: TaskOutput = await agent.aexecute_task(
-                task, context=context, tools=tools, feedback=feedback, previous_answer=previous, scope=self.scope
+                task,
+                context=context,
+                tools=tools,
+                feedback=feedback,
+                previous_answer=previous,
+                scope=self.scope,
             )
             tool_calls.extend(out.tool_calls)
             if task.guardrail is not None:
@@ -234,7 +287,11 @@ class TaskRunner:
                     rejections += 1
                     feedback, previous = str(value), out.raw
                     bus.emit(
-                        "task.guardrail", run_id=self.scope.run_id, task=task.name, accepted=False, feedback=feedback
+                        "task.guardrail",
+                        run_id=self.scope.run_id,
+                        task=task.name,
+                        accepted=False,
+                        feedback=feedback,
                     )
                     continue
                 out = replace_output(out, value, task)
@@ -280,7 +337,13 @@ def replace_output(out: TaskOutput, value: Any, task: Any = None) -> TaskOutput:
     if wanted is not None:
         return _fitted(out, value, task, *wanted)
     if isinstance(value, BaseModel):
-        return out.model_copy(update={"pydantic": value, "json_dict": None, "raw": value.model_dump_json()})
+        return out.model_copy(
+            update={
+                "pydantic": value,
+                "json_dict": None,
+                "raw": value.model_dump_json(),
+            }
+        )
     if isinstance(value, dict):
         raw = json.dumps(value, ensure_ascii=False)
         return out.model_copy(update={"json_dict": value, "pydantic": None, "raw": raw})

@@ -13,26 +13,42 @@ from typing import Any
 
 from crew.common.usage import Usage
 from crew.errors import StoreError
+from crew.run.continuation import Continuation
 from crew.store.hashing import task_hashes
 from crew.store.records import StoredRun, StoredTask
 from crew.store.store import RunStore
+from crew.tasks.graph import task_names
 from crew.tasks.output import TaskOutput
+from crew.tools.approval import DecisionKey
 
 
 @dataclass
-class Continuation:
-    """What a resume or replay starts from: the run, its inputs, the outputs to reuse."""
+class Plan:
+    """What a resume or replay starts from: the run, its inputs, the outputs to reuse, the tasks to run."""
 
     run: StoredRun
     inputs: dict[str, Any]
     outputs: dict[str, TaskOutput]
     rerun: list[str]
     spent_before: Usage = field(default_factory=Usage)
+    from_task: str | None = None
+    """The task a replay reruns from; None for a resume."""
+
+    def continuation(
+        self, checkpoints: Mapping[str, Any] | None = None, approvals: Mapping[DecisionKey, Any] | None = None
+    ) -> Continuation:
+        """The kickoff's view of this plan; ``checkpoints`` and ``approvals`` go on with a paused run's tasks."""
+        return Continuation(
+            outputs=self.outputs,
+            from_run=self.run.id,
+            from_task=self.from_task,
+            spent_before=self.spent_before,
+            checkpoints=checkpoints or {},
+            approvals=approvals or {},
+        )
 
 
-def plan_resume(
-    crew: Any, store: RunStore, run_id: str | None = None, inputs: Mapping[str, Any] | None = None
-) -> Continuation:
+def plan_resume(crew: Any, store: RunStore, run_id: str | None = None, inputs: Mapping[str, Any] | None = None) -> Plan:
     """Continue ``run_id`` (default: the latest unfinished run): rerun every task without a stored output."""
     run = store.run(run_id) if run_id is not None else store.latest_unfinished()
     if run.status == "running" and run.host == store.host:
@@ -46,23 +62,17 @@ def plan_resume(
 
 def plan_replay(
     crew: Any, store: RunStore, run_id: str | None, from_task: str, inputs: Mapping[str, Any] | None = None
-) -> Continuation:
+) -> Plan:
     """Rerun ``from_task`` and everything downstream of it; reuse the stored outputs of the others."""
     return _plan(crew, store, store.run(run_id), inputs, rerun_from=from_task)
 
 
 def _plan(
     crew: Any, store: RunStore, run: StoredRun, inputs: Mapping[str, Any] | None, *, rerun_from: str | None
-) -> Continuation:
-    from crew.tasks.graph import task_names
-
+) -> Plan:
     merged = {**run.inputs, **(inputs or {})}
     names = task_names(crew.tasks)
-    rerun: set[str] = set()
-    if rerun_from is not None:
-        if rerun_from not in names:
-            raise StoreError(f"no task '{rerun_from}' in crew '{crew.name}' (its tasks: {', '.join(names)})")
-        rerun = {rerun_from} | crew.validate_graph().descendants(rerun_from)
+    rerun = _rerun(crew, names, rerun_from)
     hashes = task_hashes(crew, merged)
     stored = {task.name: task for task in store.tasks(run.id)}
     by_name = dict(zip(names, crew.tasks, strict=True))
@@ -72,16 +82,29 @@ def _plan(
         if name in rerun or task is None or task.status != "done" or task.output is None:
             continue
         if task.def_hash != hashes[name]:
-            what = "resume" if rerun_from is None else "replay"
-            raise StoreError(
-                f"cannot {what} run {run.id[:12]}: task '{name}' changed since that run (its description, "
-                "expected output, agent, tools, context or output schema, or the inputs filled into them), "
-                f"so its stored output no longer fits; `crew kickoff` starts afresh"
-                + ("" if rerun_from is not None else f", `crew replay {run.id[:12]} --from {name}` redoes it")
-            )
+            raise _changed(run, name, rerun_from)
         outputs[name] = _restore(task, by_name[name])
     spent = _chain_usage(store, run) if rerun_from is None else Usage()
-    return Continuation(run, merged, outputs, [n for n in names if n not in outputs], spent)
+    return Plan(run, merged, outputs, [n for n in names if n not in outputs], spent, rerun_from)
+
+
+def _rerun(crew: Any, names: list[str], rerun_from: str | None) -> set[str]:
+    """The tasks a replay reruns: ``rerun_from`` and everything downstream of it (none for a resume)."""
+    if rerun_from is None:
+        return set()
+    if rerun_from not in names:
+        raise StoreError(f"no task '{rerun_from}' in crew '{crew.name}' (its tasks: {', '.join(names)})")
+    return {rerun_from} | crew.validate_graph().descendants(rerun_from)
+
+
+def _changed(run: StoredRun, name: str, rerun_from: str | None) -> StoreError:
+    what = "resume" if rerun_from is None else "replay"
+    return StoreError(
+        f"cannot {what} run {run.id[:12]}: task '{name}' changed since that run (its description, "
+        "expected output, agent, tools, context or output schema, or the inputs filled into them), "
+        f"so its stored output no longer fits; `crew kickoff` starts afresh"
+        + ("" if rerun_from is not None else f", `crew replay {run.id[:12]} --from {name}` redoes it")
+    )
 
 
 def _restore(stored: StoredTask, task: Any) -> TaskOutput:

@@ -14,14 +14,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from crew.tasks.graph import task_names
+from crew.tasks.inputs import fill_inputs
+
 
 def task_hashes(crew: Any, inputs: Mapping[str, Any]) -> dict[str, str]:
     """Each task's fingerprint by name, for ``crew`` kicked off with ``inputs``."""
-    from crew.run.kickoff import fill_inputs
-    from crew.tasks.graph import task_names
-
     names = task_names(crew.tasks)
-    agents, tasks = fill_inputs(crew, inputs, names)
+    agents, tasks = fill_inputs(crew.all_agents(with_manager=True), crew.tasks, inputs, names)
     graph = crew.validate_graph()
     out: dict[str, str] = {}
     for declared, name in zip(crew.tasks, names, strict=True):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import heapq
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from crew.errors import GraphError
 
@@ -83,61 +83,12 @@ class TaskGraph:
         sequential task reads every output it waited for.
         """
         names = task_names(tasks)
-        by_id = {id(task): name for task, name in zip(tasks, names, strict=True)}
-        known = set(names)
-        errors: list[str] = []
-        explicit: dict[str, list[str] | None] = {}
-        for task, name in zip(tasks, names, strict=True):
-            if require_agents and task.agent is None:
-                errors.append(
-                    f"task '{name}' has no agent: give it agent=... (only the hierarchical process assigns work)"
-                )
-            if task.context is None:
-                explicit[name] = None
-                continue
-            refs: list[str] = []
-            for ref in task.context:
-                resolved = by_id.get(id(ref)) if not isinstance(ref, str) else ref
-                if resolved is None or resolved not in known:
-                    label = ref if isinstance(ref, str) else ref.key
-                    hint = difflib.get_close_matches(label, names, n=1)
-                    errors.append(
-                        f"task '{name}' has context task '{label}' that is not in the crew"
-                        + (f" (did you mean '{hint[0]}'?)" if hint else "")
-                    )
-                elif resolved == name:
-                    errors.append(f"task '{name}' lists itself in its context")
-                else:
-                    refs.append(resolved)
-            explicit[name] = refs
-        if errors:
-            raise GraphError("; ".join(errors), errors=errors)
-
-        deps: dict[str, list[str]] = {}
-        context: dict[str, list[str]] = {}
+        explicit = _explicit_context(tasks, names, require_agents)
         if sequential:
-            # Waiting only for the last synchronous task (and the async ones since) is the
-            # transitive reduction of "wait for everything before": O(n) edges, not O(n^2).
-            done_before: list[str] = []
-            last_sync: list[str] = []
-            pending_async: list[str] = []
-            for task, name in zip(tasks, names, strict=True):
-                waits = last_sync if task.async_execution else last_sync + pending_async
-                deps[name] = list(dict.fromkeys(waits + (explicit[name] or [])))
-                given = explicit[name]
-                if given is not None:
-                    context[name] = given
-                else:
-                    context[name] = done_before if task.async_execution else done_before + pending_async
-                if task.async_execution:
-                    pending_async.append(name)
-                else:
-                    done_before = done_before + pending_async + [name]
-                    last_sync, pending_async = [name], []
+            deps, context = _sequential_edges(tasks, names, explicit)
         else:
-            for name in names:
-                deps[name] = explicit[name] or []
-                context[name] = deps[name]
+            deps = {name: explicit[name] or [] for name in names}
+            context = deps
         return cls(names, deps, context)
 
     # -- views -------------------------------------------------------------------------
@@ -270,6 +221,74 @@ class TaskGraph:
                     if waiting[dep] == 0:
                         heapq.heappush(ready, (-remaining[dep], self.index[dep], dep))
         return now
+
+
+def _explicit_context(tasks: Sequence[Task], names: list[str], require_agents: bool) -> dict[str, list[str] | None]:
+    """Each task's ``context`` as names (None: not given); every problem found is reported at once."""
+    by_id = {id(task): name for task, name in zip(tasks, names, strict=True)}
+    known = set(names)
+    errors: list[str] = []
+    explicit: dict[str, list[str] | None] = {}
+    for task, name in zip(tasks, names, strict=True):
+        if require_agents and task.agent is None:
+            errors.append(f"task '{name}' has no agent: give it agent=... (only the hierarchical process assigns work)")
+        if task.context is None:
+            explicit[name] = None
+            continue
+        refs: list[str] = []
+        for ref in task.context:
+            resolved = by_id.get(id(ref)) if not isinstance(ref, str) else ref
+            problem = _context_problem(name, ref, resolved, known, names)
+            if problem is not None:
+                errors.append(problem)
+            elif resolved is not None:
+                refs.append(resolved)
+        explicit[name] = refs
+    if errors:
+        raise GraphError("; ".join(errors), errors=errors)
+    return explicit
+
+
+def _context_problem(name: str, ref: Any, resolved: str | None, known: set[str], names: list[str]) -> str | None:
+    """What is wrong with one entry of a task's ``context``, if anything."""
+    if resolved is None or resolved not in known:
+        label = ref if isinstance(ref, str) else ref.key
+        hint = difflib.get_close_matches(label, names, n=1)
+        return f"task '{name}' has context task '{label}' that is not in the crew" + (
+            f" (did you mean '{hint[0]}'?)" if hint else ""
+        )
+    if resolved == name:
+        return f"task '{name}' lists itself in its context"
+    return None
+
+
+def _sequential_edges(
+    tasks: Sequence[Task], names: list[str], explicit: Mapping[str, list[str] | None]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """What each task waits for and reads in the sequential process.
+
+    Waiting only for the last synchronous task (and the async ones since) is the
+    transitive reduction of "wait for everything before": O(n) edges, not O(n^2).
+    """
+    deps: dict[str, list[str]] = {}
+    context: dict[str, list[str]] = {}
+    done_before: list[str] = []
+    last_sync: list[str] = []
+    pending_async: list[str] = []
+    for task, name in zip(tasks, names, strict=True):
+        waits = last_sync if task.async_execution else last_sync + pending_async
+        given = explicit[name]
+        deps[name] = list(dict.fromkeys(waits + (given or [])))
+        if given is not None:
+            context[name] = given
+        else:
+            context[name] = done_before if task.async_execution else done_before + pending_async
+        if task.async_execution:
+            pending_async.append(name)
+        else:
+            done_before = done_before + pending_async + [name]
+            last_sync, pending_async = [name], []
+    return deps, context
 
 
 def _reachable(start: str, edges: Mapping[str, Sequence[str]]) -> set[str]:

@@ -74,17 +74,24 @@ def fill_path(template: str, inputs: Mapping[str, Any], *, owner: str, errors: l
     root = os.path.dirname(head) or "."
     if head.startswith("~/"):  # the YAML itself starts the path at home
         root, filled = os.path.expanduser(root), os.path.expanduser(filled)
+    moved = _moved_by(template, inputs, head, root, filled)
+    if moved is not None:
+        errors.append(
+            f"input {moved} would move the output_file of {owner} out of its folder '{root}' (to '{filled}'): "
+            "a path built from inputs must stay inside the folder written before its first placeholder"
+        )
+    return filled, root
+
+
+def _moved_by(template: str, inputs: Mapping[str, Any], head: str, root: str, filled: str) -> str | None:
+    """The inputs (shown with their values) that move ``filled`` out of ``root``; None when it stays inside."""
     base, target = os.path.abspath(root), os.path.abspath(filled)
     keys = [k for k in placeholders(template) if k in inputs]
     climbing = [k for k in keys if ".." in re.split(r"[/\\]", _as_text(inputs[k]))]
     home = filled.startswith("~") and not head.startswith("~")  # would read as $HOME to a shell or a later expanduser
     if climbing or home or target == base or os.path.commonpath([base, target]) != base:
-        shown = ", ".join(f"'{k}' ({_as_text(inputs[k])!r})" for k in (climbing or keys))
-        errors.append(
-            f"input {shown} would move the output_file of {owner} out of its folder '{root}' (to '{filled}'): "
-            "a path built from inputs must stay inside the folder written before its first placeholder"
-        )
-    return filled, root
+        return ", ".join(f"'{k}' ({_as_text(inputs[k])!r})" for k in (climbing or keys))
+    return None
 
 
 def inside_folder(path: str, root: str) -> bool:

@@ -87,3 +87,37 @@ def test_an_unshippable_crew_part_other_than_a_tool_is_named():
     crew = kit.topic_crew([kit.shout], step_callback=lambda step: lock)
     with pytest.raises(NotShippableError, match=r"the crew's step_callback cannot be sent to Ray workers: "):
         check_shippable(crew, pickle.dumps)  # a lambda: plain pickle cannot name it
+
+
+def _clock_server(calls: list[str]):
+    """A real MCP server (the official SDK, in process) that notes every call it gets."""
+    from mcp.server.mcpserver import MCPServer as SDKServer
+
+    sdk = SDKServer("clock")
+
+    @sdk.tool()
+    def now() -> str:
+        """The time of day."""
+        calls.append("now")
+        return "noon"
+
+    return sdk
+
+
+def test_mcp_servers_do_not_travel_to_ray_workers_and_say_so_before_anything_runs():
+    pytest.importorskip("mcp")
+    from crew import Agent, Crew, Task
+    from crew.mcp import MCPServer
+
+    calls: list[str] = []
+    server = MCPServer.in_process(_clock_server(calls), name="clock")
+    agent = Agent(role="Timekeeper", goal="tell the time", llm="test", mcp=[server])
+    task = Task(description="What time is it?", expected_output="a time", agent=agent)
+    crew = Crew(agents=[agent], tasks=[task], process="graph", backend="ray")
+    with pytest.raises(NotShippableError) as caught:
+        crew.kickoff()
+    message = str(caught.value)
+    assert "agent 'Timekeeper' has MCP server 'clock'" in message and "backend='local'" in message
+    assert "_thread.lock" not in message and calls == [] and not server.is_open
+    with pytest.raises(NotShippableError, match="agent 'Timekeeper' has MCP server 'clock'"):
+        check_shippable(crew, pickle.dumps)  # kickoff_for_each(backend="ray") asks this before Ray starts

@@ -1,0 +1,58 @@
+"""What a process's first kickoff loads before its tasks start, so independent tasks start together.
+
+A task's first step resolves its agent's model and calls it. Done inside the first task,
+a cold import there (``"test"`` imports ``crew.testing``; the native transport imports
+httpx and its connection stack) runs on the event loop and freezes it: the tasks next to
+it start a tenth of a second or more later. So the kickoff resolves every performer's
+model before the scheduler starts, and loads the native transport in a worker thread
+(joining the prewarm thread when one is still at it). The litellm door needs nothing: it
+imports litellm in a thread already, and its tasks wait for it side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable
+from typing import Any
+
+from crew.agent.scope import RunScope
+from crew.models import innermost
+
+_native_loaded = False
+
+
+def resolve_models(scope: RunScope, agents: Iterable[Any]) -> list[Any]:
+    """The model of every agent that will perform a task, resolved once (each agent copy caches it).
+
+    A model that does not resolve is left out: its task reports that, as it always did.
+    """
+    models = []
+    for agent in agents:
+        with contextlib.suppress(Exception):
+            models.append(scope.model_for(agent))
+    return models
+
+
+async def doors_ready(models: Iterable[Any]) -> None:
+    """Load the native transport off the event loop when one of ``models`` takes it (once per process)."""
+    global _native_loaded
+    if _native_loaded or not any(getattr(innermost(m), "door", None) == "native" for m in models):
+        return
+    await asyncio.to_thread(_load_native)
+    _native_loaded = True
+
+
+def _load_native() -> None:
+    with contextlib.suppress(Exception):  # the first call imports again and reports the error
+        import importlib
+
+        import httpcore  # noqa: F401 - what httpx's first connection imports, and then its asyncio backend
+        import sniffio  # noqa: F401
+
+        importlib.import_module("anyio._backends._asyncio")
+
+        import crew.models.openai_door  # noqa: F401
+        from crew.models.pricing import table
+
+        table()
