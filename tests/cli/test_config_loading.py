@@ -466,6 +466,7 @@ EVERY_KEY = """
         tools: [search, full]
         mcp: [time]
         max_iter: 4
+        max_tool_calls_per_reply: 8
         max_execution_time: 30
         allow_delegation: true
         verbose: true
@@ -532,6 +533,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "name": "scribe",
             "llm": "test",
             "max_iter": 4,
+            "max_tool_calls_per_reply": 8,
             "max_execution_time": 30,
             "allow_delegation": True,
             "verbose": True,
