@@ -20,7 +20,16 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, UsageError, interrupt_code, interrupt_word, llm_option
+from crew.cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PAUSED,
+    UsageError,
+    interrupt_code,
+    interrupt_word,
+    llm_option,
+    preflight,
+)
 from crew.cli.ray_local import stop_ray
 
 
@@ -31,11 +40,13 @@ def run(args: argparse.Namespace) -> int:
         from crew.cli import for_each
 
         project = _project(args.path, llm=args.llm, out=args.out)
+        preflight.check(project.crew, {**project.inputs, **given}, given)
         if not args.no_store:  # each kickoff of the batch is a run, recorded here (whatever backend ran it)
             project.crew.store = open_store(args.store, project.folder)
         return for_each.run(args, project, given)
     project, inputs = load(args.path, given, llm=args.llm, out=args.out)
     crew = project.crew
+    preflight.check(crew, inputs, given)
     apply_budgets(crew, args)
     store = None if args.no_store else open_store(args.store, project.folder)
     settings = {"llm": args.llm, "out": args.out}

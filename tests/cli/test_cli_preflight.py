@@ -1,0 +1,97 @@
+"""What `crew kickoff` refuses before anything starts: one message each, exit 2, no task begun."""
+
+from __future__ import annotations
+
+from cli_kit import REPO, crew_env, run_crew, write
+
+from crew.testing import Reply
+
+TRIP = str(REPO / "examples" / "trip_planner")
+
+
+def _nothing_started(stderr: str) -> bool:
+    return "running" not in stderr and "failed:" not in stderr and "task '" not in stderr
+
+
+def test_a_missing_key_is_said_once_before_any_task_starts() -> None:
+    env = crew_env()
+    env.pop("OPENAI_API_KEY", None)
+    done = run_crew("kickoff", TRIP, "--llm", "openai/gpt-4o-mini", "--no-store", env=env)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr.count("OPENAI_API_KEY") == 1 and _nothing_started(done.stderr), done.stderr
+    assert "model 'openai/gpt-4o-mini' (for food_scout, sights_scout, logistics, planner) needs OPENAI_API_KEY" in (
+        done.stderr
+    )
+    assert "Traceback" not in done.stderr
+
+
+def test_a_misspelt_model_name_gets_the_name_it_resembles() -> None:
+    env = crew_env()
+    env.pop("OPENAI_API_KEY", None)
+    for given, meant in (("gpt4o-mini", "gpt-4o-mini"), ("openai/gpt4o-mini", "openai/gpt-4o-mini")):
+        done = run_crew("kickoff", TRIP, "--llm", given, "--no-store", env=env)
+        assert done.returncode == 2, done.stderr
+        assert f"did you mean '{meant}'?" in done.stderr and _nothing_started(done.stderr), done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_an_unknown_provider_is_named_with_the_closest_one() -> None:
+    done = run_crew("kickoff", TRIP, "--llm", "opnai/gpt-4o-mini", "--no-store")
+    assert done.returncode == 2 and "litellm knows no provider 'opnai' (did you mean 'openai'?)" in done.stderr
+    assert _nothing_started(done.stderr)
+
+
+def test_an_input_nothing_uses_is_refused_with_the_name_it_resembles() -> None:
+    done = run_crew("kickoff", TRIP, "-i", "citty=Rome", "--no-store")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "input 'citty' is used by no placeholder of the crew (did you mean 'city'?)" in done.stderr
+    assert _nothing_started(done.stderr)
+    used = run_crew("kickoff", TRIP, "-i", "city=Rome", "--no-store", "-q")  # a name a placeholder reads runs
+    assert used.returncode == 0, used.stderr
+
+
+SEARCH_TOOLS = '''
+from crew import tool
+
+@tool(env_vars=[{"name": "SEARCH_API_KEY", "description": "the search service's key"}])
+def search(query: str) -> str:
+    """Search the web."""
+    return f"results for {query}"
+'''
+
+SEARCH_CREW = """
+    llm: {llm}
+    tools:
+      search: tools:search
+    agents:
+      finder: {{role: Finder, goal: Find things, tools: [search]}}
+      helper: {{role: Helper, goal: Help, tools: [search]}}
+    tasks:
+      find: {{description: Find bees, expected_output: notes, agent: finder}}
+      help: {{description: Help with bees, expected_output: notes, agent: helper}}
+    """
+
+
+def test_a_tools_declared_variable_is_required_before_a_real_model_runs(tmp_path, openai_server) -> None:
+    openai_server.handler = lambda request: Reply.text("Bees are insects.")
+    llm = f"{{model: openai/gpt-4o-mini, api_base: '{openai_server.url}'}}"
+    folder = write(tmp_path / "finder", {"crew.yaml": SEARCH_CREW.format(llm=llm), "tools.py": SEARCH_TOOLS})
+    env = crew_env(OPENAI_API_KEY="sk-local-only")
+    env.pop("SEARCH_API_KEY", None)
+    done = run_crew("kickoff", str(folder), "--no-store", env=env)
+    assert done.returncode == 2 and openai_server.requests == [], done.stderr
+    assert done.stderr.count("SEARCH_API_KEY") == 1, done.stderr
+    assert "tool 'search' needs SEARCH_API_KEY, the search service's key (for finder, helper)" in done.stderr
+    given = run_crew("kickoff", str(folder), "--no-store", "-q", env={**env, "SEARCH_API_KEY": "k"})
+    assert given.returncode == 0 and given.stdout.startswith("Bees are insects."), given.stderr
+
+
+def test_the_offline_model_needs_no_key_and_no_tool_variable(tmp_path) -> None:
+    folder = write(tmp_path / "finder", {"crew.yaml": SEARCH_CREW.format(llm="test"), "tools.py": SEARCH_TOOLS})
+    env = crew_env()
+    for name in ("OPENAI_API_KEY", "SEARCH_API_KEY"):
+        env.pop(name, None)
+    done = run_crew("kickoff", str(folder), "--no-store", "-q", env=env)
+    assert done.returncode == 0, done.stderr
+    trip = run_crew("kickoff", TRIP, "--no-store", "-q", env=env)
+    assert trip.returncode == 0, trip.stderr
