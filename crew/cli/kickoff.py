@@ -31,6 +31,7 @@ from crew.cli import (
     preflight,
 )
 from crew.cli.ray_local import stop_ray
+from crew.cli.verbose import route_verbose
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
         project = _project(args.path, llm=args.llm, out=args.out)
         preflight.check(project.crew, {**project.inputs, **given}, given)
+        route_verbose(project.crew, None, quiet=args.quiet)  # the batch's view is one status line
         if not args.no_store:  # each kickoff of the batch is a run, recorded here (whatever backend ran it)
             project.crew.store = open_store(args.store, project.folder)
         return for_each.run(args, project, given)
@@ -140,6 +142,7 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
     """Run ``start(run_id)`` (a kickoff coroutine) with progress, then print the result and the summary."""
     run_id = uuid.uuid4().hex
     progress = _progress(args, crew, run_id, names)
+    route_verbose(crew, progress, quiet=args.quiet)
     _ask_people(crew, progress)
     started = time.time()
     output, error = _execute(

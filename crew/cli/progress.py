@@ -225,6 +225,17 @@ class Progress:
             notes.append("error")
         self._event(state, "tool", tool + (f" ({', '.join(notes)})" if notes else ""))
 
+    def step(self, task: str, text: str) -> None:
+        """A verbose agent's step: a line of the view, or above the live block."""
+        with self._lock:
+            state = self.tasks.get(task)
+            if self.live and self.stream is not None:
+                self.write_through(self.stream, text + "\n")
+            elif state is not None:
+                self._event(state, "step", text)
+            else:
+                self._line(f"{self._clock()}  {text}")
+
     # -- output ------------------------------------------------------------------------
 
     def _event(self, state: TaskState, what: str, detail: str) -> None:
