@@ -114,11 +114,11 @@ def _model_problems(model: Model) -> list[str]:
     door = choose(model.name, model.api_base, model.transport)  # type: ignore[arg-type]
     try:
         name_problem = _name_problem(model, door)
-    except ConfigError as exc:
+        missing = None if name_problem is not None else _missing_key(model, door)
+    except ConfigError as exc:  # the native door's own refusal (a provider it needs an api_base for)
         return [f"model '{model.name}' (for {model.who()}): {exc}"]
     if name_problem is not None:
         return [f"model '{model.name}' (for {model.who()}): {name_problem}"]
-    missing = _missing_key(model, door)
     if missing is None:
         return []
     hint = "set it in the environment, or run offline with --llm test"
@@ -134,17 +134,27 @@ def _name_problem(model: Model, door: str) -> str | None:
     if not pricing.table() or model.api_base or (door == "native" and _env_base()):
         return None  # no table to read, or a server of the user's own: any name may be right there
     provider, rest = split_provider(model.name)
-    known_providers = pricing.litellm_providers()
-    if door == "litellm" and provider is not None and known_providers and provider not in known_providers:
-        return f"litellm knows no provider '{provider}'" + _closest(provider, known_providers)
+    unknown = _unknown_provider(provider) if door == "litellm" and provider is not None else None
+    if unknown is not None:
+        return unknown
     if _known(model.name, rest):
         return None
     if door == "litellm" and provider is None:
         return "litellm knows no model of that name" + _closest(model.name)
-    twin = _spelt_alike(rest)
+    provider = provider or "openai"
+    twin = _spelt_alike(rest, provider) if provider in _PROVIDER_KEYS else None
     if twin is None:
-        return None  # a model newer than the table, perhaps: the provider decides
+        return None  # a model newer than the table, or a local one (ollama/...): the provider decides
     return f"no model of that name (did you mean '{model.name[: len(model.name) - len(rest)]}{twin}'?)"
+
+
+def _unknown_provider(provider: str) -> str | None:
+    from crew.models import pricing
+
+    known = pricing.litellm_providers()
+    if not known or provider in known:
+        return None
+    return f"litellm knows no provider '{provider}'" + _closest(provider, known)
 
 
 def _known(name: str, rest: str) -> bool:
@@ -159,19 +169,26 @@ def _closest(word: str, candidates: Iterable[str] | None = None) -> str:
     from crew.models import pricing
 
     if candidates is None:
-        twin = _spelt_alike(word)
+        twin = _spelt_alike(word, None)
         if twin is not None:
             return f" (did you mean '{twin}'?)"
         candidates = [k for k in pricing.table() if "/" not in k and k != "sample_spec"]
     return did_you_mean(word, candidates)
 
 
-def _spelt_alike(name: str) -> str | None:
-    """The table's name with the same letters and digits as ``name`` (``gpt4o-mini`` -> ``gpt-4o-mini``)."""
+def _spelt_alike(name: str, provider: str | None) -> str | None:
+    """The table's name (of ``provider``'s models, when given) with the same letters and digits as
+    ``name`` (``gpt4o-mini`` -> ``gpt-4o-mini``). Only hosted providers' lists are complete enough
+    to say so: a local server's model (``ollama/...``) may be named anything."""
     from crew.models import pricing
 
     wanted = _letters(name)
-    return next((k for k in pricing.table() if k != name and "/" not in k and _letters(k) == wanted), None)
+    for key, entry in pricing.table().items():
+        if key == name or "/" in key or _letters(key) != wanted:
+            continue
+        if provider is None or (isinstance(entry, dict) and entry.get("litellm_provider") == provider):
+            return key
+    return None
 
 
 def _letters(name: str) -> str:
@@ -188,9 +205,10 @@ def _missing_key(model: Model, door: str) -> str | None:
         point = endpoint(model.name, model.api_base, None)
         needs = point.api_key is None and point.base_url.rstrip("/") == OPENAI_BASE_URL
         return point.key_source if needs else None
-    if model.api_base:
+    provider = _litellm_provider(model.name)
+    if model.api_base or (provider == "openai" and _env_base()):
         return None  # a server of the user's own: it may take no key
-    keys = _PROVIDER_KEYS.get(_litellm_provider(model.name) or "", ())
+    keys = _PROVIDER_KEYS.get(provider or "", ())
     if not keys or any(os.environ.get(k) for k in keys):
         return None
     return " or ".join(keys)

@@ -95,3 +95,32 @@ def test_the_offline_model_needs_no_key_and_no_tool_variable(tmp_path) -> None:
     assert done.returncode == 0, done.stderr
     trip = run_crew("kickoff", TRIP, "--no-store", "-q", env=env)
     assert trip.returncode == 0, trip.stderr
+
+
+def test_only_names_that_would_certainly_fail_are_refused(monkeypatch) -> None:
+    """A local server's model, or one newer than litellm's table, is the provider's to judge."""
+    from crew import LLM, Agent, Crew, Task
+    from crew.cli.preflight import problems
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+
+    def crew(llm: object) -> Crew:
+        agent = Agent(role="Writer", goal="Write", backstory="Writes.", llm=llm)
+        return Crew(agents=[agent], tasks=[Task(description="Write on {x}", expected_output="text", agent=agent)])
+
+    for fine in (
+        "ollama/llama3.1",
+        "ollama/llama-3.1",
+        "test",
+        LLM("openai/gpt4o-mini", api_base="http://127.0.0.1:1/v1"),
+    ):
+        assert problems(crew(fine), {"x": 1}, {"x": 1}) == [], fine
+    assert problems(crew(LLM("openai/gpt-4o-mini", api_key="sk-local")), {"x": 1}, {}) == []
+    assert problems(crew("openai/gpt-99-new"), {"x": 1}, {}) == [
+        "model 'openai/gpt-99-new' (for Writer) needs OPENAI_API_KEY: set it in the environment, "
+        "or run offline with --llm test"
+    ]
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")  # a server of one's own: any name, no key asked
+    assert problems(crew("openai/gpt4o-mini"), {"x": 1}, {}) == []
