@@ -35,20 +35,22 @@ from crew.cli.verbose import route_verbose
 
 
 def run(args: argparse.Namespace) -> int:
-    given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
+    from_file, pairs = _inputs_file(args.inputs_file), _pairs(args.inputs)
+    given = {**from_file, **pairs}
+    origins = {**{k: f"--inputs-file {args.inputs_file}" for k in from_file}, **{k: "-i" for k in pairs}}
     _batch_flags_need_for_each(args)
     if args.for_each:
         from crew.cli import for_each
 
         project = _project(args.path, llm=args.llm, out=args.out)
-        preflight.check(project.crew, {**project.inputs, **given}, given)
+        preflight.check(project.crew, {**project.inputs, **given}, origins)
         route_verbose(project.crew, None, quiet=args.quiet)  # the batch's view is one status line
         if not args.no_store:  # each kickoff of the batch is a run, recorded here (whatever backend ran it)
             project.crew.store = open_store(args.store, project.folder)
         return for_each.run(args, project, given)
     project, inputs = load(args.path, given, llm=args.llm, out=args.out)
     crew = project.crew
-    preflight.check(crew, inputs, given)
+    preflight.check(crew, inputs, origins)
     apply_budgets(crew, args)
     store = None if args.no_store else open_store(args.store, project.folder)
     settings = {"llm": args.llm, "out": args.out}

@@ -50,8 +50,12 @@ class Model:
         return ", ".join(self.users)
 
 
-def check(crew: Any, inputs: Mapping[str, Any], given: Mapping[str, Any]) -> None:
-    """Raise a ConfigError (exit 2) listing every problem found; ``given``: the inputs the user passed."""
+def check(crew: Any, inputs: Mapping[str, Any], given: Mapping[str, str]) -> None:
+    """Raise a ConfigError (exit 2) listing every problem found.
+
+    ``inputs`` are the run's; ``given`` names the ones the user passed, each with the option
+    it came from (``-i``, ``--inputs-file FILE``), which the message names.
+    """
     found = problems(crew, inputs, given)
     if found:
         from crew.errors import ConfigError
@@ -59,7 +63,7 @@ def check(crew: Any, inputs: Mapping[str, Any], given: Mapping[str, Any]) -> Non
         raise ConfigError("\n".join(found), errors=found)
 
 
-def problems(crew: Any, inputs: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
+def problems(crew: Any, inputs: Mapping[str, Any], given: Mapping[str, str]) -> list[str]:
     """Every problem found, one line each (empty: the run may start)."""
     models, offline = _models(crew)
     found = [line for model in models for line in _model_problems(model)]
@@ -301,7 +305,7 @@ class _Watched(Mapping[str, Any]):
         return len(self.inputs)
 
 
-def _unused_inputs(crew: Any, inputs: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
+def _unused_inputs(crew: Any, inputs: Mapping[str, Any], given: Mapping[str, str]) -> list[str]:
     """Inputs given on the command line that no placeholder of the run reads (a misspelt name).
 
     The names are the ones the kickoff's own filling looks up, so nothing is guessed.
@@ -312,12 +316,14 @@ def _unused_inputs(crew: Any, inputs: Mapping[str, Any], given: Mapping[str, Any
     from crew.errors import CrewError
     from crew.run.kickoff import fill_inputs
 
-    watched = _Watched({**inputs, **given})
+    watched = _Watched(inputs)
     with contextlib.suppress(CrewError):  # a missing input is the inputs check's; the names read so far count
         fill_inputs(crew, watched)
-    wanted = watched.read - set(given)
-    return [
-        f"input '{name}' is used by no placeholder of the crew{did_you_mean(name, sorted(wanted))}"
-        for name in given
-        if name not in watched.read
-    ]
+    wanted = sorted(watched.read - set(given))
+    found = []
+    for name, origin in given.items():
+        if name not in watched.read:
+            hint = did_you_mean(name, wanted)
+            where = f"{origin} {name}" if origin == "-i" else f"{origin}: input '{name}'"
+            found.append(f"{where}: no placeholder of the crew reads it{hint}")
+    return found

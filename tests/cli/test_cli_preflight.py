@@ -44,10 +44,21 @@ def test_an_unknown_provider_is_named_with_the_closest_one() -> None:
 def test_an_input_nothing_uses_is_refused_with_the_name_it_resembles() -> None:
     done = run_crew("kickoff", TRIP, "-i", "citty=Rome", "--no-store")
     assert done.returncode == 2 and done.stdout == ""
-    assert "input 'citty' is used by no placeholder of the crew (did you mean 'city'?)" in done.stderr
+    assert "crew: -i citty: no placeholder of the crew reads it (did you mean 'city'?)" in done.stderr
     assert _nothing_started(done.stderr)
     used = run_crew("kickoff", TRIP, "-i", "city=Rome", "--no-store", "-q")  # a name a placeholder reads runs
     assert used.returncode == 0, used.stderr
+
+
+def test_an_unused_input_from_a_file_names_the_file(tmp_path) -> None:
+    inputs = tmp_path / "in.json"
+    inputs.write_text('{"city": "Rome", "dayz": 3}')
+    done = run_crew("kickoff", TRIP, "--inputs-file", str(inputs), "--no-store")
+    assert done.returncode == 2 and _nothing_started(done.stderr)
+    assert (
+        f"crew: --inputs-file {inputs}: input 'dayz': no placeholder of the crew reads it (did you mean 'days'?)"
+        in (done.stderr)
+    )
 
 
 SEARCH_TOOLS = '''
@@ -116,7 +127,7 @@ def test_only_names_that_would_certainly_fail_are_refused(monkeypatch) -> None:
         "test",
         LLM("openai/gpt4o-mini", api_base="http://127.0.0.1:1/v1"),
     ):
-        assert problems(crew(fine), {"x": 1}, {"x": 1}) == [], fine
+        assert problems(crew(fine), {"x": 1}, {"x": "-i"}) == [], fine
     assert problems(crew(LLM("openai/gpt-4o-mini", api_key="sk-local")), {"x": 1}, {}) == []
     assert problems(crew("openai/gpt-99-new"), {"x": 1}, {}) == [
         "model 'openai/gpt-99-new' (for Writer) needs OPENAI_API_KEY: set it in the environment, "
