@@ -76,26 +76,27 @@ def _models(crew: Any) -> tuple[list[Model], set[int]]:
     """The models the run calls (manager and function-calling helpers included), and the agents that run offline."""
     uses: dict[tuple[str, str | None, bool, str], list[str]] = {}
     offline: set[int] = set()
-    for agent, label, spec in _specs(crew):
+    for agent, label, spec, own in _specs(crew):
         described = _described(spec)
         if described is None:
-            offline.add(id(agent))
+            if own:
+                offline.add(id(agent))
             continue
         uses.setdefault(described, []).append(label)
     return [Model(*key, users=tuple(dict.fromkeys(labels))) for key, labels in uses.items()], offline
 
 
-def _specs(crew: Any) -> Iterator[tuple[Any, str, Any]]:
-    """(agent, who, model spec) for each model an agent of the run will call."""
+def _specs(crew: Any) -> Iterator[tuple[Any, str, Any, bool]]:
+    """(agent, who, model spec, whether it is the agent's own model) for each model the run will call."""
     for agent in crew.all_agents():
         label = str(getattr(agent, "name", None) or agent.role)
-        yield agent, label, agent.llm if agent.llm is not None else crew.llm
+        yield agent, label, agent.llm if agent.llm is not None else crew.llm, True
         if getattr(agent, "function_calling_llm", None) is not None:
-            yield agent, f"{label}'s function_calling_llm", agent.function_calling_llm
+            yield agent, f"{label}'s function_calling_llm", agent.function_calling_llm, False
     if getattr(crew.process, "value", crew.process) == "hierarchical":
         manager = crew.manager_agent
         spec = manager.llm if manager is not None and manager.llm is not None else crew.manager_llm or crew.llm
-        yield manager, "the manager", spec
+        yield manager, "the manager", spec, True
 
 
 def _described(spec: Any) -> tuple[str, str | None, bool, str] | None:
