@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from crew.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PAUSED, UsageError
+from crew.cli.ray_local import stop_ray
 
 _MAX_REPORTED = 20  # bad lines listed before "... and N more"
 
@@ -27,7 +28,6 @@ def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
     """Check every input line and ``-o``, then run the batch with stdout kept for the JSON Lines."""
     from crew.backends import BatchStatus
     from crew.cli import open_output
-    from crew.cli.output import result_stream, tool_output_to_stderr
 
     source = Path(args.for_each)
     inputs = read_inputs(source, project, given)
@@ -35,18 +35,31 @@ def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
         raise UsageError(f"--max-concurrency must be at least 1, got {args.max_concurrency}")
     file = open_output(args.output) if args.output else None  # before anything runs: a bad -o costs nothing
     status = BatchStatus(total=len(inputs))
+    interrupted = _run_batch(args, project, inputs, status, file)
+    where = f"; results of finished inputs are in {args.output}" if args.output else ""
+    if interrupted:
+        print(f"crew: interrupted; {status.summary()}{where}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(EXIT_INTERRUPTED)  # threads may still sit in blocking tool calls
+    return _report(args, status)
+
+
+def _run_batch(
+    args: argparse.Namespace, project: Any, inputs: list[dict[str, Any]], status: Any, file: IO[str] | None
+) -> bool:
+    """Run every kickoff, writing each result line as it comes; True when Ctrl-C stopped the batch."""
+    import asyncio
+
+    from crew.cli import interruptible
+    from crew.cli.output import result_stream, tool_output_to_stderr
+
     interrupted = False
     # A tool's print, or a subprocess it starts, goes to stderr (as in one kickoff): stdout holds the lines only.
     with result_stream() as stdout, tool_output_to_stderr():
-        out: IO[str] = file or stdout
         view = _View(status, None if args.quiet else sys.stderr)
-        writer = _Writer(out, ordered=args.ordered)
+        writer = _Writer(file or stdout, ordered=args.ordered)
         backend = None
         try:
-            import asyncio
-
-            from crew.cli import interruptible
-
             backend = _backend(args)
             runner = asyncio.Runner()
             try:
@@ -63,14 +76,12 @@ def run(args: argparse.Namespace, project: Any, given: dict[str, Any]) -> int:
                 file.close()
             if backend is not None:
                 _shutdown_ray(backend)
-            from crew.cli.kickoff import stop_ray
-
             stop_ray()  # a `backend: ray` crew's own instance, started by its first kickoff
-    where = f"; results of finished inputs are in {args.output}" if args.output else ""
-    if interrupted:
-        print(f"crew: interrupted; {status.summary()}{where}", file=sys.stderr, flush=True)
-        sys.stdout.flush()
-        os._exit(EXIT_INTERRUPTED)  # threads may still sit in blocking tool calls
+    return interrupted
+
+
+def _report(args: argparse.Namespace, status: Any) -> int:
+    """The batch's last lines on stderr, and its exit code: 0 only when every input is done."""
     ok = status.done == status.total
     paused = not ok and status.paused > 0 and status.done + status.paused == status.total
     if not args.quiet or not ok:

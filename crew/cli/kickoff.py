@@ -20,21 +20,37 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, UsageError, interrupt_code, interrupt_word, llm_option
+from crew.cli import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PAUSED,
+    UsageError,
+    interrupt_code,
+    interrupt_word,
+    llm_option,
+    preflight,
+)
+from crew.cli.ray_local import stop_ray
+from crew.cli.verbose import route_verbose
 
 
 def run(args: argparse.Namespace) -> int:
-    given = {**_inputs_file(args.inputs_file), **_pairs(args.inputs)}
+    from_file, pairs = _inputs_file(args.inputs_file), _pairs(args.inputs)
+    given = {**from_file, **pairs}
+    origins = {**{k: f"--inputs-file {args.inputs_file}" for k in from_file}, **{k: "-i" for k in pairs}}
     _batch_flags_need_for_each(args)
     if args.for_each:
         from crew.cli import for_each
 
         project = _project(args.path, llm=args.llm, out=args.out)
+        preflight.check(project.crew, {**project.inputs, **given}, origins)
+        route_verbose(project.crew, None, quiet=args.quiet)  # the batch's view is one status line
         if not args.no_store:  # each kickoff of the batch is a run, recorded here (whatever backend ran it)
             project.crew.store = open_store(args.store, project.folder)
         return for_each.run(args, project, given)
     project, inputs = load(args.path, given, llm=args.llm, out=args.out)
     crew = project.crew
+    preflight.check(crew, inputs, origins)
     apply_budgets(crew, args)
     apply_transport(crew, getattr(args, "transport", None))
     store = None if args.no_store else open_store(args.store, project.folder)
@@ -146,40 +162,15 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
     """Run ``start(run_id)`` (a kickoff coroutine) with progress, then print the result and the summary."""
     run_id = uuid.uuid4().hex
     progress = _progress(args, crew, run_id, names)
-    if crew.human_feedback is None and any(t.human_input for t in crew.tasks):
-        crew.human_feedback = _human_prompt(progress)
-    if crew.approver is None and sys.stdin is not None and sys.stdin.isatty():
-        from crew.cli.approve import terminal_approver
-
-        crew.approver = terminal_approver(progress)  # a person is here: ask instead of pausing
+    route_verbose(crew, progress, quiet=args.quiet)
+    _ask_people(crew, progress)
     started = time.time()
     output, error = _execute(
         lambda: start(run_id), run_id, progress, as_json=args.json, stream=getattr(args, "stream", False)
     )
     failed = error is not None or any(t.status == "failed" for t in output.tasks_output)
     paused = output.status == "paused" and not failed
-
-    if getattr(args, "stream", False):
-        if args.json and error is not None:  # the stream broke off at the failure: its last line says so, and why
-            document = {"type": "output", "status": "failed", "error": error}
-            document["output"] = output.model_dump(mode="json")
-            sys.stdout.write(json.dumps(document, ensure_ascii=False, default=str) + "\n")
-    elif args.json:
-        document = output.model_dump(mode="json")
-        document["status"] = "failed" if failed else "paused" if paused else "done"
-        if error is None and failed:  # on_error: continue: the run returned, its failed tasks say why
-            error = _failures(output)
-        document["error"] = error
-        document["duration"] = round((output.finished_at or time.time()) - started, 6)
-        json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
-        sys.stdout.write("\n")
-    elif paused:
-        _print_finished(output.tasks_output, _written_files(crew, output))
-    elif not failed:
-        sys.stdout.write(str(output).rstrip("\n") + "\n")
-    else:
-        _print_finished(output.tasks_output, _written_files(crew, output))
-    sys.stdout.flush()
+    _print_result(args, crew, output, error, started=started, failed=failed)
     _summary(args, crew, inputs, output, error, started, failed)
     if paused:
         from crew.cli.approve import print_paused
@@ -187,6 +178,45 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
         print_paused(output)
         return EXIT_PAUSED
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _ask_people(crew: Any, progress: Any) -> None:
+    """``human_input`` tasks and tool approvals ask on this terminal, unless the crew has its own ways."""
+    if crew.human_feedback is None and any(t.human_input for t in crew.tasks):
+        crew.human_feedback = _human_prompt(progress)
+    if crew.approver is None and sys.stdin is not None and sys.stdin.isatty():
+        from crew.cli.approve import terminal_approver
+
+        crew.approver = terminal_approver(progress)  # a person is here: ask instead of pausing
+
+
+def _print_result(
+    args: argparse.Namespace, crew: Any, output: Any, error: str | None, *, started: float, failed: bool
+) -> None:
+    """stdout: the answer; or one JSON document; or, after a failure or a pause, what finished."""
+    if getattr(args, "stream", False):
+        if args.json and error is not None:  # the stream broke off at the failure: its last line says so, and why
+            document = {"type": "output", "status": "failed", "error": error}
+            document["output"] = output.model_dump(mode="json")
+            sys.stdout.write(json.dumps(document, ensure_ascii=False, default=str) + "\n")
+    elif args.json:
+        _print_json(output, error, started=started, failed=failed)
+    elif failed or output.status == "paused":
+        _print_finished(output.tasks_output, _written_files(crew, output))
+    else:
+        sys.stdout.write(str(output).rstrip("\n") + "\n")
+    sys.stdout.flush()
+
+
+def _print_json(output: Any, error: str | None, *, started: float, failed: bool) -> None:
+    document = output.model_dump(mode="json")
+    document["status"] = "failed" if failed else "paused" if output.status == "paused" else "done"
+    if error is None and failed:  # on_error: continue: the run returned, its failed tasks say why
+        error = _failures(output)
+    document["error"] = error
+    document["duration"] = round((output.finished_at or time.time()) - started, 6)
+    json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write("\n")
 
 
 def _batch_flags_need_for_each(args: argparse.Namespace) -> None:
@@ -266,14 +296,6 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
     runner.close()
     stop_ray()
     return output, error
-
-
-def stop_ray() -> None:
-    """The local Ray instance a ``backend: ray`` crew started here ends with the command (its
-    processes would outlive it, and on Ctrl-C ``os._exit`` skips Ray's own clean-up)."""
-    ray_backend = sys.modules.get("crew.backends.ray")
-    if ray_backend is not None:
-        ray_backend.shutdown_started()
 
 
 def _failures(output: Any) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import html
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +20,24 @@ from crew.cli import EXIT_OK, UsageError, count, write_file
 FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "markdown", ".dot": "dot", ".gv": "dot", ".html": "html"}
 
 
+DELEGATED = "assigned by the manager"
+"""The agent line of a hierarchical crew's task that names no agent: the manager picks one at run time."""
+
+
 @dataclass
 class Picture:
-    """What every format draws: tasks (name, agent), edges, and the columns of the layout."""
+    """What every format draws: tasks (name, agent), edges, and the columns of the layout.
+
+    ``manager`` (hierarchical crews) names the agents the manager delegates to; ``delegated``
+    are the tasks it assigns (those naming no agent).
+    """
 
     title: str
     nodes: list[tuple[str, str]]
     edges: list[tuple[str, str]]
     columns: list[list[str]]
+    manager: list[str] | None = None
+    delegated: list[str] = field(default_factory=list)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,13 +66,18 @@ def run(args: argparse.Namespace) -> int:
 
 def picture_of(crew: Any) -> Picture:
     graph = crew.validate_graph()
-    agents = {}
-    for name, task in zip(graph.names, crew.tasks, strict=True):
-        agent = task.agent
-        agents[name] = "manager" if agent is None else str(getattr(agent, "name", None) or agent.role)
+    agents = {name: _agent_label(task.agent) for name, task in zip(graph.names, crew.tasks, strict=True)}
     edges = [(dep, name) for name in graph.names for dep in graph.deps[name]]
     process = getattr(crew.process, "value", crew.process)
-    return Picture(f"{crew.name} ({process})", [(n, agents[n]) for n in graph.names], edges, graph.generations)
+    picture = Picture(f"{crew.name} ({process})", [(n, agents[n]) for n in graph.names], edges, graph.generations)
+    if process == "hierarchical":
+        picture.manager = [_agent_label(a) for a in crew.agents if a is not crew.manager_agent]
+        picture.delegated = [n for n in graph.names if agents[n] == DELEGATED]
+    return picture
+
+
+def _agent_label(agent: Any) -> str:
+    return DELEGATED if agent is None else str(getattr(agent, "name", None) or agent.role)
 
 
 def _ids(picture: Picture) -> dict[str, str]:
@@ -79,6 +94,10 @@ def mermaid(picture: Picture) -> str:
     for name, agent in picture.nodes:
         lines.append(f'    {ids[name]}["{_mermaid_text(name)}<br/><small>{_mermaid_text(agent)}</small>"]')
     lines += [f"    {ids[a]} --> {ids[b]}" for a, b in picture.edges]
+    if picture.manager is not None:
+        workers = _mermaid_text(", ".join(picture.manager))
+        lines.append(f'    manager(["manager<br/><small>delegates to {workers}</small>"])')
+        lines += [f"    manager -.-> {ids[name]}" for name in picture.delegated]
     return "\n".join(lines) + "\n"
 
 
@@ -107,33 +126,44 @@ def dot(picture: Picture) -> str:
     for name, agent in picture.nodes:
         lines.append(f"    {ids[name]} [label={quote(name + chr(10) + agent)}];")
     lines += [f"    {ids[a]} -> {ids[b]};" for a, b in picture.edges]
+    if picture.manager is not None:
+        label = quote("manager" + chr(10) + "delegates to " + ", ".join(picture.manager))
+        lines.append(f'    manager [label={label}, shape=ellipse, fillcolor="#fdf3e1"];')
+        lines += [f"    manager -> {ids[name]} [style=dashed];" for name in picture.delegated]
     return "\n".join(lines) + "\n}\n"
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where the page draws each box: columns of boxes, centred vertically."""
+
+    box_w: int
+    box_h: int = 52
+    gap_x: int = 70
+    gap_y: int = 22
+    margin: int = 24
+
+    def column_x(self, col: int) -> int:
+        return self.margin + col * (self.box_w + self.gap_x)
 
 
 def page(picture: Picture) -> str:
     box_w = max(140, 8 * max((max(len(n), len(a)) for n, a in picture.nodes), default=10) + 24)
-    box_h, gap_x, gap_y, margin = 52, 70, 22, 24
+    layout = _Layout(box_w)
     rows = max((len(c) for c in picture.columns), default=1)
-    width = margin * 2 + len(picture.columns) * box_w + max(len(picture.columns) - 1, 0) * gap_x
-    height = margin * 2 + rows * box_h + (rows - 1) * gap_y
+    width = layout.margin * 2 + len(picture.columns) * box_w + max(len(picture.columns) - 1, 0) * layout.gap_x
+    height = layout.margin * 2 + rows * layout.box_h + (rows - 1) * layout.gap_y
     where: dict[str, tuple[int, int]] = {}
     for col, names in enumerate(picture.columns):
-        offset = (rows - len(names)) * (box_h + gap_y) // 2
+        offset = (rows - len(names)) * (layout.box_h + layout.gap_y) // 2
         for row, name in enumerate(names):
-            where[name] = (margin + col * (box_w + gap_x), margin + offset + row * (box_h + gap_y))
+            where[name] = (layout.column_x(col), layout.margin + offset + row * (layout.box_h + layout.gap_y))
     agents = dict(picture.nodes)
-    shapes = []
-    for a, b in picture.edges:
-        (x1, y1), (x2, y2) = where[a], where[b]
-        x1, y1, y2 = x1 + box_w, y1 + box_h // 2, y2 + box_h // 2
-        mid = (x1 + x2) // 2
-        shapes.append(
-            f'<path d="M{x1},{y1} C{mid},{y1} {mid},{y2} {x2 - 4},{y2}" class="edge" marker-end="url(#arrow)"/>'
-        )
+    shapes = [_edge(layout, picture.columns, where, a, b) for a, b in picture.edges]
     for name, (x, y) in where.items():
         shapes.append(
             f'<g class="task"><title>{html.escape(name)}</title>'
-            f'<rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="8"/>'
+            f'<rect x="{x}" y="{y}" width="{box_w}" height="{layout.box_h}" rx="8"/>'
             f'<text x="{x + box_w // 2}" y="{y + 22}" class="name">{html.escape(name)}</text>'
             f'<text x="{x + box_w // 2}" y="{y + 40}" class="agent">{html.escape(agents[name])}</text></g>'
         )
@@ -142,6 +172,9 @@ def page(picture: Picture) -> str:
         f"{count(len(picture.nodes), 'task')}, {count(len(picture.edges), 'dependency', 'dependencies')}; "
         "arrows point from a task to the tasks that wait for it."
     )
+    if picture.manager is not None:
+        workers = html.escape(", ".join(picture.manager))
+        summary += f" The manager assigns each task marked '{DELEGATED}' to one of: {workers}."
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
@@ -160,3 +193,41 @@ body {{ font-family: system-ui, sans-serif; margin: 2rem; color: #1d2733; }}
 {chr(10).join(shapes)}
 </svg></body></html>
 """
+
+
+def _edge(layout: _Layout, columns: list[list[str]], where: dict[str, tuple[int, int]], a: str, b: str) -> str:
+    """An arrow from ``a``'s right side to ``b``'s left, passing the columns between through the gaps
+    between their boxes (a straight line across would run through a box of such a column)."""
+    (x1, y1), (x2, y2) = where[a], where[b]
+    mid_h = layout.box_h // 2
+    points = [(x1 + layout.box_w, y1 + mid_h)]
+    first, last = _column_of(columns, a), _column_of(columns, b)
+    for col in range(first + 1, last):
+        x = layout.column_x(col)
+        share = (x - points[0][0]) / max(x2 - points[0][0], 1)
+        y = _free_y(layout, [where[n][1] for n in columns[col]], round(y1 + mid_h + share * (y2 - y1)))
+        points += [(x, y), (x + layout.box_w, y)]
+    points.append((x2 - 4, y2 + mid_h))
+    path = f"M{points[0][0]},{points[0][1]}"
+    for i, (x, y) in enumerate(points[1:], start=1):
+        px, py = points[i - 1]
+        if i % 2 == 0:  # across a column, in its gap
+            path += f" L{x},{y}"
+        else:
+            mid = (px + x) // 2
+            path += f" C{mid},{py} {mid},{y} {x},{y}"
+    return f'<path d="{path}" class="edge" marker-end="url(#arrow)"/>'
+
+
+def _column_of(columns: list[list[str]], name: str) -> int:
+    return next(i for i, names in enumerate(columns) if name in names)
+
+
+def _free_y(layout: _Layout, tops: list[int], wanted: int) -> int:
+    """``wanted``, or the nearest height between (or around) the column's boxes when it hits one."""
+    spare = min(layout.gap_y, layout.margin) // 2
+    if all(not (top - spare <= wanted <= top + layout.box_h + spare) for top in tops):
+        return wanted
+    free = [min(tops) - spare] + [top + layout.box_h + layout.gap_y // 2 for top in sorted(tops)[:-1]]
+    free.append(max(tops) + layout.box_h + spare)
+    return min(free, key=lambda y: abs(y - wanted))

@@ -167,44 +167,49 @@ class Progress:
         if event.run_id not in (None, self.run_id):
             return
         data = event.data
-        kind = event.type
         with self._lock:
-            state = self.tasks.get(str(data.get("task"))) if data.get("task") is not None else None
-            if kind == "task.start" and state is not None:
-                state.status, state.started = "running", time.monotonic()
-                state.agent = state.agent or str(data.get("agent") or "")  # the manager, in hierarchical runs
-                self._event(state, "running", state.agent)
-            elif kind == "task.skipped" and data.get("error") == RUN_CANCELLED:
-                return  # stopped while running by the run's own cancellation: the interrupt says so itself
-            elif kind in ("task.done", "task.failed", "task.skipped") and state is not None:
-                output = data.get("output")
-                state.status = kind.split(".", 1)[1]
-                state.finished = time.monotonic()
-                state.output = output
-                state.error = str(data.get("error") or "")
-                if output is not None and getattr(output, "usage", None) is not None:
-                    state.tokens = max(state.tokens, output.usage.total_tokens)
-                detail = {
-                    "done": f"in {_seconds(data.get('duration') or 0.0)}, {state.tokens:,} tokens",
-                    "failed": state.error,
-                    "skipped": state.error,
-                }[state.status]
-                self._event(state, state.status, detail)
-            elif kind == "task.retry" and state is not None:
-                state.attempts = int(data.get("attempt", 1)) + 1
-                self._event(state, "retry", f"attempt {state.attempts}: {data.get('error', '')}")
-            elif kind == "tool.call" and state is not None:
-                self._tool(state, data)
-            elif kind == "agent.turn" and state is not None:
-                state.tokens += int(data.get("prompt_tokens") or 0) + int(data.get("completion_tokens") or 0)
-            elif kind == "llm.retry":
+            if event.type == "llm.retry":
                 self._line(
                     f"{self._clock()}  model {data.get('model')}: retrying in {data.get('delay')}s "
                     f"({data.get('reason', '')})",
                     always=False,
                 )
+                return
+            step = _STEPS.get(event.type)
+            state = self.tasks.get(str(data.get("task"))) if data.get("task") is not None else None
+            if step is not None and state is not None:
+                step(self, state, event.type, data)
 
-    def _tool(self, state: TaskState, data: dict[str, Any]) -> None:
+    def _started(self, state: TaskState, kind: str, data: dict[str, Any]) -> None:
+        state.status, state.started = "running", time.monotonic()
+        state.agent = state.agent or str(data.get("agent") or "")  # the manager, in hierarchical runs
+        self._event(state, "running", state.agent)
+
+    def _finished(self, state: TaskState, kind: str, data: dict[str, Any]) -> None:
+        if kind == "task.skipped" and data.get("error") == RUN_CANCELLED:
+            return  # stopped while running by the run's own cancellation: the interrupt says so itself
+        output = data.get("output")
+        state.status = kind.split(".", 1)[1]
+        state.finished = time.monotonic()
+        state.output = output
+        state.error = str(data.get("error") or "")
+        if output is not None and getattr(output, "usage", None) is not None:
+            state.tokens = max(state.tokens, output.usage.total_tokens)
+        detail = {
+            "done": f"in {_seconds(data.get('duration') or 0.0)}, {state.tokens:,} tokens",
+            "failed": state.error,
+            "skipped": state.error,
+        }[state.status]
+        self._event(state, state.status, detail)
+
+    def _retried(self, state: TaskState, kind: str, data: dict[str, Any]) -> None:
+        state.attempts = int(data.get("attempt", 1)) + 1
+        self._event(state, "retry", f"attempt {state.attempts}: {data.get('error', '')}")
+
+    def _turned(self, state: TaskState, kind: str, data: dict[str, Any]) -> None:
+        state.tokens += int(data.get("prompt_tokens") or 0) + int(data.get("completion_tokens") or 0)
+
+    def _called(self, state: TaskState, kind: str, data: dict[str, Any]) -> None:
         tool = str(data.get("tool"))
         state.tool_calls += 1
         state.tools[tool] = state.tools.get(tool, 0) + 1
@@ -219,6 +224,17 @@ class Progress:
             state.tool_errors += 1
             notes.append("error")
         self._event(state, "tool", tool + (f" ({', '.join(notes)})" if notes else ""))
+
+    def step(self, task: str, text: str) -> None:
+        """A verbose agent's step: a line of the view, or above the live block."""
+        with self._lock:
+            state = self.tasks.get(task)
+            if self.live and self.stream is not None:
+                self.write_through(self.stream, text + "\n")
+            elif state is not None:
+                self._event(state, "step", text)
+            else:
+                self._line(f"{self._clock()}  {text}")
 
     # -- output ------------------------------------------------------------------------
 
@@ -266,36 +282,28 @@ class Progress:
     def render(self) -> list[str]:
         """The live block: a header, then one line per task."""
         now = time.monotonic()
-        tokens = sum(t.tokens for t in self.tasks.values())
-        counts = {s: sum(1 for t in self.tasks.values() if t.status == s) for s in _MARK}
-        summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != "waiting") or "starting"
-        lines = [
-            self._paint("1", f"crew {self.title}") + f"  {_seconds(now - self.started)}  {tokens:,} tokens  ({summary})"
-        ]
+        lines = [self._header(now)]
         width = max((len(n) for n in self.tasks), default=4)
         agent_width = max((len(t.agent) for t in self.tasks.values()), default=0)
         frame = _SPINNER[int(now * 10) % len(_SPINNER)]
         for state in self.tasks.values():
             mark = frame if state.status == "running" else _MARK[state.status]
-            elapsed = ""
-            if state.started is not None:
-                elapsed = _seconds((state.finished or now) - state.started)
-            tools = ""
-            if state.tool_calls:
-                tools = f"tools {state.tool_calls}"
-                if state.cache_hits:
-                    tools += f", {state.cache_hits} cached"
-                if state.tool_errors:
-                    tools += f", {state.tool_errors} failed"
-                if state.status == "running" and state.last_tool:
-                    tools += f", last {state.last_tool}"
-            detail = state.error if state.status in ("failed", "skipped") else tools
+            elapsed = "" if state.started is None else _seconds((state.finished or now) - state.started)
+            detail = state.error if state.status in ("failed", "skipped") else _tools_text(state)
             line = (
                 f" {mark} {state.name:<{width}}  {state.agent:<{agent_width}}  {state.status:<8} "
                 f"{elapsed:>7}  {state.tokens:>7,} tok  {detail}"
             )
             lines.append(self._paint(_COLOR[state.status], line.rstrip()))
         return lines
+
+    def _header(self, now: float) -> str:
+        tokens = sum(t.tokens for t in self.tasks.values())
+        counts = {s: sum(1 for t in self.tasks.values() if t.status == s) for s in _MARK}
+        summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n and s != "waiting") or "starting"
+        return (
+            self._paint("1", f"crew {self.title}") + f"  {_seconds(now - self.started)}  {tokens:,} tokens  ({summary})"
+        )
 
     def _paint(self, code: str, text: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
@@ -315,6 +323,32 @@ class Progress:
         if waiting:
             parts.append(f"not started: {', '.join(waiting)}")
         return "; ".join(parts)
+
+
+_STEPS: dict[str, Any] = {
+    "task.start": Progress._started,
+    "task.done": Progress._finished,
+    "task.failed": Progress._finished,
+    "task.skipped": Progress._finished,
+    "task.retry": Progress._retried,
+    "tool.call": Progress._called,
+    "agent.turn": Progress._turned,
+}
+"""What the view does with each event of a task: ``step(progress, state, event type, data)``."""
+
+
+def _tools_text(state: TaskState) -> str:
+    """A task line's tool column: calls, cache hits, failures, and the last tool while it runs."""
+    if not state.tool_calls:
+        return ""
+    text = f"tools {state.tool_calls}"
+    if state.cache_hits:
+        text += f", {state.cache_hits} cached"
+    if state.tool_errors:
+        text += f", {state.tool_errors} failed"
+    if state.status == "running" and state.last_tool:
+        text += f", last {state.last_tool}"
+    return text
 
 
 class _Routed:

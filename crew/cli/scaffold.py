@@ -92,23 +92,39 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _MAX_NAME = 100  # a folder name, also the crew's name in every message: file systems stop at 255 bytes
 
 
+def _folder_name(given: str) -> str:
+    """NAME as the one folder it names in the current folder, or a UsageError saying why not.
+
+    A path (``a/b``, ``../x``, ``bad name/../x``) would make folders elsewhere than
+    ``./NAME``, or a crew named after only its last part: it is refused, not reinterpreted.
+    """
+    if "/" in given or "\\" in given:
+        raise UsageError(
+            f"create {given!r}: NAME is the new folder's name, made in the current folder; "
+            "it cannot hold '/' or '\\' (to make it elsewhere, cd there first)"
+        )
+    if not _NAME.match(given):
+        raise UsageError(
+            f"create {given!r}: use letters, digits, '_', '-' or '.' for the name, starting with one of the first two"
+        )
+    if len(given) > _MAX_NAME:
+        raise UsageError(f"create: the name has {len(given)} characters; use at most {_MAX_NAME}")
+    return given
+
+
 def run(args: argparse.Namespace) -> int:
-    target = Path(args.name)
-    name = target.name
-    if not _NAME.match(name):
-        raise UsageError(f"create {args.name!r}: use letters, digits, '_', '-' or '.' for the name")
-    if len(name) > _MAX_NAME:
-        raise UsageError(f"create: the name has {len(name)} characters; use at most {_MAX_NAME}")
+    name = _folder_name(args.name)
+    target = Path(name)
     try:
         if target.exists() and (not target.is_dir() or any(target.iterdir())):
-            raise UsageError(f"create {args.name}: {target} already exists and is not empty")
+            raise UsageError(f"create {name}: {target} already exists and is not empty")
         target.mkdir(parents=True, exist_ok=True)
-        values = {"name": name, "path": args.name}
+        values = {"name": name, "path": name}
         (target / "crew.yaml").write_text(CREW_YAML.format(**values), encoding="utf-8")
         (target / "tools.py").write_text(TOOLS_PY.format(**values), encoding="utf-8")
         (target / "README.md").write_text(README.format(**values), encoding="utf-8")
     except OSError as exc:
-        raise UsageError(f"create {args.name}: cannot make the folder: {exc.strerror or exc}") from None
-    print(f"created {args.name}/ (crew.yaml, tools.py, README.md)", file=sys.stderr)
-    print(f"next: crew kickoff {args.name}", file=sys.stderr)
+        raise UsageError(f"create {name}: cannot make the folder: {exc.strerror or exc}") from None
+    print(f"created {name}/ (crew.yaml, tools.py, README.md)", file=sys.stderr)
+    print(f"next: crew kickoff {name}", file=sys.stderr)
     return EXIT_OK

@@ -242,6 +242,16 @@ def test_create_scaffolds_a_crew_that_runs_at_once(tmp_path) -> None:
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
+def test_create_refuses_a_name_that_is_a_path_and_writes_nothing(tmp_path) -> None:
+    place = tmp_path / "here"
+    place.mkdir()
+    for name in ("bad name/../x", "../x", "a/b", "a\\b"):
+        done = run_crew("create", name, cwd=place)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert "NAME is the new folder's name, made in the current folder" in done.stderr
+    assert list(place.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["here"]
+
+
 def test_schema_is_json_schema_on_stdout_or_a_file(tmp_path) -> None:
     done = run_crew("schema")
     assert done.returncode == 0

@@ -235,3 +235,33 @@ def test_replay_from_a_misspelt_task_suggests_the_name(tmp_path):
     done = run_crew("replay", run_id[:12], "--path", str(folder), "--from", "sight", "-q")
     assert done.returncode == 2, done.stderr
     assert "no task 'sight' in crew 'trip_planner' (did you mean 'sights'?)" in done.stderr
+
+
+VERBOSE_CREW = {
+    "crew.yaml": """
+        llm: test
+        verbose: true
+        agents:
+          writer: {role: Writer, goal: Write, verbose: true}
+        tasks:
+          draft: {description: Draft a note, agent: writer}
+          review: {description: Review the note, agent: writer}
+        """
+}
+
+
+def test_verbose_steps_are_lines_of_the_progress_view_and_quiet_silences_them(crew_dir) -> None:
+    import re
+
+    folder = crew_dir(VERBOSE_CREW)
+    done = run_crew("kickoff", str(folder), "--no-store")
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "crew mycrew (sequential): 2 tasks" and lines[-1].startswith("done: 2 done")
+    event = re.compile(r"^ +\d+\.\d\ds  (draft |review)  (running|step|done) ")
+    assert all(event.match(line) for line in lines[1:-1]), lines  # one format: nothing cuts in
+    steps = [line for line in lines if " step " in line]
+    assert len(steps) == 2 and "[Writer] draft #1 final_answer: Test answer for: Task: Draft a note" in steps[0]
+    quiet = run_crew("kickoff", str(folder), "--no-store", "-q")
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+    assert quiet.stdout.startswith("Test answer for:")

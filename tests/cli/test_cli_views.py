@@ -8,7 +8,7 @@ import sys
 import yaml
 from cli_kit import terminal_screen
 
-from crew.cli.plot import Picture, dot, mermaid
+from crew.cli.plot import Picture, dot, mermaid, page
 from crew.cli.progress import Progress
 from crew.common.events import Event
 from crew.tasks.output import TaskOutput
@@ -80,6 +80,80 @@ def test_plot_texts_quote_whatever_the_names_hold() -> None:
     assert 't0["first: #lt;a#amp;b#gt;<br/><small>wri#quot;ter</small>"]' in text
     assert 't1["second #35;2<br/><small>x</small>"]' in text and "    t0 --> t1" in text
     assert 't0 [label="first: <a&b>\\nwri\\"ter"];' in dot(picture)
+
+
+def _edge_points(path: str) -> list[tuple[float, float]]:
+    """Points along an SVG path of M, L and C commands (the page's edges), 20 per segment."""
+    import re
+
+    numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", path)]
+    commands = re.findall(r"[MLC]", path)
+    points, at, i = [], (0.0, 0.0), 0
+    for command in commands:
+        if command == "M":
+            at, i = (numbers[i], numbers[i + 1]), i + 2
+            points.append(at)
+        elif command == "L":
+            end, i = (numbers[i], numbers[i + 1]), i + 2
+            points += [(at[0] + (end[0] - at[0]) * t / 20, at[1] + (end[1] - at[1]) * t / 20) for t in range(21)]
+            at = end
+        else:
+            (ax, ay), (bx, by), (cx, cy) = zip(numbers[i : i + 6 : 2], numbers[i + 1 : i + 6 : 2], strict=True)
+            i += 6
+            for step in range(21):
+                t = step / 20
+                u = 1 - t
+                x = u**3 * at[0] + 3 * u * u * t * ax + 3 * u * t * t * bx + t**3 * cx
+                y = u**3 * at[1] + 3 * u * u * t * ay + 3 * u * t * t * by + t**3 * cy
+                points.append((x, y))
+            at = (cx, cy)
+    return points
+
+
+def test_plot_page_edges_go_around_the_boxes_they_skip() -> None:
+    import re
+
+    middle = ["m1", "m2", "m3"]
+    picture = Picture(
+        "fan (graph)",
+        [(n, "agent") for n in ["start", *middle, "end", "late"]],
+        [*(("start", m) for m in middle), *((m, "end") for m in middle), ("start", "end"), ("start", "late")],
+        [["start"], middle, ["end"], ["late"]],
+    )
+    text = page(picture)
+    boxes = {
+        name: tuple(float(v) for v in found)
+        for found, name in zip(
+            re.findall(r'<rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)"', text),
+            re.findall(r'<g class="task"><title>([^<]+)</title>', text),
+            strict=True,
+        )
+    }
+    paths = re.findall(r'<path d="([^"]+)" class="edge"', text)
+    assert len(paths) == len(picture.edges)
+    for path in paths:
+        for x, y in _edge_points(path)[1:-1]:  # its ends touch the boxes it joins
+            inside = [n for n, (bx, by, bw, bh) in boxes.items() if bx + 1 < x < bx + bw - 1 and by < y < by + bh]
+            assert not inside, (path, inside)
+
+
+def test_plot_of_a_hierarchical_crew_names_the_manager_once_and_whom_it_delegates_to() -> None:
+    from cli_kit import EXAMPLES
+
+    from crew.cli.plot import picture_of
+    from crew.config import load_project
+
+    picture = picture_of(load_project(EXAMPLES / "research_team").crew)
+    assert picture.manager == ["researcher", "analyst", "writer"]
+    assert picture.delegated == ["evidence", "analysis", "briefing"]
+    assert [agent for _, agent in picture.nodes] == ["assigned by the manager"] * 3
+    text = mermaid(picture)
+    assert 'manager(["manager<br/><small>delegates to researcher, analyst, writer</small>"])' in text
+    assert "    manager -.-> t0" in text and "    manager -.-> t2" in text
+    assert "<small>manager</small>" not in text
+    assert "manager -> t1 [style=dashed];" in dot(picture)
+    trip = picture_of(load_project(EXAMPLES / "trip_planner").crew)
+    assert trip.manager is None and "manager" not in mermaid(trip)
 
 
 def test_the_view_follows_a_real_run_task_states_tools_cache_hits_time_and_tokens(monkeypatch) -> None:
