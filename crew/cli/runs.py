@@ -236,6 +236,14 @@ def approve(args: argparse.Namespace) -> int:
     return approve_command(args, _store(args, args.path))
 
 
+def report_store_loss(run_id: str) -> None:
+    """Say once, after the run, that the store could not record all of it (a full disk), and why."""
+    recorder = sys.modules.get("crew.store.recorder")  # not imported: no store was used
+    message = getattr(recorder, "lost_writes", {}).pop(run_id, None)
+    if message:
+        print(f"crew: {_plain(message)}", file=sys.stderr)
+
+
 # -- text output -------------------------------------------------------------------------------
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
