@@ -303,7 +303,7 @@ class Crew(BaseModel):
 
         store = self._require_store("resume")
         plan = plan_resume(self, store, run_id, inputs)
-        checkpoints, decisions = paused_state(store, plan.run.id, approvals)  # checked against what waits
+        checkpoints, decisions = paused_state(store, plan.run.id, approvals, crew=self)  # checked against what waits
         return await self._continue(plan.continuation(checkpoints, decisions), plan, new_run_id)
 
     def replay(self, run_id: str, *, from_task: str, inputs: Mapping[str, Any] | None = None) -> CrewOutput:

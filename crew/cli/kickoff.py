@@ -168,6 +168,9 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
     output, error = _execute(
         lambda: start(run_id), run_id, progress, as_json=args.json, stream=getattr(args, "stream", False)
     )
+    from crew.cli.runs import report_store_loss
+
+    report_store_loss(run_id)
     failed = error is not None or any(t.status == "failed" for t in output.tasks_output)
     paused = output.status == "paused" and not failed
     _print_result(args, crew, output, error, started=started, failed=failed)

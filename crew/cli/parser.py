@@ -140,9 +140,16 @@ def _continuation_options(p: argparse.ArgumentParser) -> None:
 
 
 def approve(command: Command) -> None:
-    p = command("approve", "decide a tool call a paused run waits on (then `crew resume RUN` continues it)")
+    p = command("approve", "decide the tool calls a paused run waits on (then `crew resume RUN` continues it)")
     p.add_argument("run", metavar="RUN", help=RUN_HELP)
-    p.add_argument("call_id", metavar="CALL_ID", help="the waiting call's id (the paused kickoff printed it)")
+    p.add_argument(
+        "call_id",
+        nargs="?",
+        default=None,
+        metavar="CALL_ID",
+        help="the waiting call's id (the paused kickoff printed it)",
+    )
+    p.add_argument("--all", action="store_true", help="decide every call of the run not decided yet (no --args)")
     p.add_argument(
         "--task", metavar="TASK", help="the call's task, when calls of several tasks share its id (the kickoff says so)"
     )

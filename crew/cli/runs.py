@@ -1,15 +1,19 @@
 """``crew runs``, ``crew show``, ``crew replay`` and ``crew resume``: the run store from the command line.
 
 They use the store of the crew folder (``PATH/.crew/runs.db``, the current folder by
-default) or ``--store FILE``. Replay and resume load the crew from the folder the run
-was recorded in (unless ``--path`` names another) and reuse the run's inputs, model
-override and output folder unless new ones are given.
+default; a RUN that is a folder is taken as the crew folder, as ``crew runs PATH`` takes
+it) or ``--store FILE``. Replay and resume load the crew from the folder the run was
+recorded in (unless ``--path`` names another) and reuse the run's inputs, model override
+and output folder unless new ones are given. Everything printed from the store passes
+through :func:`_plain` first: a model or a tool may have put terminal escapes in it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -20,15 +24,67 @@ from crew.cli.kickoff import _pairs, apply_budgets, execute, load, store_path
 
 
 def _store(args: argparse.Namespace, folder: str | None = None) -> Any:
-    """The existing store of ``--store`` or of the crew folder: reading never creates one."""
+    """The existing store of ``--store`` or of the crew folder: reading never creates one.
+
+    Without a folder and with no store in the current one, the store kickoff wrote below
+    it (``crew kickoff examples/trip_planner`` writes ``examples/trip_planner/.crew/runs.db``)
+    is used, the newest of them when there are several, and named on stderr.
+    """
     from crew.errors import StoreError
     from crew.store import RunStore
 
     path, own = store_path(args.store, _crew_folder(folder or "."))
+    if not path.is_file() and own and folder is None:
+        path = _store_below(Path.cwd()) or path
     if not path.is_file():
         where = f"the crew folder {Path(folder or '.').resolve()}" if own else "--store or $CREW_STORE"
         raise StoreError(f"no run store at {path} ({where}): `crew kickoff` records runs there")
     return RunStore(path)
+
+
+_SKIP = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".mypy_cache"})
+
+
+def _store_below(root: Path, depth: int = 3) -> Path | None:
+    """The newest run store in the crew folders under ``root`` (``depth`` levels down), said on stderr."""
+    found: list[Path] = []
+    level = [root]
+    for _ in range(depth):
+        below: list[Path] = []
+        for folder in level:
+            with contextlib.suppress(OSError):
+                below += [p for p in folder.iterdir() if p.is_dir() and p.name not in _SKIP and p.name != ".crew"]
+        found += [p / ".crew" / "runs.db" for p in below if (p / ".crew" / "runs.db").is_file()]
+        level = below
+    if not found:
+        return None
+    newest = max(found, key=_modified)
+    others = f" (the newest of {len(found)} below it)" if len(found) > 1 else ""
+    print(f"store: {_shown_path(newest, root)}{others}", file=sys.stderr)
+    return newest
+
+
+def _modified(store: Path) -> float:
+    """When a store was last written (its WAL file holds the latest writes)."""
+    times = [p.stat().st_mtime for p in (store, store.with_name(store.name + "-wal")) if p.exists()]
+    return max(times, default=0.0)
+
+
+def _shown_path(path: Path, root: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def _where(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``(crew folder, run)``: a RUN that names a folder is the crew folder, as ``crew runs PATH`` takes it."""
+    run = getattr(args, "run", None)
+    if run is not None and Path(run).is_dir():
+        if args.path is not None and Path(args.path).resolve() != Path(run).resolve():
+            raise UsageError(f"{run} is a folder and --path names another ({args.path}): give the crew folder once")
+        return run, None
+    return args.path, run
 
 
 def _crew_folder(path: str) -> str:
@@ -50,21 +106,22 @@ def list_runs(args: argparse.Namespace) -> int:
         _json([_run_summary(r) for r in runs])
         return EXIT_OK
     if not runs:
-        print(f"no runs in {store.path}", file=sys.stderr)
+        print(f"no runs in {_plain(str(store.path))}", file=sys.stderr)
         return EXIT_OK
     rows = [("RUN", "STATUS", "STARTED", "DURATION", "TOKENS", "COST", "CREW", "MODE")]
     for r in runs:
         mode = r.mode if r.continued_from is None else f"{r.mode} of {r.continued_from[:12]}"
         duration = "-" if r.duration is None else f"{r.duration:.2f}s"
         tokens, cost = f"{r.usage.total_tokens:,}", _cost(r.usage.cost)
-        rows.append((r.id[:12], r.status, _when(r.started_at), duration, tokens, cost, r.crew, mode))
+        rows.append((r.id[:12], r.status, _when(r.started_at), duration, tokens, cost, _plain(r.crew), mode))
     _table(rows)
     return EXIT_OK
 
 
 def show(args: argparse.Namespace) -> int:
-    store = _store(args, args.path)
-    detail = store.detail(args.run)
+    folder, ref = _where(args)
+    store = _store(args, folder)
+    detail = store.detail(ref)
     if args.output:
         from crew.store.timeline import render_timeline
 
@@ -77,8 +134,19 @@ def show(args: argparse.Namespace) -> int:
     if args.json:
         _json(detail.model_dump(mode="json"))
         return EXIT_OK
-    _print_detail(detail)
+    waiting = _waiting(store, detail.run)
+    for line in [*_detail_lines(detail, waiting)]:
+        print(_plain(line))
     return EXIT_OK
+
+
+def _waiting(store: Any, run: Any) -> list[dict[str, Any]]:
+    """The calls a paused run waits on (with any decision already made), or none."""
+    if run.status != "paused":
+        return []
+    from crew.store.approvals import pending
+
+    return pending(store, run.id)
 
 
 def resume(args: argparse.Namespace) -> int:
@@ -93,16 +161,20 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
     from crew.run.kickoff import kickoff
     from crew.store.continuation import plan_replay, plan_resume
 
-    store = _store(args, args.path)
-    stored = store.run(args.run) if args.run is not None else store.latest_unfinished()
-    folder = args.path or stored.folder or "."
+    where, ref = _where(args)
+    store = _store(args, where)
+    stored = store.run(ref) if ref is not None else store.latest_unfinished()
+    if mode == "resume":
+        from crew.store.approvals import check_not_continued
+
+        check_not_continued(store, stored.id)  # before anything loads: a second resume does nothing
+    folder = where or stored.folder or "."
     if not Path(folder).exists():
         raise UsageError(f"the crew folder of run {stored.id[:12]} ({folder}) is gone: give it with --path")
     settings = stored.settings
     llm = args.llm or settings.get("llm")
     out = args.out or settings.get("out")
-    given = _pairs(args.inputs)
-    project, inputs = load(folder, {**stored.inputs, **given}, llm=llm, out=out)
+    project, inputs = load(folder, {**stored.inputs, **_pairs(args.inputs)}, llm=llm, out=out)
     crew = project.crew
     for name in ("max_tokens", "max_cost"):  # the run's budgets hold unless new ones are given
         if getattr(args, name) is None and settings.get(name) is not None:
@@ -113,11 +185,10 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
     else:
         _known_task(crew, args.from_task)
         plan = plan_replay(crew, store, stored.id, args.from_task, inputs)
+    checkpoints, approvals = ({}, {}) if mode != "resume" else _paused_state(store, stored.id, crew)
     if not args.quiet:
         reused = count(len(plan.outputs), "stored output")
         print(f"{mode} of run {stored.id[:12]}: {reused} reused, running {', '.join(plan.rerun)}", file=sys.stderr)
-
-    checkpoints, approvals = ({}, {}) if mode != "resume" else _paused_state(store, stored.id)
 
     def start(run_id: str) -> Any:
         return kickoff(
@@ -145,58 +216,111 @@ def _known_task(crew: Any, name: str) -> None:
         raise StoreError(f"--from {name}: no task '{name}' in crew '{crew.name}'{hint}; its tasks: {', '.join(names)}")
 
 
-def _paused_state(store: Any, run_id: str) -> tuple[dict[str, Any], dict[Any, Any]]:
+def _paused_state(store: Any, run_id: str, crew: Any) -> tuple[dict[str, Any], dict[Any, Any]]:
     """Checkpoints by task; decisions by call id, or by (task, call id) for an id tasks share."""
     from crew.store.approvals import paused_state
 
-    return paused_state(store, run_id)
+    return paused_state(store, run_id, crew=crew)
 
 
 def approve(args: argparse.Namespace) -> int:
-    """``crew approve RUN CALL_ID [--task TASK] [--deny REASON] [--args JSON]`` (``crew.cli.approve``)."""
+    """``crew approve RUN (CALL_ID | --all) [--task TASK] [--deny REASON] [--args JSON]`` (``crew.cli.approve``)."""
     from crew.cli.approve import approve_command
 
     return approve_command(args, _store(args, args.path))
 
 
+def report_store_loss(run_id: str) -> None:
+    """Say once, after the run, that the store could not record all of it (a full disk), and why."""
+    recorder = sys.modules.get("crew.store.recorder")  # not imported: no store was used
+    message = getattr(recorder, "lost_writes", {}).pop(run_id, None)
+    if message:
+        print(f"crew: {_plain(message)}", file=sys.stderr)
+
+
 # -- text output -------------------------------------------------------------------------------
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Characters a terminal acts on (escapes, carriage returns, C1 controls, bidirectional overrides)."""
 
-def _print_detail(detail: Any) -> None:
-    run = detail.run
+
+def _plain(text: str) -> str:
+    """``text`` safe to print: every control character shown as its escape (``\\x1b``), never acted on.
+
+    Outputs, errors and arguments in the store come from models and tools: an escape sequence
+    in them could rewrite the terminal's title, hide lines or fake what the run did.
+    """
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
+def _detail_lines(detail: Any, waiting: list[dict[str, Any]]) -> list[str]:
+    lines = _run_lines(detail.run, waiting)
+    models = _by_task(detail.model_calls)
+    tools = _by_task(detail.tool_calls)
+    for task in detail.tasks:
+        lines += ["", *_task_lines(task, models.get(task.name, []), tools.get(task.name, []))]
+        if task.status == "paused":  # its error only says it waits: what it waits on is listed instead
+            lines += [f"    waits for approval: {_pending_line(row)}" for row in waiting if row["task"] == task.name]
+    return lines
+
+
+def _run_lines(run: Any, waiting: list[dict[str, Any]]) -> list[str]:
     duration = "" if run.duration is None else f" · {run.duration:.2f}s"
     head = f"run {run.id} · crew '{run.crew}' · {run.status} · {run.mode}"
     if run.continued_from:
         head += f" of {run.continued_from[:12]}" + (f" from task '{run.from_task}'" if run.from_task else "")
-    print(head)
-    print(f"started {_when(run.started_at)}{duration} · {run.usage.total_tokens:,} tokens · {_cost(run.usage.cost)}")
+    lines = [
+        head,
+        f"started {_when(run.started_at)}{duration} · {run.usage.total_tokens:,} tokens · {_cost(run.usage.cost)}",
+    ]
     if run.inputs:
-        print("inputs: " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in run.inputs.items()))
-    if run.error:
-        print(f"error: {run.error}")
-    models = _by_task(detail.model_calls)
-    tools = _by_task(detail.tool_calls)
-    for task in detail.tasks:
-        took = (
-            "" if task.started_at is None or task.finished_at is None else f"{task.finished_at - task.started_at:.2f}s"
-        )
-        status = task.status + (" (reused)" if task.reused else "")
-        print()
-        print(f"[{task.position + 1}] {task.name} · {status} · {task.agent or '-'} · {took or '-'}", end="")
-        print(f" · {task.usage.total_tokens:,} tokens · {_cost(task.usage.cost)}")
-        for call in models.get(task.name, []):
-            spent = [f"{call.usage.total_tokens:,} tokens", _cost(call.usage.cost)]
-            what = call.error or ", ".join(spent + ([call.finish_reason] if call.finish_reason else []))
-            print(f"    model {call.model} · {call.status} · {call.latency:.2f}s · {what}")
-        for call in tools.get(task.name, []):
-            note = " (cached)" if call.cached else " (refused)" if call.refused else ""
-            args = json.dumps(call.args, ensure_ascii=False) if not isinstance(call.args, str) else call.args
-            print(f"    tool {call.tool}{note} · {call.status} · {call.duration:.3f}s · {_clip(args, 80)}")
-        if task.error:
-            print(f"    error: {task.error}")
-        if task.raw:
-            text = _clip(task.raw, 400)
-            print("    output: " + text.replace("\n", "\n            "))
+        lines.append("inputs: " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in run.inputs.items()))
+    if waiting:
+        lines.append(f"waiting for approval ({count(len(waiting), 'call')}; `crew approve {run.id[:12]} CALL_ID`):")
+        lines += [f"  {_pending_line(row)}" for row in waiting]
+    elif run.error:
+        lines.append(f"error: {run.error}")
+    return lines
+
+
+def _pending_line(row: dict[str, Any]) -> str:
+    args = json.dumps(row["args"], ensure_ascii=False)
+    line = f"{row['call_id']}: {row['tool']}({args}) by '{row['agent']}' in task '{row['task']}'"
+    decided = {"approve": "approved", "deny": "denied", "edit": "approved with new arguments"}.get(row["decision"])
+    if decided is None:
+        return line
+    if row["decision"] == "deny" and row["reason"]:
+        decided += f": {row['reason']}"
+    if row["arguments"] is not None:
+        decided += " " + json.dumps(row["arguments"], ensure_ascii=False)
+    return f"{line} · {decided}"
+
+
+def _task_lines(task: Any, models: list[Any], tools: list[Any]) -> list[str]:
+    took = "-" if task.started_at is None or task.finished_at is None else f"{task.finished_at - task.started_at:.2f}s"
+    status = task.status + (" (reused)" if task.reused else "")
+    lines = [
+        f"[{task.position + 1}] {task.name} · {status} · {task.agent or '-'} · {took} · "
+        f"{task.usage.total_tokens:,} tokens · {_cost(task.usage.cost)}"
+    ]
+    lines += [_model_line(call) for call in models] + [_tool_line(call) for call in tools]
+    if task.error and task.status != "paused":
+        lines.append(f"    error: {task.error}")
+    if task.raw:
+        lines.append("    output: " + _clip(task.raw, 400).replace("\n", "\n            "))
+    return lines
+
+
+def _model_line(call: Any) -> str:
+    spent = [f"{call.usage.total_tokens:,} tokens", _cost(call.usage.cost)]
+    what = call.error or ", ".join(spent + ([call.finish_reason] if call.finish_reason else []))
+    return f"    model {call.model} · {call.status} · {call.latency:.2f}s · {what}"
+
+
+def _tool_line(call: Any) -> str:
+    note = " (cached)" if call.cached else " (refused)" if call.refused else ""
+    args = json.dumps(call.args, ensure_ascii=False) if not isinstance(call.args, str) else call.args
+    return f"    tool {call.tool}{note} · {call.status} · {call.duration:.3f}s · {_clip(args, 80)}"
 
 
 def _by_task(calls: list[Any]) -> dict[str | None, list[Any]]:

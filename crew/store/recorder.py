@@ -4,6 +4,11 @@ The recorder listens on the event bus for its own run's events (every event name
 run: see ``crew.common.events.scoped``) and is the scheduler's ``on_task_done`` hook, so a
 task's output is committed the moment the task finishes, before anything else can fail.
 Every text passes through the run's scrubber first: no secret reaches the file.
+
+The run's row keeps its usage current as each model call finishes (in the same batched
+commit as the call's row), so a run killed with SIGKILL still says what it spent and a
+resumed budget counts it. A write that fails (a full disk) is reported once, in one
+``store.error`` event; a run some of whose rows were lost is never recorded as done.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from crew.common.events import Event, bus
 from crew.common.usage import Usage
 from crew.store.hashing import crew_hash, task_hashes
 from crew.store.scrub import scrubber_for
-from crew.store.store import RunStore
+from crew.store.store import RunStore, recording
 from crew.tasks.output import TaskOutput
 
 _INSERT_MODEL_CALL = (
@@ -29,11 +34,19 @@ _INSERT_TOOL_CALL = (
     "INSERT INTO tool_calls (run_id, task, agent, tool, status, cached, refused, started_at, duration, args, result) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_ADD_USAGE = (
+    "UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?, "
+    "total_tokens = total_tokens + ?, requests = requests + 1, cost = cost + ? WHERE id = ?"
+)
 _UPDATE_TASK = (
     "UPDATE tasks SET status = ?, agent = COALESCE(?, agent), output = ?, error = ?, started_at = ?, finished_at = ?, "
     "prompt_tokens = ?, completion_tokens = ?, total_tokens = ?, requests = ?, cost = ?, attempts = ? "
     "WHERE run_id = ? AND name = ?"
 )
+
+
+lost_writes: dict[str, str] = {}
+"""By run id, what the store could not write of a run in this process (the CLI says it after the run)."""
 
 
 class RunRecorder:
@@ -71,6 +84,7 @@ class RunRecorder:
         self.hashes = task_hashes(crew, inputs)  # raises MissingInputError like the run would
         self.crew_hash = crew_hash(self.hashes, str(crew.process))
         self._unsubscribe: Callable[[], None] | None = None
+        self._lost: str | None = None  # the first write that failed: the store misses rows of this run
         self._handlers: dict[str, Callable[[dict[str, Any], float], None]] = {
             "task.start": self._task_start,
             "llm.call": self._model_call,
@@ -122,6 +136,7 @@ class RunRecorder:
                 )
             )
         self.store.transaction(statements)
+        recording.add(self.run_id)
         self._unsubscribe = bus.subscribe(self._on_event)
 
     def finish(self, status: str, usage: Usage | None = None, error: str | None = None) -> None:
@@ -129,6 +144,14 @@ class RunRecorder:
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
+        recording.discard(self.run_id)
+        try:
+            self.store.flush()  # what can still be written, before the last row says how the run ended
+        except Exception as exc:  # noqa: BLE001 - reported; the run's own result stands
+            self._failed(exc)
+        if self._lost is not None and status == "done":
+            status = "failed"  # its task rows may be missing: `done` would hide work a resume must redo
+            error = f"the run store lost some of this run's rows ({self._lost}): `crew resume` redoes what it lacks"
         if usage is None:
             self.store.submit(
                 "UPDATE runs SET status = ?, finished_at = ?, error = ?, "
@@ -186,7 +209,19 @@ class RunRecorder:
             self._failed(exc)
 
     def _failed(self, exc: Exception) -> None:
-        bus.emit("store.error", run_id=self.run_id, path=str(self.store.path), error=f"{type(exc).__name__}: {exc}")
+        """Report the first failed write, once (a full disk fails every later write the same way)."""
+        if self._lost is not None:
+            return
+        self._lost = f"{type(exc).__name__}: {exc}"
+        message = f"cannot write the run store {self.store.path} ({exc}); the run went on, not fully recorded"
+        lost_writes[self.run_id] = message
+        bus.emit(
+            "store.error",
+            run_id=self.run_id,
+            path=str(self.store.path),
+            error=self._lost,
+            message=message,
+        )
 
     def _task_start(self, data: dict[str, Any], at: float) -> None:
         self.store.submit(
@@ -224,6 +259,8 @@ class RunRecorder:
                 None,
             ),
         )
+        usage = (int(data.get(k) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens"))
+        self.store.submit(_ADD_USAGE, (*usage, float(data.get("cost") or 0.0), self.run_id))
 
     def _model_error(self, data: dict[str, Any], at: float) -> None:
         error = self.scrub.text(str(data.get("error") or data.get("reason") or "failed"))

@@ -207,7 +207,39 @@ def connect(path: Path) -> sqlite3.Connection:
     except StoreError:
         raise
     except sqlite3.Error as exc:
+        if _denied(exc) and path.is_file():
+            return open_read_only(path)  # it can still be listed and shown
         raise StoreError(f"{path} is not a usable crew run store ({exc}); {_HINT}") from None
+
+
+def _denied(exc: sqlite3.Error) -> bool:
+    """SQLite refusing to write (a read-only file, folder or mount), not a broken file."""
+    text = str(exc)
+    return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+def open_read_only(path: Path) -> sqlite3.Connection:
+    """The store opened for reading only: a file crew may not write, or in a folder it may not write.
+
+    A WAL database read-only needs its ``-shm`` file; where even that cannot be made, the
+    file is read as immutable (nothing else can be writing where nobody may write).
+    """
+    uri = path.resolve().as_uri()
+    last: sqlite3.Error | None = None
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            conn = sqlite3.connect(f"{uri}?{mode}", uri=True, isolation_level=None, check_same_thread=False)
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.Error as exc:
+            last = exc
+            continue
+        if version != current_version():
+            conn.close()
+            raise StoreError(f"{path} is read-only and needs an upgrade (store version {version}): {_HINT}")
+        _check_ours(conn, path)
+        conn.execute("PRAGMA query_only = 1")  # how RunStore tells it may not write
+        return conn
+    raise StoreError(f"cannot read the run store {path} ({last}); {_HINT}")
 
 
 def _check_header(path: Path) -> None:
@@ -248,7 +280,8 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
         conn.execute(f"PRAGMA user_version = {current_version()}")
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:  # SQLite rolls back by itself on a full disk: ROLLBACK would hide why
+            conn.execute("ROLLBACK")
         raise
 
 

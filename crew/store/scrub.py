@@ -8,11 +8,26 @@ of the crew, also those that are not ``LLM`` objects), and the JSON form the sto
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import re
+import secrets
 from collections.abc import Iterable
 from typing import Any
 
-from crew.common.secrets import register, register_environment, register_headers, scrub
+from crew.common.secrets import (
+    _KEY_SHAPES,  # pyright: ignore[reportPrivateUsage] - the one list of key shapes, not a copy of it
+    MASK,
+    register,
+    register_environment,
+    register_headers,
+    registered,
+    scrub,
+)
+
+_SEAL = re.compile(r"\*\*\*\{secret:([0-9a-f]{16}):([0-9a-f]{32}|unknown)\}")
+"""A secret in a sealed text: ``***{secret:SALT:DIGEST}`` (a keyed digest, never the value)."""
 
 
 class Scrubber:
@@ -32,6 +47,60 @@ class Scrubber:
     def json(self, value: Any) -> str:
         """``value`` as JSON text, scrubbed (non-JSON values by their ``str``)."""
         return scrub(json.dumps(value, ensure_ascii=False, default=str))
+
+    def sealed_json(self, value: Any) -> str:
+        """``value`` as JSON text in which each secret is a reference, not the value.
+
+        What a paused run will run later (a waiting call's arguments, its transcript, a
+        person's edited arguments) must come back exactly as it was asked, yet no secret may
+        reach the file. A registered secret becomes a salted digest that the resuming process,
+        which registers the same environment and model keys, turns back into the value
+        (:func:`unseal`); a key-shaped text nobody registered cannot come back and is marked
+        ``unknown``, so a resume refuses to run it rather than run ``***``.
+        """
+        return seal(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def seal(text: str) -> str:
+    """``text`` (JSON) with every registered secret and key-shaped token replaced by a reference."""
+    salt = secrets.token_hex(8)
+    for value in sorted(registered(), key=len, reverse=True):
+        escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+        if escaped in text:
+            text = text.replace(escaped, f"{MASK}{{secret:{salt}:{_digest(salt, value)}}}")
+    return _KEY_SHAPES.sub(f"{MASK}{{secret:{salt}:unknown}}", text)
+
+
+def unseal(text: str) -> str:
+    """``text`` with each reference :func:`seal` made turned back into the secret this process knows.
+
+    A reference this process cannot resolve stays as it is (:func:`sealed_secrets` finds it).
+    """
+    if MASK + "{secret:" not in text:
+        return text
+    known: dict[tuple[str, str], str] = {}
+    for salt in {m.group(1) for m in _SEAL.finditer(text)}:
+        known.update({(salt, _digest(salt, value)): value for value in registered()})
+
+    def back(match: re.Match[str]) -> str:
+        value = known.get((match.group(1), match.group(2)))
+        return match.group(0) if value is None else json.dumps(value, ensure_ascii=False)[1:-1]
+
+    return _SEAL.sub(back, text)
+
+
+def sealed_secrets(value: Any) -> bool:
+    """Whether ``value`` (as JSON) still holds a secret reference :func:`unseal` could not resolve."""
+    return bool(_SEAL.search(json.dumps(value, ensure_ascii=False, default=str)))
+
+
+def masked(text: str) -> str:
+    """A sealed text as it is shown: every reference as ``***``."""
+    return _SEAL.sub(MASK, text)
+
+
+def _digest(salt: str, value: str) -> str:
+    return hmac.new(salt.encode(), value.encode(), hashlib.sha256).hexdigest()[:32]
 
 
 def register_models(models: Iterable[Any]) -> None:

@@ -38,6 +38,11 @@ DEFAULT_MAX_TEXT = 20_000
 """Characters kept of a model call's messages, a reply, a tool's arguments or result."""
 
 _USAGE = ("prompt_tokens", "completion_tokens", "total_tokens", "requests", "cost")
+_WRITABLE = "give a writable file with --store, or run with --no-store"
+
+recording: set[str] = set()
+"""The runs this process is recording now: a "running" row with this process's pid is alive only
+if its run is here (in a container crew is PID 1 every time, so the pid alone says nothing)."""
 
 
 class RunStore:
@@ -52,6 +57,7 @@ class RunStore:
         self.max_text = max_text
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection = connect(self.path)
+        self.read_only = self._conn.execute("PRAGMA query_only").fetchone()[0] == 1  # set by schema.open_read_only
         self._pending: list[tuple[str, Sequence[Any]]] = []
         self._since = 0.0
         self.host = host()
@@ -107,6 +113,8 @@ class RunStore:
 
     def transaction(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
         """Several statements committed together (or not at all)."""
+        if self.read_only:
+            raise StoreError(f"the run store {self.path} is read-only: it can be listed, not written ({_WRITABLE})")
         with self._lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
@@ -115,7 +123,8 @@ class RunStore:
                     conn.execute(sql, params)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # a full disk rolls back by itself: ROLLBACK would raise instead
+                    conn.execute("ROLLBACK")
                 raise
 
     def cap(self, text: str | None) -> str | None:
@@ -228,7 +237,7 @@ class RunStore:
         row["inputs"] = _loads(row["inputs"]) or {}
         row["settings"] = _loads(row["settings"]) or {}
         row["usage"] = _usage(row)
-        if row["status"] == "running" and row.get("host") == self.host and not _alive(row.get("pid")):
+        if row["status"] == "running" and row.get("host") == self.host and not _alive(row.get("pid"), row["id"]):
             row["status"] = "interrupted"  # its process is gone: it will never finish by itself
         return StoredRun.model_validate(row)
 
@@ -251,11 +260,11 @@ def _like_prefix(ref: str) -> str:
     return "".join(c for c in ref if c not in "%_\\") + "%"
 
 
-def _alive(pid: int | None) -> bool:
+def _alive(pid: int | None, run_id: str) -> bool:
     if not pid:
         return False
     if pid == os.getpid():
-        return True
+        return run_id in recording
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -3,8 +3,15 @@
 Everything is inline (CSS, a few lines of script, the SVG itself), so the page opens
 from a file or an attachment with no network. The drawing is made here, in SVG,
 so it shows even with scripts off; the script only adds a tooltip that follows the
-pointer (every mark also has an SVG ``<title>``, the browser's own tooltip) and a
-summary line. Texts come from the store, where secrets were already scrubbed.
+pointer (every mark also has an SVG ``<title>``, the browser's own tooltip), a summary
+line, and opens a step when its mark is clicked. Texts come from the store, where
+secrets were already scrubbed.
+
+What the page shows beyond the bars: the start-up before the first task (MCP servers
+start there, one connection per run), a task that never started as a row without a bar
+(not as a bar across the run), the work an agent delegated in a lane of its own under
+the task, and every step (a model call's prompt and reply, a tool call's arguments and
+result) in a list below, each mark a link to its step (``#step-m3``), opened on click.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from crew.store.records import RunDetail, StoredModelCall, StoredTask, StoredToo
 _WIDTH = 960  # the drawing area, after the label column
 _LABEL = 200
 _ROW = 44
+_LANE = 30  # each agent a task delegated to gets a lane this high under the task's bar
 _TOP = 30
 
 _CSS = """
@@ -33,7 +41,11 @@ svg{border:1px solid #dfe3ea;border-radius:6px;background:#fbfcfe}
 .model{fill:#4a7bd0} .model.error{fill:#c62828} .tool{fill:#8b5cc7} .tool.error{fill:#c62828}
 .tool.cached{fill:#c5b3e6} .mark{fill:#c62828;font-weight:bold}
 .axis{stroke:#c9cfda} .tick{fill:#6b7486;font-size:11px} .label{font-size:13px;fill:#1d2430}
-.sub{font-size:11px;fill:#6b7486}
+.sub{font-size:11px;fill:#6b7486} .startup{fill:#eef0f4;stroke:#9aa3b2} .lane{font-size:11px;fill:#586174}
+.never{font-size:12px;fill:#6b7486;font-style:italic}
+details.step{border:1px solid #e6e9ef;border-radius:4px;margin:6px 0;padding:4px 8px}
+details.step[open]{background:#f7f9fc} details.step pre{white-space:pre-wrap;max-height:420px;overflow:auto;
+background:#fff;border:1px solid #e6e9ef;padding:6px;font-size:12px}
 #tip{position:fixed;pointer-events:none;background:#1d2430;color:#fff;padding:6px 8px;border-radius:4px;
 font-size:12px;white-space:pre;display:none;max-width:480px}
 table{border-collapse:collapse;margin-top:18px;width:100%} td,th{border-bottom:1px solid #e6e9ef;padding:6px 8px;
@@ -53,6 +65,9 @@ _JS = """
   var s=document.getElementById('summary');
   s.textContent=d.tasks+' tasks, '+d.model_calls+' model calls, '+d.tool_calls+' tool calls, '+
     d.failed+' failed';
+  function openStep(){var id=location.hash.slice(1);var el=id&&document.getElementById(id);
+    if(el&&el.tagName==='DETAILS'){el.open=true;el.scrollIntoView();}}
+  window.addEventListener('hashchange',openStep);openStep();
   document.body.setAttribute('data-rendered','yes');
 })();
 """
@@ -62,25 +77,41 @@ def render_timeline(detail: RunDetail) -> str:
     run = detail.run
     t0, t1 = _span(detail)
     scale = _WIDTH / max(t1 - t0, 1e-6)
-    models = _group(detail.model_calls)
-    tools = _group(detail.tool_calls)
-    rows: list[str] = []
-    for i, task in enumerate(detail.tasks):
-        rows.append(_task_row(task, i, t0, scale, models.get(task.name, []), tools.get(task.name, [])))
-    height = _TOP + _ROW * max(len(detail.tasks), 1) + 10
-    axis = _axis(t1 - t0, scale, height)
+    steps = _Steps(detail)
+    rows, y = [_startup_row(detail, t0, scale)], _TOP + _ROW
+    for task in detail.tasks:
+        drawn, height = _task_row(task, y, _Frame(t0, scale), steps)
+        rows.append(drawn)
+        y += height
+    height = y + 10
     svg = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_LABEL + _WIDTH + 20}" height="{height}" '
-        f'role="img" aria-label="timeline of run {escape(run.id)}">{axis}{"".join(rows)}</svg>'
+        f'role="img" aria-label="timeline of run {escape(run.id)}">{_axis(t1 - t0, scale, height)}{"".join(rows)}</svg>'
     )
-    failed = sum(1 for t in detail.tasks if t.status == "failed")
-    data = {
-        "run": run.id,
+    error = f'<p class="st-failed">error: {escape(run.error)}</p>' if run.error else ""
+    return (
+        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+        f"<title>crew run {escape(run.id[:12])} · {escape(run.crew)}</title><style>{_CSS}</style></head><body>"
+        f"<h1>{escape(run.crew)}</h1><div class='meta'>{_meta(detail)}</div>{error}"
+        f"<div class='legend'>{_legend()}</div><p id='summary'></p>{svg}{_table(detail)}{steps.html()}"
+        "<div id='tip'></div>"
+        f"<script type='application/json' id='run-data'>{_script_json(_summary(detail))}</script>"
+        f"<script>{_JS}</script></body></html>\n"
+    )
+
+
+def _summary(detail: RunDetail) -> dict[str, Any]:
+    return {
+        "run": detail.run.id,
         "tasks": len(detail.tasks),
         "model_calls": len(detail.model_calls),
         "tool_calls": len(detail.tool_calls),
-        "failed": failed,
+        "failed": sum(1 for t in detail.tasks if t.status == "failed"),
     }
+
+
+def _meta(detail: RunDetail) -> str:
+    run = detail.run
     duration = "running" if run.duration is None else f"{run.duration:.2f}s"
     meta = (
         f"run {escape(run.id)} · {escape(run.status)} · {escape(run.mode)} · {duration} · "
@@ -88,26 +119,21 @@ def render_timeline(detail: RunDetail) -> str:
     )
     if run.continued_from:
         meta += f" · continues {escape(run.continued_from[:12])}"
-    legend = "".join(
+    return meta
+
+
+def _legend() -> str:
+    return "".join(
         f'<span><i class="sw" style="background:{color}"></i>{label}</span>'
         for label, color in (
             ("task done", "#cfe9d6"),
             ("task failed", "#f6d0d0"),
             ("reused output", "#e4e9f5"),
+            ("start-up", "#eef0f4"),
             ("model call", "#4a7bd0"),
             ("tool call", "#8b5cc7"),
             ("error", "#c62828"),
         )
-    )
-    error = f'<p class="st-failed">error: {escape(run.error)}</p>' if run.error else ""
-    return (
-        "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
-        f"<title>crew run {escape(run.id[:12])} · {escape(run.crew)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{escape(run.crew)}</h1><div class='meta'>{meta}</div>{error}"
-        f"<div class='legend'>{legend}</div><p id='summary'></p>{svg}{_table(detail)}"
-        "<div id='tip'></div>"
-        f"<script type='application/json' id='run-data'>{_script_json(data)}</script>"
-        f"<script>{_JS}</script></body></html>\n"
     )
 
 
@@ -144,69 +170,163 @@ def _axis(span: float, scale: float, height: int) -> str:
     return "".join(out)
 
 
-def _task_row(
-    task: StoredTask,
-    index: int,
-    t0: float,
-    scale: float,
-    models: list[StoredModelCall],
-    tools: list[StoredToolCall],
-) -> str:
-    y = _TOP + index * _ROW
-    status = "reused" if task.reused else task.status
-    start = task.started_at if task.started_at is not None and not task.reused else t0
-    end = task.finished_at if task.finished_at is not None and not task.reused else start
-    x = _LABEL + (start - t0) * scale
-    width = max((end - start) * scale, 3.0)
-    duration = f"{end - start:.2f}s" if not task.reused else "reused from the earlier run"
-    tip = (
-        f"task {task.name} · {task.status}{' (reused)' if task.reused else ''}\nagent: {task.agent or '-'}\n"
-        f"{duration} · {task.usage.total_tokens:,} tokens · ${task.usage.cost:.4f}"
-        f"\n{len(models)} model calls, {len(tools)} tool calls"
+class _Frame:
+    """Seconds to pixels: where an instant of the run is drawn."""
+
+    def __init__(self, t0: float, scale: float) -> None:
+        self.t0, self.scale = t0, scale
+
+    def x(self, at: float) -> float:
+        return _LABEL + (at - self.t0) * self.scale
+
+    def width(self, seconds: float, least: float) -> float:
+        return max(seconds * self.scale, least)
+
+
+class _Steps:
+    """Every model and tool call of the run as a step the page can open: its mark links to it."""
+
+    def __init__(self, detail: RunDetail) -> None:
+        self.tasks = {task.name for task in detail.tasks}
+        self.models = _group(detail.model_calls, self.tasks)
+        self.tools = _group(detail.tool_calls, self.tasks)
+        self.items: list[str] = []
+
+    def link(self, kind: str, call: StoredModelCall | StoredToolCall) -> str:
+        return f"step-{kind}{call.id}"
+
+    def add(self, kind: str, call: StoredModelCall | StoredToolCall, title: str) -> None:
+        if isinstance(call, StoredModelCall):
+            parts = [("prompt (the messages sent)", _pretty(call.messages)), ("reply", call.reply or call.error or "")]
+        else:
+            parts = [("arguments", _pretty(call.args)), ("result", call.result or "")]
+        body = "".join(f"<h4>{label}</h4><pre>{escape(text)}</pre>" for label, text in parts)
+        self.items.append(
+            f"<details class='step' id='{self.link(kind, call)}'><summary>{escape(title)}</summary>{body}</details>"
+        )
+
+    def html(self) -> str:
+        if not self.items:
+            return ""
+        return "<h2>Steps</h2><p class='meta'>click a mark on the timeline to open its step</p>" + "".join(self.items)
+
+
+def _startup_row(detail: RunDetail, t0: float, scale: float) -> str:
+    """From the run's start to its first task: MCP servers start here, before any task can run."""
+    run, y = detail.run, _TOP
+    starts = [t.started_at for t in detail.tasks if t.started_at is not None and not t.reused]
+    first = min(starts, default=run.finished_at or run.started_at)
+    seconds = max(first - run.started_at, 0.0)
+    tip = f"start-up · {seconds:.2f}s\nfrom the run's start to its first task: MCP servers start, inputs are checked"
+    x, width = _LABEL + (run.started_at - t0) * scale, max(seconds * scale, 2.0)
+    return (
+        f'<g class="phase" data-phase="start-up"><text class="label" x="8" y="{y + 17}">start-up</text>'
+        f'<text class="sub" x="8" y="{y + 32}">{seconds:.2f}s</text>'
+        f'<rect class="startup" x="{x:.1f}" y="{y + 4}" width="{width:.1f}" height="{_ROW - 10}" '
+        f'data-tip="{escape(tip)}"><title>{escape(tip)}</title></rect></g>'
     )
-    if task.error:
-        tip += f"\nerror: {task.error}"
+
+
+def _task_row(task: StoredTask, y: int, frame: _Frame, steps: _Steps) -> tuple[str, int]:
+    """One task: its bar (none if it never started), then a lane per agent that worked on it."""
+    models, tools = steps.models.get(task.name, []), steps.tools.get(task.name, [])
+    tip = _task_tip(task, models, tools)
     parts = [
         f'<g class="task" data-task="{escape(task.name)}" data-status="{escape(task.status)}">',
         f'<text class="label" x="8" y="{y + 17}">{escape(_clip(task.name, 24))}</text>',
         f'<text class="sub" x="8" y="{y + 32}">{escape(_clip(task.agent or "", 28))}</text>',
-        f'<rect class="bar {status}" x="{x:.1f}" y="{y + 4}" width="{width:.1f}" height="{_ROW - 10}" '
-        f'data-tip="{escape(tip)}"><title>{escape(tip)}</title></rect>',
+        _bar(task, y, frame, tip),
     ]
-    for call in models:
-        cx = _LABEL + (call.started_at - t0) * scale
-        cw = max(call.latency * scale, 2.0)
-        label = (
-            f"model {call.model} · {call.status}\n{call.latency:.2f}s · {call.usage.prompt_tokens:,} in + "
-            f"{call.usage.completion_tokens:,} out tokens · ${call.usage.cost:.4f}\nfinish: {call.finish_reason or '-'}"
-            f" · {call.message_count} messages ({call.message_chars:,} chars)"
+    lanes = _lanes(task, models, tools)
+    for i, (agent, (lane_models, lane_tools)) in enumerate(lanes.items()):
+        top = y + i * _LANE
+        if i:
+            parts.append(f'<text class="lane" x="20" y="{top + 20}">↳ delegated to {escape(_clip(agent, 22))}</text>')
+        parts += [_model_mark(call, top, frame, steps) for call in lane_models]
+        parts += [_tool_mark(call, top, frame, steps) for call in lane_tools]
+    parts.append("</g>")
+    return "".join(parts), _ROW + max(len(lanes) - 1, 0) * _LANE
+
+
+def _task_tip(task: StoredTask, models: list[StoredModelCall], tools: list[StoredToolCall]) -> str:
+    if task.reused:
+        took = "reused from the earlier run"
+    elif task.started_at is None:
+        took = "never started"
+    else:
+        took = f"{(task.finished_at or task.started_at) - task.started_at:.2f}s"
+    tip = (
+        f"task {task.name} · {task.status}{' (reused)' if task.reused else ''}\nagent: {task.agent or '-'}\n"
+        f"{took} · {task.usage.total_tokens:,} tokens · ${task.usage.cost:.4f}"
+        f"\n{len(models)} model calls, {len(tools)} tool calls"
+    )
+    return tip + (f"\nerror: {task.error}" if task.error else "")
+
+
+def _bar(task: StoredTask, y: int, frame: _Frame, tip: str) -> str:
+    """The task's bar; a task that never started gets a note where its bar would be, not a bar."""
+    if task.started_at is None and not task.reused:
+        return (
+            f'<text class="never" x="{_LABEL + 6}" y="{y + 24}" data-tip="{escape(tip)}">{escape(task.status)}: '
+            f"never started<title>{escape(tip)}</title></text>"
         )
-        if call.error:
-            label += f"\nerror: {_clip(call.error, 300)}"
-        klass = "model error" if call.status == "error" else "model"
-        parts.append(
-            f'<rect class="{klass}" x="{cx:.1f}" y="{y + 8}" width="{cw:.1f}" height="10" data-tip="{escape(label)}">'
-            f"<title>{escape(label)}</title></rect>"
-        )
-    for call in tools:
-        cx = _LABEL + (call.started_at - t0) * scale
-        cw = max(call.duration * scale, 2.0)
-        note = " (cache hit)" if call.cached else " (refused)" if call.refused else ""
-        label = f"tool {call.tool}{note} · {call.status}\n{call.duration * 1000:.1f} ms"
-        if call.status == "error" and call.result:
-            label += f"\n{_clip(call.result, 300)}"
-        klass = "tool error" if call.status == "error" else "tool cached" if call.cached else "tool"
-        parts.append(
-            f'<rect class="{klass}" x="{cx:.1f}" y="{y + 22}" width="{cw:.1f}" height="10" data-tip="{escape(label)}">'
-            f"<title>{escape(label)}</title></rect>"
-        )
+    start = frame.t0 if task.reused or task.started_at is None else task.started_at
+    end = task.finished_at if task.finished_at is not None and not task.reused else start
+    x, width = frame.x(start), frame.width(end - start, 3.0)
+    status = "reused" if task.reused else task.status
+    bar = (
+        f'<rect class="bar {status}" x="{x:.1f}" y="{y + 4}" width="{width:.1f}" height="{_ROW - 10}" '
+        f'data-tip="{escape(tip)}"><title>{escape(tip)}</title></rect>'
+    )
     if task.status == "failed":
-        parts.append(
+        bar += (
             f'<text class="mark" x="{x + width + 4:.1f}" y="{y + 24}" data-tip="{escape(tip)}">✕ failed'
             f"<title>{escape(tip)}</title></text>"
         )
-    parts.append("</g>")
-    return "".join(parts)
+    return bar
+
+
+def _lanes(
+    task: StoredTask, models: list[StoredModelCall], tools: list[StoredToolCall]
+) -> dict[str, tuple[list[StoredModelCall], list[StoredToolCall]]]:
+    """The calls of a task by the agent that made them: the task's own agent first, then each it delegated to."""
+    lanes: dict[str, tuple[list[StoredModelCall], list[StoredToolCall]]] = {task.agent or "": ([], [])}
+    for call in models:
+        lanes.setdefault(call.agent or task.agent or "", ([], []))[0].append(call)
+    for call in tools:
+        lanes.setdefault(call.agent or task.agent or "", ([], []))[1].append(call)
+    return lanes
+
+
+def _model_mark(call: StoredModelCall, y: int, frame: _Frame, steps: _Steps) -> str:
+    label = (
+        f"model {call.model} · {call.status}\n{call.latency:.2f}s · {call.usage.prompt_tokens:,} in + "
+        f"{call.usage.completion_tokens:,} out tokens · ${call.usage.cost:.4f}\nfinish: {call.finish_reason or '-'}"
+        f" · {call.message_count} messages ({call.message_chars:,} chars)"
+    )
+    if call.error:
+        label += f"\nerror: {_clip(call.error, 300)}"
+    steps.add("m", call, f"model {call.model} · {call.agent or '-'} · {call.status} · {call.latency:.2f}s")
+    klass = "model error" if call.status == "error" else "model"
+    return _mark(klass, steps.link("m", call), frame.x(call.started_at), y + 8, frame.width(call.latency, 2.0), label)
+
+
+def _tool_mark(call: StoredToolCall, y: int, frame: _Frame, steps: _Steps) -> str:
+    note = " (cache hit)" if call.cached else " (refused)" if call.refused else ""
+    label = f"tool {call.tool}{note} · {call.status}\n{call.duration * 1000:.1f} ms"
+    if call.status == "error" and call.result:
+        label += f"\n{_clip(call.result, 300)}"
+    steps.add("t", call, f"tool {call.tool}{note} · {call.agent or '-'} · {call.status}")
+    klass = "tool error" if call.status == "error" else "tool cached" if call.cached else "tool"
+    return _mark(klass, steps.link("t", call), frame.x(call.started_at), y + 22, frame.width(call.duration, 2.0), label)
+
+
+def _mark(klass: str, link: str, x: float, y: int, width: float, label: str) -> str:
+    """A call drawn as a link to its step: a click opens the step's prompt and reply below."""
+    return (
+        f'<a href="#{link}"><rect class="{klass}" x="{x:.1f}" y="{y}" width="{width:.1f}" height="10" '
+        f'data-tip="{escape(label)}"><title>{escape(label)}</title></rect></a>'
+    )
 
 
 def _table(detail: RunDetail) -> str:
@@ -229,11 +349,25 @@ def _table(detail: RunDetail) -> str:
     )
 
 
-def _group(calls: list[Any]) -> dict[str | None, list[Any]]:
+def _group(calls: list[Any], tasks: set[str]) -> dict[str | None, list[Any]]:
+    """Calls by task; a delegated task (``task -> Coworker``) is filed under the task that delegated it."""
     out: dict[str | None, list[Any]] = {}
     for call in calls:
-        out.setdefault(call.task, []).append(call)
+        name = call.task
+        if name is not None and name not in tasks and " -> " in name:
+            name = name.split(" -> ", 1)[0]
+        out.setdefault(name, []).append(call)
     return out
+
+
+def _pretty(value: Any) -> str:
+    """A stored JSON text (or value) indented to read; capped text that is no longer JSON as it is."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def _nice_step(raw: float) -> float:

@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from png_kit import colour_counts
@@ -246,3 +247,71 @@ def test_each_kickoff_of_a_for_each_batch_is_a_recorded_run(tmp_path) -> None:
     runs = {r.id: r for r in RunStore(folder / ".crew" / "runs.db").runs()}
     assert {r["run_id"] for r in results} == set(runs)
     assert sorted(r.inputs["topic"] for r in runs.values()) == ["bees", "tea"]
+
+
+def _browse(page: Path, tmp_path: Path, fragment: str = "") -> tuple[str, Counter[tuple[int, int, int]]]:
+    """The DOM after the page's script ran, and the colours of a screenshot, in real headless Chromium."""
+    with tempfile.TemporaryDirectory() as profile:
+        flags = [*_FLAGS, f"--user-data-dir={profile}"]
+        url = page.as_uri() + fragment
+        dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", url], capture_output=True, text=True, timeout=60).stdout
+        shot = tmp_path / "shot.png"
+        subprocess.run(
+            [CHROMIUM, *flags, f"--screenshot={shot}", "--window-size=1300,500", page.as_uri()],
+            capture_output=True,
+            timeout=60,
+        )
+    return dom, colour_counts(shot.read_bytes())
+
+
+def _delegating_run() -> Any:
+    """A run as the store hands it back: a slow start-up, a task that delegated, a task that never started."""
+    from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredTask
+
+    t0 = 1_000.0
+    run = StoredRun(id="a" * 32, crew="desk", crew_hash="h", status="failed", started_at=t0, finished_at=t0 + 10)
+    tasks = [
+        StoredTask(
+            name="plan", position=0, agent="Manager", def_hash="x", status="done", started_at=t0 + 4, finished_at=t0 + 9
+        ),
+        StoredTask(name="ship", position=1, agent="Shipper", def_hash="y", status="skipped", finished_at=t0 + 10),
+    ]
+
+    def call(i: int, task: str, agent: str, at: float) -> StoredModelCall:
+        messages = json.dumps([{"role": "user", "content": f"PROMPT {i} for {agent}"}])
+        return StoredModelCall(
+            id=i,
+            task=task,
+            agent=agent,
+            model="m",
+            status="success",
+            started_at=at,
+            latency=1.0,
+            messages=messages,
+            reply=f"REPLY {i} from {agent}",
+        )
+
+    calls = [
+        call(1, "plan", "Manager", t0 + 4),
+        call(2, "plan -> Writer", "Writer", t0 + 6),
+        call(3, "plan", "Manager", t0 + 8),
+    ]
+    return RunDetail(run=run, tasks=tasks, model_calls=calls)
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
+def test_the_timeline_shows_start_up_delegation_a_never_started_task_and_opens_a_step(tmp_path) -> None:
+    from crew.store.timeline import write_timeline
+
+    page = write_timeline(_delegating_run(), tmp_path / "run.html")
+    dom, colours = _browse(page, tmp_path, "#step-m2")  # what a click on the delegated call's mark does
+    assert 'data-rendered="yes"' in dom
+    assert re.search(r'<g class="phase" data-phase="start-up">.*?4\.00s', dom)  # the 4 s before the first task
+    assert 'class="bar skipped"' not in dom and "skipped: never started" in dom  # no bar across the run
+    assert "↳ delegated to Writer" in dom  # its own lane under the task, not flattened into the manager's
+    assert dom.count('<a href="#step-m') == 3
+    opened = re.search(r'<details class="step" id="step-m2" open="">(.*?)</details>', dom, re.S)
+    assert opened is not None, "the clicked step did not open"
+    assert "PROMPT 2 for Writer" in opened.group(1) and "REPLY 2 from Writer" in opened.group(1)
+    assert not re.search(r'<details class="step" id="step-m1" open', dom)  # only the clicked one
+    assert colours.get((0xEE, 0xF0, 0xF4), 0) > 500  # the start-up bar is drawn

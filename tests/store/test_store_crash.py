@@ -102,6 +102,7 @@ def test_killed_while_the_third_model_call_is_in_flight_then_resumed(model, clea
     store = RunStore(folder / ".crew" / "runs.db")
     (killed,) = store.runs()
     assert killed.status == "interrupted"  # SIGKILL leaves "running" behind: its process is gone
+    assert (killed.usage.requests, killed.usage.total_tokens) == (2, 120)  # kept current: a resumed budget counts it
     assert [t.status for t in store.tasks(killed.id)][:2] == ["done", "done"]
     store.close()
 

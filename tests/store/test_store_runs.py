@@ -338,6 +338,33 @@ def test_a_store_that_cannot_write_says_so_in_an_event_and_the_run_goes_on(tmp_p
 
 
 def test_a_run_still_running_is_not_resumed_from_under_its_process(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    crew = _crew(Script(fail={"b"}), tmp_path / "runs.db")
+    with pytest.raises(CrewRunError) as caught:
+        crew.kickoff({"topic": "bees"})
+    store = crew.run_store()
+    run_id = caught.value.output.run_id
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # a live process of this host
+    try:
+        store.execute("UPDATE runs SET status = 'running', pid = ? WHERE id = ?", (other.pid, run_id))
+        with pytest.raises(StoreError, match=rf"run {run_id[:12]} is still running \(process {other.pid}\)"):
+            crew.resume(run_id)
+        with pytest.raises(StoreError, match="no unfinished run"):
+            crew.resume()
+    finally:
+        other.kill()
+        other.wait()
+    assert store.run(run_id).status == "interrupted"  # its process is gone
+    for task in crew.tasks:
+        task.agent.llm = FunctionModel(Script())
+    assert crew.resume().continued_from == run_id
+
+
+def test_a_run_killed_with_the_same_pid_as_this_process_is_resumable(tmp_path) -> None:
+    """In a container crew is PID 1 in every process: a "running" row with this process's pid is
+    alive only while this process records that run."""
     import os
 
     crew = _crew(Script(fail={"b"}), tmp_path / "runs.db")
@@ -346,15 +373,42 @@ def test_a_run_still_running_is_not_resumed_from_under_its_process(tmp_path) -> 
     store = crew.run_store()
     run_id = caught.value.output.run_id
     store.execute("UPDATE runs SET status = 'running', pid = ? WHERE id = ?", (os.getpid(), run_id))
-    with pytest.raises(StoreError, match=rf"run {run_id[:12]} is still running \(process {os.getpid()}\)"):
-        crew.resume(run_id)
-    with pytest.raises(StoreError, match="no unfinished run"):
-        crew.resume()
-    store.execute("UPDATE runs SET pid = 999999999 WHERE id = ?", (run_id,))  # its process is gone
     assert store.run(run_id).status == "interrupted"
     for task in crew.tasks:
         task.agent.llm = FunctionModel(Script())
     assert crew.resume().continued_from == run_id
+
+
+def test_a_full_disk_is_reported_once_by_its_name_and_the_run_is_never_recorded_done(tmp_path) -> None:
+    from crew import bus
+
+    store = RunStore(tmp_path / "runs.db")
+    crew = _crew(Script(), store)
+
+    def fill_the_disk(out: Any) -> None:
+        conn = store._conn
+        conn.execute(f"PRAGMA max_page_count = {conn.execute('PRAGMA page_count').fetchone()[0] + 2}")
+        with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
+            for i in range(10_000):
+                conn.execute("INSERT INTO crew_meta VALUES (?, ?)", (f"filler {i}", "x" * 2000))
+
+    crew.tasks[0].callback = fill_the_disk
+    errors = []
+    unsubscribe = bus.subscribe(lambda e: errors.append(e) if e.type == "store.error" else None)
+    try:
+        out = crew.kickoff({"topic": "bees " * 2000})  # every model call's row needs new pages
+    finally:
+        unsubscribe()
+    assert [o.status for o in out.tasks_output] == ["done"] * 4  # the run itself goes on
+    assert len(errors) == 1, [e.data["error"] for e in errors]
+    assert "database or disk is full" in errors[0].data["error"] and "rollback" not in errors[0].data["error"]
+    store._conn.execute("PRAGMA max_page_count = 1000000")
+    run = store.run(out.run_id)
+    assert run.status in ("interrupted", "failed")  # never `done` with its tasks' rows missing
+    assert "pending" in [t.status for t in store.tasks(out.run_id)]  # what `crew resume` will redo
+    from crew.store.recorder import lost_writes
+
+    assert "database or disk is full" in lost_writes.pop(out.run_id)  # what the CLI says after the run
 
 
 def test_a_crew_with_an_open_store_pickles_and_opens_the_same_file_again(tmp_path) -> None:
