@@ -20,7 +20,6 @@ from crew.config.fields import FieldSpec, Section, fields_of, model_class
 from crew.config.imports import ImportProblem, as_tool, check_import_path, import_object, risky
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
-from crew.config.servers import server_list
 from crew.models.transport import model_name_problem
 
 # Which texts take {placeholders}: the fields the models fill at kickoff.
@@ -374,6 +373,36 @@ class Builder:
                 ok = False  # the tool itself failed to load; already reported
         return ok, out
 
+    def server_list(self, entry: Entry, key: str, value: Any) -> tuple[bool, list[Any] | None]:
+        """An agent's ``mcp: [name, ...]``: the servers by name, unknown ones reported with a suggestion."""
+        if value is None:
+            return True, None
+        if not isinstance(value, list):
+            self.error(entry, key, "expected a list of MCP server names (declared under `mcp_servers:`)")
+            return False, None
+        out, ok = [], True
+        names = self.server_names
+        for i, name in enumerate(value):
+            line = value.line_of(i) if isinstance(value, YamlList) else None
+            if not isinstance(name, str) or name not in names:
+                hint = did_you_mean(str(name), names) or (
+                    f" (declared servers: {', '.join(sorted(names))})"
+                    if names
+                    else " (declare it under `mcp_servers:`)"
+                )
+                self.problems.add(
+                    entry.file,
+                    line or entry.line_of(key),
+                    f"{entry.path}.{key}[{i}]",
+                    f"unknown MCP server {name!r}{hint}",
+                )
+                ok = False
+            elif name in self.servers:
+                out.append(self.servers[name])
+            else:
+                ok = False  # its own entry was wrong; already reported
+        return ok, out
+
     def build_agents(self, entries: list[Entry]) -> dict[str, Any]:
         from crew.agent.agent import Agent
 
@@ -419,7 +448,7 @@ class Builder:
             if spec.kind == "tools":
                 good, resolved = self.tool_list(entry, key, value)
             elif spec.kind == "servers":
-                good, resolved = server_list(self, entry, key, value, self.servers, self.server_names)
+                good, resolved = self.server_list(entry, key, value)
             elif spec.kind in ("agent", "tasks", "section"):
                 continue
             else:

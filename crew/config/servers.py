@@ -167,32 +167,3 @@ def _flag(value: Any) -> str | None:
 
 def _transport(value: Any) -> str | None:
     return None if value in ("http", "sse") else f"expected http or sse, got {value!r}"
-
-
-def server_list(
-    builder: Builder, entry: Entry, key: str, value: Any, servers: dict[str, Any], names: set[str]
-) -> tuple[bool, list[Any] | None]:
-    """An agent's ``mcp: [name, ...]``: the servers by name, unknown ones reported with a suggestion."""
-    from crew.config.loader import YamlList
-
-    if value is None:
-        return True, None
-    if not isinstance(value, list):
-        builder.error(entry, key, "expected a list of MCP server names (declared under `mcp_servers:`)")
-        return False, None
-    out, ok = [], True
-    for i, name in enumerate(value):
-        line = value.line_of(i) if isinstance(value, YamlList) else None
-        if not isinstance(name, str) or name not in names:
-            hint = did_you_mean(str(name), names) or (
-                f" (declared servers: {', '.join(sorted(names))})" if names else " (declare it under `mcp_servers:`)"
-            )
-            builder.problems.add(
-                entry.file, line or entry.line_of(key), f"{entry.path}.{key}[{i}]", f"unknown MCP server {name!r}{hint}"
-            )
-            ok = False
-        elif name in servers:
-            out.append(servers[name])
-        else:
-            ok = False  # its own entry was wrong; already reported
-    return ok, out
