@@ -289,22 +289,10 @@ class Builder:
     def build_tools(self, entries: list[Entry]) -> None:
         self.tool_names |= {e.name for e in entries}
         for entry in entries:
-            settings: dict[str, Any] = {}
-            spec_value: Any = entry.data
-            if isinstance(entry.data, YamlMap):
-                fields = self.check_keys(entry, "tool") or {}
-                spec_value = entry.data.get("import")
-                if "import" not in entry.data:
-                    self.error(entry, "", "a tool given as a mapping needs `import: module:attr`")
-                    continue
-                ok = True
-                for key, spec in fields.items():
-                    if key == "import":
-                        continue
-                    good, settings[key] = self.value_of(entry, key, spec, entry.data[key])
-                    ok = ok and good
-                if not ok:
-                    continue
+            read = self._tool_spec(entry)
+            if read is None:
+                continue
+            spec_value, settings = read
             if risky(spec_value):
                 self.problems.add(
                     entry.file,
@@ -314,18 +302,38 @@ class Builder:
                     "modules: the model will call it with arguments of its own choosing",
                     "warning",
                 )
-            try:
-                if self.import_code:
-                    obj = import_object(spec_value, self.folder)
-                else:
-                    check_import_path(spec_value, self.folder)
-                    obj = _not_imported(entry.name)
-                built = self._as_tool(entry, obj, settings)
-            except ImportProblem as exc:
-                self.error(entry, "import" if settings or isinstance(entry.data, YamlMap) else "", str(exc))
-                continue
+            built = self._load_tool(entry, spec_value, settings)
             if built is not None:
                 self.tools[entry.name] = built
+
+    def _tool_spec(self, entry: Entry) -> tuple[Any, dict[str, Any]] | None:
+        """A tool's import path and its settings (``name: module:attr`` has none); None after an error."""
+        if not isinstance(entry.data, YamlMap):
+            return entry.data, {}
+        fields = self.check_keys(entry, "tool") or {}
+        if "import" not in entry.data:
+            self.error(entry, "", "a tool given as a mapping needs `import: module:attr`")
+            return None
+        settings: dict[str, Any] = {}
+        ok = True
+        for key, spec in fields.items():
+            if key != "import":
+                good, settings[key] = self.value_of(entry, key, spec, entry.data[key])
+                ok = ok and good
+        return (entry.data.get("import"), settings) if ok else None
+
+    def _load_tool(self, entry: Entry, spec_value: Any, settings: dict[str, Any]) -> Any:
+        """The tool an import path names (a stand-in under ``--no-import``); None after an error."""
+        try:
+            if self.import_code:
+                obj = import_object(spec_value, self.folder)
+            else:
+                check_import_path(spec_value, self.folder)
+                obj = _not_imported(entry.name)
+            return self._as_tool(entry, obj, settings)
+        except ImportProblem as exc:
+            self.error(entry, "import" if settings or isinstance(entry.data, YamlMap) else "", str(exc))
+            return None
 
     def _as_tool(self, entry: Entry, obj: Any, settings: dict[str, Any]) -> Any:
         from pydantic import ValidationError

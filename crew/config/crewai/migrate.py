@@ -167,7 +167,11 @@ class _Writer:
         classes = self.composer.resolver._closure(self.names & set(self.plan.definitions))
         for name in classes:
             self.names |= {n.id for n in ast.walk(self.plan.definitions[name]) if isinstance(n, ast.Name)}
-        imports = sorted(n for n in self.names if n in self.plan.imports)
+        lines = [*self._header(), *self._import_lines(), *self._definition_lines(classes), *self._tool_lines(refs)]
+        return "\n".join(lines).rstrip() + "\n"
+
+    def _header(self) -> list[str]:
+        """The docstring, and the project's source folder put on ``sys.path``."""
         source_root = Path(self.crewai.source_root).resolve()
         inside = self.target.is_relative_to(_project_root(source_root))
         where = (
@@ -175,7 +179,7 @@ class _Writer:
             if inside
             else repr(str(source_root))
         )
-        lines = [
+        return [
             f'"""Tools and output models of the CrewAI project {self.crewai.folder.name}, written by `crew migrate`.',
             "",
             "The project's own modules are imported from its source folder; while they import, crew stands in",
@@ -190,21 +194,29 @@ class _Writer:
             f"sys.path.insert(0, str({where}))",
             "",
         ]
-        if imports:
-            grouped: dict[str, list[str]] = {}
-            for name in imports:
-                module, what = self._import_parts(name)
-                grouped.setdefault(module, []).append(what)
-            lines.append("with crewai_alias():")
-            for module, names in sorted(grouped.items()):
-                plain_imports = [n for n in names if n.startswith("import ")]
-                lines += [f"    {n}" for n in plain_imports]
-                froms = [n for n in names if not n.startswith("import ")]
-                if froms:
-                    lines.append(f"    from {module} import {', '.join(froms)}")
-            lines.append("")
+
+    def _import_lines(self) -> list[str]:
+        """crew.py's imports of the names carried over, grouped by module, under CrewAI's stand-in."""
+        imports = sorted(n for n in self.names if n in self.plan.imports)
+        if not imports:
+            return []
+        grouped: dict[str, list[str]] = {}
+        for name in imports:
+            module, what = self._import_parts(name)
+            grouped.setdefault(module, []).append(what)
+        lines = ["with crewai_alias():"]
+        for module, names in sorted(grouped.items()):
+            lines += [f"    {n}" for n in names if n.startswith("import ")]
+            froms = [n for n in names if not n.startswith("import ")]
+            if froms:
+                lines.append(f"    from {module} import {', '.join(froms)}")
+        return [*lines, ""]
+
+    def _definition_lines(self, classes: set[str]) -> list[str]:
+        """The constants and the classes of crew.py the carried names need, copied as written."""
         source = self.crewai.crew_file.read_text(encoding="utf-8")
         source_lines = source.splitlines()
+        lines = []
         carried = [self.plan.definitions[name] for name in classes]
         for name in self.composer.resolver.constants(_names(carried)):
             value = self.plan.assigns[name]
@@ -213,13 +225,18 @@ class _Writer:
             if name in classes:
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 lines += ["", "\n".join(source_lines[first - 1 : node.end_lineno]), ""]
+        return lines
+
+    def _tool_lines(self, refs: dict[str, Any]) -> list[str]:
+        """``var = Tool(args)`` for each tool crew.py builds in place (an imported one is re-exported as it is)."""
+        lines = []
         for key, var in self.tool_vars.items():
             ref = refs.get(key)
             if ref is None or var == ref.name:
                 continue
             args = ", ".join([*(repr(v) for v in ref.args), *(f"{k}={v!r}" for k, v in ref.kwargs.items())])
             lines.append(f"{var} = {ref.name}({args})" if ref.called else f"{var} = {ref.name}")
-        return "\n".join(lines).rstrip() + "\n"
+        return lines
 
     def _import_parts(self, name: str) -> tuple[str, str]:
         """(module, what to import): ``import m as n`` whole, or the ``attr [as name]`` of a from-import."""
