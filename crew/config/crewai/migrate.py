@@ -42,14 +42,14 @@ def migrate(path: str | Path, out: str | Path | None = None) -> Migration:
         raise ConfigError(
             f"{path}: no CrewAI crew.py (a @CrewBase class) to migrate; this folder already loads as it is"
         )
-    target = Path(out) if out is not None else _project_root(crewai.folder) / "crew_native"
-    if target.exists() and not target.is_dir():
-        raise ConfigError(f"{target}: not a folder")
+    _read_inside(crewai)
     module = _module_name(crewai)
-    if (target / "crew.yaml").exists() or (target / f"{module}.py").exists():
-        raise ConfigError(f"{target} already holds crew.yaml or {module}.py; choose another folder with -o DIR")
+    target = _target(crewai, out, module)
     writer = _Writer(crewai, project.inputs, target.resolve(), module)
     document = writer.document()
+    if "name" not in document and getattr(project.crew, "name", None):
+        # the project's name, not the output folder's (which a crew without `name:` would take)
+        document = {"name": project.crew.name, **document}
     target.mkdir(parents=True, exist_ok=True)
     from crew.config.crewai.scripts import DATED
 
@@ -66,6 +66,35 @@ def migrate(path: str | Path, out: str | Path | None = None) -> Migration:
     tools_py.write_text(writer.tools_module(), encoding="utf-8")
     migration.written = [crew_yaml, tools_py]
     return migration
+
+
+def _target(crewai: Any, out: str | Path | None, module: str) -> Path:
+    """The folder to write, checked: the default one stays inside the project, and nothing is written
+    through a symbolic link (a project could plant ``crew_native -> ~/.ssh`` to have a file written there)."""
+    root = _project_root(crewai.folder)
+    target = Path(out) if out is not None else root / "crew_native"
+    if out is None and (target.is_symlink() or not target.resolve().is_relative_to(root.resolve())):
+        raise ConfigError(f"{target} is a symbolic link out of the project; choose the folder with -o DIR")
+    if target.exists() and not target.is_dir():
+        raise ConfigError(f"{target}: not a folder")
+    files = [target / "crew.yaml", target / f"{module}.py"]
+    linked = [f for f in files if f.is_symlink()]
+    if linked:
+        raise ConfigError(f"{linked[0]} is a symbolic link; crew migrate does not write through one")
+    if any(f.exists() for f in files):
+        raise ConfigError(f"{target} already holds crew.yaml or {module}.py; choose another folder with -o DIR")
+    return target
+
+
+def _read_inside(crewai: Any) -> None:
+    """The crew file is copied from (its classes go to tools.py): it must be the project's own, not a
+    link to a file elsewhere."""
+    root = _project_root(crewai.folder).resolve()
+    crew_file = Path(crewai.crew_file)
+    if not crew_file.resolve().is_relative_to(root):
+        raise ConfigError(
+            f"{crew_file} is a symbolic link out of the project ({root}); crew migrate does not follow it"
+        )
 
 
 def _module_name(crewai: Any) -> str:
@@ -172,13 +201,9 @@ class _Writer:
 
     def _header(self) -> list[str]:
         """The docstring, and the project's source folder put on ``sys.path``."""
-        source_root = Path(self.crewai.source_root).resolve()
-        inside = self.target.is_relative_to(_project_root(source_root))
-        where = (
-            f"(Path(__file__).resolve().parent / {os.path.relpath(source_root, self.target)!r}).resolve()"
-            if inside
-            else repr(str(source_root))
-        )
+        # relative to this file, wherever -o put it: the two folders move (or are shared) together
+        relative = os.path.relpath(Path(self.crewai.source_root).resolve(), self.target)
+        where = f"(Path(__file__).resolve().parent / {relative!r}).resolve()"
         return [
             f'"""Tools and output models of the CrewAI project {self.crewai.folder.name}, written by `crew migrate`.',
             "",
