@@ -67,12 +67,13 @@ class CrewAIProject:
 def locate(folder: Path) -> CrewAIProject | None:
     """The CrewAI side of a crew folder (the one holding ``config/``); None when it has neither crew file nor script."""
     from crew.config.crewai.reader import read_crew_file
+    from crew.config.crewai.scripts import crew_import
     from crew.config.problems import display_path
 
     folder = folder.resolve()
     candidates = sorted(p for p in folder.glob("*.py") if p.is_file())
     crew_file = _crew_file(candidates)
-    scripts = [p for p in candidates if p != crew_file and _builds_or_runs(p)]
+    scripts = [p for p in candidates if p != crew_file and _builds_or_runs(p) and crew_import(p) is None]
     if crew_file is None and not scripts:
         return None
     root, package = _source_root(folder)
@@ -109,14 +110,24 @@ def _read_scripts(project: CrewAIProject, scripts: list[Path]) -> None:
 
 def script_refusals(folder: Path) -> list[str]:
     """Why a folder without YAML cannot run: its scripts compose their crew in Python (one line each)."""
-    from crew.config.crewai.scripts import read_script
+    from crew.config.crewai.scripts import crew_import, read_script
     from crew.config.problems import display_path
 
     out = []
     for script in sorted(p for p in folder.glob("*.py") if p.is_file() and _builds_or_runs(p)):
+        line = crew_import(script)
+        if line is not None:
+            out.append(f"{display_path(script)}:{line}: {_OWN_SCRIPT}")
+            continue
         _, issues = read_script(script, has_crew_file=False)
         out += [f"{display_path(script)}:{i.line}: {i.message}" for i in issues if i.level == "error"]
     return out
+
+
+_OWN_SCRIPT = (
+    "this script builds its crew in Python with crew itself: it is a program, run it as one (its folder's "
+    "README says how); crew kickoff reads a crew folder's crew.yaml"
+)
 
 
 def flow_crews(folder: Path) -> list[Path]:

@@ -49,6 +49,23 @@ def read_script(path: Path, *, has_crew_file: bool) -> tuple[dict[str, Any], lis
     return inputs, issues + notes
 
 
+def crew_import(path: Path) -> int | None:
+    """The line where a script imports crew itself (and not CrewAI): such a script is crew's own Python
+    (an app serving a crew, like ``examples/web_stream``), not a CrewAI project's; None otherwise."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, OSError, UnicodeDecodeError, ValueError):
+        return None
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.setdefault(node.module.split(".")[0], node.lineno)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                found.setdefault(alias.name.split(".")[0], node.lineno)
+    return found.get("crew") if "crewai" not in found else None
+
+
 def read_inputs(path: Path) -> tuple[dict[str, Any], list[Issue]]:
     """The default inputs a file passes to ``kickoff`` (``if __name__ == "__main__":`` blocks too)."""
     try:
@@ -199,4 +216,4 @@ def _name(node: ast.expr) -> str:
     return ""
 
 
-__all__ = ["DATED", "DRIVING", "read_inputs", "read_script"]
+__all__ = ["DATED", "DRIVING", "crew_import", "read_inputs", "read_script"]
