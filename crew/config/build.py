@@ -74,7 +74,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _not_imported(name: str) -> Any:
+def not_imported(name: str) -> Any:
     """A stand-in for a tool that ``--no-import`` did not import (it must not be run)."""
 
     def not_imported() -> str:
@@ -329,7 +329,7 @@ class Builder:
                 obj = import_object(spec_value, self.folder)
             else:
                 check_import_path(spec_value, self.folder)
-                obj = _not_imported(entry.name)
+                obj = not_imported(entry.name)
             return self._as_tool(entry, obj, settings)
         except ImportProblem as exc:
             self.error(entry, "import" if settings or isinstance(entry.data, YamlMap) else "", str(exc))

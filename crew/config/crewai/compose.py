@@ -238,6 +238,9 @@ class Composer:
         model = key == "llm" or key.endswith("_llm")
         if arg.kind == "object" and known and not model:
             try:
+                if not self.builder.import_code:  # checked, and left unset: only importing could build it
+                    self.resolver.check(arg.value)
+                    return _SKIP
                 return Resolved(self.resolver.obj(arg.value), arg.value)
             except Unresolved as exc:
                 self.problems.add(file, arg.line, path, f"`{arg.source}`: {exc}")
@@ -266,7 +269,7 @@ class Composer:
     def _load_tool(self, ref: ToolRef, who: str, path: str) -> str | None:
         file = self.plan.file
         try:
-            obj = self.resolver.obj(ref.name)
+            obj = self.resolver.obj(ref.name) if self.builder.import_code else self.resolver.check(ref.name)
         except MissingPackage as exc:
             signature = ref.signature
             entry = self.missing.setdefault(
@@ -277,6 +280,23 @@ class Composer:
         except Unresolved as exc:
             self.problems.add(file, ref.line, path, f"tool `{ref.source}`: {exc}")
             return None
+        tool = self._tool_of(ref, obj, path) if self.builder.import_code else _stand_in(ref)
+        if tool is None:
+            return None
+        from crew.tools.schema import sanitize_tool_name
+
+        key, n = sanitize_tool_name(tool.name), 1
+        while key in self.builder.tools:
+            n += 1
+            key = f"{sanitize_tool_name(tool.name)}_{n}"
+        self.builder.tools[key] = tool
+        self.builder.tool_names.add(key)
+        self.tool_sources[key] = ref
+        return key
+
+    def _tool_of(self, ref: ToolRef, obj: Any, path: str) -> Any:
+        """The crew tool of the object crew.py names (called with its literal arguments when it is a call)."""
+        file = self.plan.file
         if ref.called:
             try:
                 obj = obj(*ref.args, **ref.kwargs)
@@ -295,17 +315,7 @@ class Composer:
                 path,
                 f"`{ref.source}` is a {type(obj).__name__}, not a tool (expected a crew, CrewAI or LangChain tool)",
             )
-            return None
-        from crew.tools.schema import sanitize_tool_name
-
-        key, n = sanitize_tool_name(tool.name), 1
-        while key in self.builder.tools:
-            n += 1
-            key = f"{sanitize_tool_name(tool.name)}_{n}"
-        self.builder.tools[key] = tool
-        self.builder.tool_names.add(key)
-        self.tool_sources[key] = ref
-        return key
+        return tool
 
     def _yaml_tools(self, data: YamlMap, who: str, path: str) -> None:
         """``tools: [name]`` in agents.yaml names @tool methods of the class (CrewAI's mapping)."""
@@ -356,6 +366,15 @@ def crew_tool(obj: Any) -> Any:
     except ImportError:  # pragma: no cover - the adapters arrive with the tools-interop work
         return None
     return adapt_tool(obj)
+
+
+def _stand_in(ref: ToolRef) -> Any:
+    """A tool named after what crew.py names, for ``--no-import``: never imported, so never run."""
+    from crew.config.build import not_imported
+    from crew.tools.decorator import tool
+
+    name = ref.name.rsplit(".", 1)[-1]
+    return tool(name, not_imported(name))
 
 
 def _map(line: int) -> YamlMap:
