@@ -114,6 +114,7 @@ class Builder:
         self.out_dir = out_dir
         self.require_model = require_model
         self.crew_llm: Any = None
+        self.env_model: str | None = None  # a CrewAI project's MODEL (its .env, or the environment)
         self.tools: dict[str, Any] = {}
         self.tool_names: set[str] = set()
         self.servers: dict[str, Any] = {}
@@ -222,8 +223,9 @@ class Builder:
         return False, None
 
     def crew_model(self, value: Any) -> Any:
-        """The crew's default model: --llm, else crew.yaml's ``llm:``, else $CREW_LLM."""
-        return self.llm_override or value or os.environ.get("CREW_LLM") or None
+        """The crew's default model: --llm, else crew.yaml's ``llm:``, else $CREW_LLM, else (a CrewAI
+        project's) $MODEL."""
+        return self.llm_override or value or os.environ.get("CREW_LLM") or self.env_model or None
 
     def construct(
         self,

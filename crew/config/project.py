@@ -41,6 +41,8 @@ class CrewProject:
     """MCP servers by their ``mcp_servers:`` name (not started: ``crew tools`` and kickoff open them)."""
     problems: Problems = field(default_factory=Problems)
     crewai: Any = None  # the CrewAI side (a ``CrewAIProject``) when the folder has a crew.py
+    env_note: Problem | None = None
+    """What a CrewAI project's ``.env`` gave (names only), for kickoff to say; None without one."""
 
     @property
     def warnings(self) -> list[Problem]:
@@ -149,6 +151,7 @@ def load_project(
     if crewai is not None:
         files.update(crewai.config_files())
     problems = Problems()
+    env_note = _crewai_env(crewai, problems) if crewai is not None else None
     trees: dict[str, Any] = {}
     unreadable: set[str] = set()
     for role, file in files.items():
@@ -164,12 +167,31 @@ def load_project(
         require_model=require_model,
         import_code=import_code,
     )
+    if crewai is not None:
+        from crew.config.crewai.dotenv import model
+
+        builder.env_model = model()
     project = _build(builder, files, trees, unreadable, crewai)
-    project.crewai = crewai
+    project.crewai, project.env_note = crewai, env_note
     if crewai is not None and crewai.crew_file is not None:
         project.files.append(display_path(crewai.crew_file))
     problems.raise_errors()
     return project
+
+
+def _crewai_env(crewai: Any, problems: Problems) -> Problem | None:
+    """A CrewAI project's ``.env``, read into the environment as CrewAI reads it; the note saying so
+    names the file and the variables, never a value."""
+    from crew.config.crewai.dotenv import load
+
+    found = load(crewai.folder)
+    if found is None:
+        return None
+    taken = f"took {', '.join(found.set)}" if found.set else "took nothing"
+    kept = f"; {', '.join(found.kept)} already set in the environment, kept" if found.kept else ""
+    note = Problem(display_path(found.path), 1, "", f"{taken} from this file, as CrewAI does{kept}", "note")
+    problems.items.append(note)
+    return note
 
 
 def load_crew(path: str | Path = ".", *, llm: str | None = None, out_dir: str | Path | None = None) -> Any:
