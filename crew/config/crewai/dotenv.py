@@ -33,13 +33,15 @@ class DotEnv:
 
 def find(folder: Path) -> Path | None:
     """The ``.env`` of the project: in the crew folder or a folder above it, up to the project's root
-    (the folder with ``pyproject.toml``); never above the project."""
+    (the folder with ``pyproject.toml``; the crew folder itself when there is none), never above it,
+    and never a link to a file outside its folder."""
     folder = folder.resolve()
+    root = next((p for p in (folder, *folder.parents) if (p / "pyproject.toml").is_file()), folder)
     for candidate in (folder, *folder.parents):
         path = candidate / ".env"
         if path.is_file() and path.resolve().is_relative_to(candidate):
             return path
-        if (candidate / "pyproject.toml").is_file():
+        if candidate == root:
             return None
     return None
 

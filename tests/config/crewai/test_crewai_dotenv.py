@@ -70,3 +70,18 @@ def test_the_dotenv_lines_crewai_projects_write() -> None:
         "BARE": "x",
         "EMPTY": "",
     }
+
+
+def test_a_dotenv_above_the_project_or_linked_from_outside_is_not_read(tmp_path: Path) -> None:
+    from crew.config.crewai.dotenv import find
+
+    flat = tmp_path / "projects" / "flat_crew"
+    shutil.copytree(PROJECTS / "flat_crew", flat)
+    (tmp_path / "projects" / ".env").write_text("MODEL=test\n")  # no pyproject.toml: the folder is the project
+    assert find(flat) is None
+    (flat / ".env").symlink_to(tmp_path / "projects" / ".env")
+    assert find(flat) is None
+    src = tmp_path / "latest_ai"
+    shutil.copytree(PROJECTS / "latest_ai", src)
+    (src / ".env").write_text("MODEL=test\n")
+    assert find(src / "src" / "latest_ai") == src / ".env"  # the project root, from its package folder
