@@ -89,6 +89,8 @@ def _project(path: str | Path, *, llm: str | None, out: str | None) -> Any:
     project = load_project(path, llm=llm, out_dir=out, require_model=True)
     for warning in project.warnings:
         print(warning, file=sys.stderr)
+    if project.env_note is not None:
+        print(project.env_note, file=sys.stderr)
     from crew.store.scrub import scrubber_for
 
     scrubber_for(project.crew)  # the crew's keys are masked in everything from here on, stored or not

@@ -20,7 +20,6 @@ from crew.config.fields import FieldSpec, Section, fields_of, model_class
 from crew.config.imports import ImportProblem, as_tool, check_import_path, import_object, risky
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
-from crew.config.servers import server_list
 from crew.models.doors import model_name_problem
 
 # Which texts take {placeholders}: the fields the models fill at kickoff.
@@ -75,7 +74,7 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _not_imported(name: str) -> Any:
+def not_imported(name: str) -> Any:
     """A stand-in for a tool that ``--no-import`` did not import (it must not be run)."""
 
     def not_imported() -> str:
@@ -115,6 +114,7 @@ class Builder:
         self.out_dir = out_dir
         self.require_model = require_model
         self.crew_llm: Any = None
+        self.env_model: str | None = None  # a CrewAI project's MODEL (its .env, or the environment)
         self.tools: dict[str, Any] = {}
         self.tool_names: set[str] = set()
         self.servers: dict[str, Any] = {}
@@ -223,8 +223,9 @@ class Builder:
         return False, None
 
     def crew_model(self, value: Any) -> Any:
-        """The crew's default model: --llm, else crew.yaml's ``llm:``, else $CREW_LLM."""
-        return self.llm_override or value or os.environ.get("CREW_LLM") or None
+        """The crew's default model: --llm, else crew.yaml's ``llm:``, else $CREW_LLM, else (a CrewAI
+        project's) $MODEL."""
+        return self.llm_override or value or os.environ.get("CREW_LLM") or self.env_model or None
 
     def construct(
         self,
@@ -290,22 +291,10 @@ class Builder:
     def build_tools(self, entries: list[Entry]) -> None:
         self.tool_names |= {e.name for e in entries}
         for entry in entries:
-            settings: dict[str, Any] = {}
-            spec_value: Any = entry.data
-            if isinstance(entry.data, YamlMap):
-                fields = self.check_keys(entry, "tool") or {}
-                spec_value = entry.data.get("import")
-                if "import" not in entry.data:
-                    self.error(entry, "", "a tool given as a mapping needs `import: module:attr`")
-                    continue
-                ok = True
-                for key, spec in fields.items():
-                    if key == "import":
-                        continue
-                    good, settings[key] = self.value_of(entry, key, spec, entry.data[key])
-                    ok = ok and good
-                if not ok:
-                    continue
+            read = self._tool_spec(entry)
+            if read is None:
+                continue
+            spec_value, settings = read
             if risky(spec_value):
                 self.problems.add(
                     entry.file,
@@ -315,18 +304,38 @@ class Builder:
                     "modules: the model will call it with arguments of its own choosing",
                     "warning",
                 )
-            try:
-                if self.import_code:
-                    obj = import_object(spec_value, self.folder)
-                else:
-                    check_import_path(spec_value, self.folder)
-                    obj = _not_imported(entry.name)
-                built = self._as_tool(entry, obj, settings)
-            except ImportProblem as exc:
-                self.error(entry, "import" if settings or isinstance(entry.data, YamlMap) else "", str(exc))
-                continue
+            built = self._load_tool(entry, spec_value, settings)
             if built is not None:
                 self.tools[entry.name] = built
+
+    def _tool_spec(self, entry: Entry) -> tuple[Any, dict[str, Any]] | None:
+        """A tool's import path and its settings (``name: module:attr`` has none); None after an error."""
+        if not isinstance(entry.data, YamlMap):
+            return entry.data, {}
+        fields = self.check_keys(entry, "tool") or {}
+        if "import" not in entry.data:
+            self.error(entry, "", "a tool given as a mapping needs `import: module:attr`")
+            return None
+        settings: dict[str, Any] = {}
+        ok = True
+        for key, spec in fields.items():
+            if key != "import":
+                good, settings[key] = self.value_of(entry, key, spec, entry.data[key])
+                ok = ok and good
+        return (entry.data.get("import"), settings) if ok else None
+
+    def _load_tool(self, entry: Entry, spec_value: Any, settings: dict[str, Any]) -> Any:
+        """The tool an import path names (a stand-in under ``--no-import``); None after an error."""
+        try:
+            if self.import_code:
+                obj = import_object(spec_value, self.folder)
+            else:
+                check_import_path(spec_value, self.folder)
+                obj = not_imported(entry.name)
+            return self._as_tool(entry, obj, settings)
+        except ImportProblem as exc:
+            self.error(entry, "import" if settings or isinstance(entry.data, YamlMap) else "", str(exc))
+            return None
 
     def _as_tool(self, entry: Entry, obj: Any, settings: dict[str, Any]) -> Any:
         from pydantic import ValidationError
@@ -374,6 +383,36 @@ class Builder:
                 ok = False  # the tool itself failed to load; already reported
         return ok, out
 
+    def server_list(self, entry: Entry, key: str, value: Any) -> tuple[bool, list[Any] | None]:
+        """An agent's ``mcp: [name, ...]``: the servers by name, unknown ones reported with a suggestion."""
+        if value is None:
+            return True, None
+        if not isinstance(value, list):
+            self.error(entry, key, "expected a list of MCP server names (declared under `mcp_servers:`)")
+            return False, None
+        out, ok = [], True
+        names = self.server_names
+        for i, name in enumerate(value):
+            line = value.line_of(i) if isinstance(value, YamlList) else None
+            if not isinstance(name, str) or name not in names:
+                hint = did_you_mean(str(name), names) or (
+                    f" (declared servers: {', '.join(sorted(names))})"
+                    if names
+                    else " (declare it under `mcp_servers:`)"
+                )
+                self.problems.add(
+                    entry.file,
+                    line or entry.line_of(key),
+                    f"{entry.path}.{key}[{i}]",
+                    f"unknown MCP server {name!r}{hint}",
+                )
+                ok = False
+            elif name in self.servers:
+                out.append(self.servers[name])
+            else:
+                ok = False  # its own entry was wrong; already reported
+        return ok, out
+
     def build_agents(self, entries: list[Entry]) -> dict[str, Any]:
         from crew.agent.agent import Agent
 
@@ -419,7 +458,7 @@ class Builder:
             if spec.kind == "tools":
                 good, resolved = self.tool_list(entry, key, value)
             elif spec.kind == "servers":
-                good, resolved = server_list(self, entry, key, value, self.servers, self.server_names)
+                good, resolved = self.server_list(entry, key, value)
             elif spec.kind in ("agent", "tasks", "section"):
                 continue
             else:

@@ -98,29 +98,35 @@ def _import_module(name: str, folder: Path) -> Any:
     folder = folder.resolve()
     top = name.split(".")[0]
     # A CrewAI project's own crew.py must never shadow this package.
-    local = top != "crew" and ((folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file())
-    if local:
+    if top != "crew" and ((folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file()):
         _make_current(folder)
-        loaded = getattr(sys.modules.get(top), "__file__", None)
-        if loaded is not None and not loaded.startswith(str(folder) + os.sep):  # another module by that name
-            for key in [k for k in sys.modules if k == top or k.startswith(top + ".")]:
-                del sys.modules[key]
+        _forget_other(top, folder)
     try:
         return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any error inside user code is reported, not raised
+        raise _import_problem(exc, name, folder) from None
+
+
+def _forget_other(top: str, folder: Path) -> None:
+    """Drop a module named like the crew folder's ``top`` but loaded from elsewhere, with its submodules."""
+    loaded = getattr(sys.modules.get(top), "__file__", None)
+    if loaded is not None and not loaded.startswith(str(folder) + os.sep):
+        for key in [k for k in sys.modules if k == top or k.startswith(top + ".")]:
+            del sys.modules[key]
+
+
+def _import_problem(exc: BaseException, name: str, folder: Path) -> ImportProblem:
+    """What went wrong importing ``name``, in the user's terms (a missing module, a syntax error, its own error)."""
+    if isinstance(exc, ModuleNotFoundError):
         if exc.name == name or (exc.name and name.startswith(exc.name + ".")):
-            raise ImportProblem(f"no module '{name}' (looked in {folder} and on the Python path)") from None
-        raise ImportProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}") from None
-    except SyntaxError as exc:
+            return ImportProblem(f"no module '{name}' (looked in {folder} and on the Python path)")
+        return ImportProblem(f"importing '{name}' failed: {type(exc).__name__}: {exc}")
+    if isinstance(exc, SyntaxError):
         where = f"{Path(exc.filename or name).name}:{exc.lineno}" if exc.lineno else name
-        raise ImportProblem(f"importing '{name}' failed: {where}: {exc.msg}") from None
-    except Exception as exc:  # noqa: BLE001 - any error inside user code is reported, not raised
-        where = _where(name, folder)
-        raise ImportProblem(f"importing '{name}' failed{where}: {type(exc).__name__}: {exc}") from None
-    except SystemExit as exc:  # sys.exit() at import time: the module's error, not the command's exit
-        raise ImportProblem(
-            f"importing '{name}' failed{_where(name, folder)}: it called sys.exit({exc.code!r})"
-        ) from None
+        return ImportProblem(f"importing '{name}' failed: {where}: {exc.msg}")
+    if isinstance(exc, SystemExit):  # sys.exit() at import time: the module's error, not the command's exit
+        return ImportProblem(f"importing '{name}' failed{_where(name, folder)}: it called sys.exit({exc.code!r})")
+    return ImportProblem(f"importing '{name}' failed{_where(name, folder)}: {type(exc).__name__}: {exc}")
 
 
 def _where(name: str, folder: Path) -> str:

@@ -296,34 +296,47 @@ def _open_keys(text: str) -> list[Any]:
     Replays the parser's events up to the error: each mapping remembers the key whose
     value is being read, each sequence the index of its item.
     """
-    frames: list[list[Any]] = []  # ["map", key, reading_value] or ["seq", index]
-
-    def value_done() -> None:
-        if frames and frames[-1][0] == "map":
-            frames[-1][2] = False
-
+    frames = _Frames()
     try:
         for event in yaml.parse(text, Loader=_Base):
-            if not isinstance(event, yaml.NodeEvent) and not isinstance(event, yaml.CollectionEndEvent):
-                continue
             if isinstance(event, yaml.CollectionEndEvent):
-                frames.pop()
-                value_done()
-                continue
-            top = frames[-1] if frames else None
-            if top is not None and top[0] == "map" and not top[2]:  # this node is a key
-                top[1], top[2] = getattr(event, "value", "?"), True
-                if isinstance(event, yaml.CollectionStartEvent):
-                    frames.append(["map" if isinstance(event, yaml.MappingStartEvent) else "seq", None, False])
-                continue
-            if top is not None and top[0] == "seq" and isinstance(top[1], int):
-                top[1] += 1
-            if isinstance(event, yaml.MappingStartEvent):
-                frames.append(["map", None, False])
-            elif isinstance(event, yaml.SequenceStartEvent):
-                frames.append(["seq", -1])
-            else:
-                value_done()
+                frames.close()
+            elif isinstance(event, yaml.NodeEvent):
+                frames.node(event)
     except (yaml.YAMLError, TypeError, ValueError):
         pass
-    return [f[1] for f in frames if (f[0] == "map" and f[2]) or (f[0] == "seq" and f[1] >= 0)]
+    return frames.open_keys()
+
+
+class _Frames:
+    """The open collections of a replayed parse: ["map", key, reading_value] or ["seq", index] each."""
+
+    def __init__(self) -> None:
+        self.stack: list[list[Any]] = []
+
+    def close(self) -> None:
+        self.stack.pop()
+        self._value_done()
+
+    def node(self, event: yaml.NodeEvent) -> None:
+        top = self.stack[-1] if self.stack else None
+        if top is not None and top[0] == "map" and not top[2]:  # this node is a key
+            top[1], top[2] = getattr(event, "value", "?"), True
+            if isinstance(event, yaml.CollectionStartEvent):
+                self.stack.append(["map" if isinstance(event, yaml.MappingStartEvent) else "seq", None, False])
+            return
+        if top is not None and top[0] == "seq" and isinstance(top[1], int):
+            top[1] += 1
+        if isinstance(event, yaml.MappingStartEvent):
+            self.stack.append(["map", None, False])
+        elif isinstance(event, yaml.SequenceStartEvent):
+            self.stack.append(["seq", -1])
+        else:
+            self._value_done()
+
+    def _value_done(self) -> None:
+        if self.stack and self.stack[-1][0] == "map":
+            self.stack[-1][2] = False
+
+    def open_keys(self) -> list[Any]:
+        return [f[1] for f in self.stack if (f[0] == "map" and f[2]) or (f[0] == "seq" and f[1] >= 0)]

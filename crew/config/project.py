@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from crew.common.keywords import did_you_mean
 from crew.config.build import Builder, Entry, Placeholder, key_path, plain
@@ -41,6 +41,8 @@ class CrewProject:
     """MCP servers by their ``mcp_servers:`` name (not started: ``crew tools`` and kickoff open them)."""
     problems: Problems = field(default_factory=Problems)
     crewai: Any = None  # the CrewAI side (a ``CrewAIProject``) when the folder has a crew.py
+    env_note: Problem | None = None
+    """What a CrewAI project's ``.env`` gave (names only), for kickoff to say; None without one."""
 
     @property
     def warnings(self) -> list[Problem]:
@@ -64,48 +66,52 @@ class CrewProject:
 
 def find_files(path: Path) -> dict[str, Path]:
     """The crew's YAML files by role ("crew", "agents", "tasks"); ConfigError when there are none."""
-    if path.is_file():
-        if path.suffix.lower() not in (".yaml", ".yml"):
-            raise ConfigError(f"{display_path(path)}: expected a crew folder or a .yaml file")
-        folder = path.parent
-        role = next((r for r, names in _NAMES.items() if path.name in names and r != "crew"), "crew")
-        found = {role: path}
-    elif path.is_dir():
-        folder, found = path, {}
-    else:
-        raise ConfigError(f"{display_path(path)}: no such file or folder")
+    folder, found = _given(path)
     # CrewAI's own project layout keeps them in src/<project>/config/ (when there is one project).
     crewai = list(folder.glob("src/*/config"))
     crewai = crewai if len(crewai) == 1 else []
     for role, names in _NAMES.items():
-        if role in found:
-            continue
         places = [folder, *(c.parent for c in crewai)] if role == "crew" else [folder, folder / "config", *crewai]
-        for place in places:
-            hit = next((place / n for n in names if (place / n).is_file()), None)
-            if hit is not None:
-                found[role] = hit
-                break
+        hit = next((place / n for place in places for n in names if (place / n).is_file()), None)
+        if role not in found and hit is not None:
+            found[role] = hit
     if "crew" not in found and not ("agents" in found and "tasks" in found):
-        where = display_path(folder)
-        from crew.config.crewai import flow_crews, script_refusals
-
-        crews = flow_crews(folder)
-        refused = script_refusals(folder)
-        if refused:
-            raise ConfigError("\n".join(refused), errors=refused)
-        if crews:
-            listed = ", ".join(display_path(c) for c in crews)
-            raise ConfigError(
-                f"{where} is a CrewAI flow project: its flow is Python code, which crew does not run; "
-                f"point at one of its crews instead: {listed}"
-            )
-        raise ConfigError(
-            f"no crew in {folder.resolve() if where == '.' else where}: expected crew.yaml, or agents.yaml "
-            "and tasks.yaml (beside it, under config/ or under src/<project>/config/); "
-            "`crew create NAME` makes a new crew folder"
-        )
+        _no_crew(folder)
     return found
+
+
+def _given(path: Path) -> tuple[Path, dict[str, Path]]:
+    """The folder to look in, and the file the user named (by the role its name says)."""
+    if path.is_file():
+        if path.suffix.lower() not in (".yaml", ".yml"):
+            raise ConfigError(f"{display_path(path)}: expected a crew folder or a .yaml file")
+        role = next((r for r, names in _NAMES.items() if path.name in names and r != "crew"), "crew")
+        return path.parent, {role: path}
+    if path.is_dir():
+        return path, {}
+    raise ConfigError(f"{display_path(path)}: no such file or folder")
+
+
+def _no_crew(folder: Path) -> NoReturn:
+    """Why a folder holds no crew: scripts that compose theirs in Python, a flow project, or nothing at all."""
+    from crew.config.crewai import flow_crews, script_refusals
+
+    where = display_path(folder)
+    refused = script_refusals(folder)
+    if refused:
+        raise ConfigError("\n".join(refused), errors=refused)
+    crews = flow_crews(folder)
+    if crews:
+        listed = ", ".join(display_path(c) for c in crews)
+        raise ConfigError(
+            f"{where} is a CrewAI flow project: its flow is Python code, which crew does not run; "
+            f"point at one of its crews instead: {listed}"
+        )
+    raise ConfigError(
+        f"no crew in {folder.resolve() if where == '.' else where}: expected crew.yaml, or agents.yaml "
+        "and tasks.yaml (beside it, under config/ or under src/<project>/config/); "
+        "`crew create NAME` makes a new crew folder"
+    )
 
 
 def crew_folder(path: str | Path) -> Path:
@@ -145,6 +151,7 @@ def load_project(
     if crewai is not None:
         files.update(crewai.config_files())
     problems = Problems()
+    env_note = _crewai_env(crewai, problems) if crewai is not None else None
     trees: dict[str, Any] = {}
     unreadable: set[str] = set()
     for role, file in files.items():
@@ -160,12 +167,31 @@ def load_project(
         require_model=require_model,
         import_code=import_code,
     )
+    if crewai is not None:
+        from crew.config.crewai.dotenv import model
+
+        builder.env_model = model()
     project = _build(builder, files, trees, unreadable, crewai)
-    project.crewai = crewai
+    project.crewai, project.env_note = crewai, env_note
     if crewai is not None and crewai.crew_file is not None:
         project.files.append(display_path(crewai.crew_file))
     problems.raise_errors()
     return project
+
+
+def _crewai_env(crewai: Any, problems: Problems) -> Problem | None:
+    """A CrewAI project's ``.env``, read into the environment as CrewAI reads it; the note saying so
+    names the file and the variables, never a value."""
+    from crew.config.crewai.dotenv import load
+
+    found = load(crewai.folder)
+    if found is None:
+        return None
+    taken = f"took {', '.join(found.set)}" if found.set else "took nothing"
+    kept = f"; {', '.join(found.kept)} already set in the environment, kept" if found.kept else ""
+    note = Problem(display_path(found.path), 1, "", f"{taken} from this file, as CrewAI does{kept}", "note")
+    problems.items.append(note)
+    return note
 
 
 def load_crew(path: str | Path = ".", *, llm: str | None = None, out_dir: str | Path | None = None) -> Any:
@@ -225,6 +251,16 @@ def _duplicates(node: Any, path: str, seen: set[int] | None = None) -> list[tupl
 # -- building ----------------------------------------------------------------------------
 
 
+@dataclass
+class _Sections:
+    """The named entries of every section, wherever each was written (crew.yaml, agents.yaml, crew.py)."""
+
+    tools: list[Entry]
+    servers: list[Entry]
+    agents: list[Entry]
+    tasks: list[Entry]
+
+
 def _build(
     builder: Builder, files: dict[str, Path], trees: dict[str, Any], unreadable: set[str], crewai: Any = None
 ) -> CrewProject:
@@ -233,45 +269,94 @@ def _build(
     ``crewai`` (a ``CrewAIProject``) adds what a CrewAI ``crew.py`` declares: it then
     decides which agents.yaml and tasks.yaml entries make the crew, and in which order.
     """
-    problems = builder.problems
-    crew_tree = trees.get("crew")
-    crew_file = display_path(files["crew"]) if "crew" in files else ""
-    composed = None
-    if crewai is not None:
-        documents = [(trees.get(r), display_path(files[r]) if r in files else "") for r in ("agents", "tasks")]
-        composed = crewai.compose(builder, documents[0], documents[1])
-        if crewai.refused:  # the script wires the agents; checking the YAML as a crew would only add noise
-            problems.raise_errors()
-        if composed is not None:
-            crew_tree = _overlay(crew_tree, composed.crew)
-    settings = Entry("crew", crew_tree, crew_file, 1, "")
+    composed = _compose_crewai(builder, files, trees, crewai)
+    settings, fields = _settings(builder, files, trees, composed)
+    sections = _sections(builder, settings, files, trees, composed)
+    if not sections.tasks and not unreadable:
+        _no_tasks(builder, settings, files)
+    _unique(builder.problems, sections.agents, "agent")
+    _unique(builder.problems, sections.tasks, "task")
+    inputs = {**(crewai.inputs if crewai is not None else {}), **_inputs(builder, settings)}
+
+    builder.build_tools(sections.tools)
+    builder.server_names = {e.name for e in sections.servers}
+    builder.servers = build_servers(builder, sections.servers)
+    agents = builder.build_agents(sections.agents)
+    kwargs = _crew_kwargs(builder, settings, fields, agents, {e.name for e in sections.agents})
+    process = kwargs.get("process", _default("process"))
+    _manager_needs_a_model(builder, settings, kwargs, process)
+    tasks = build_tasks(builder, sections.tasks, agents, {e.name for e in sections.agents}, process)
+    if builder.unmodelled:
+        _no_model(builder, settings, "error" if builder.require_model else "note")
+
+    project = CrewProject(
+        folder=builder.folder,
+        files=[display_path(p) for p in files.values()],
+        crew=None,
+        inputs=inputs,
+        tools=builder.tools,
+        servers=builder.servers,
+        placeholders=builder.placeholders,
+        problems=builder.problems,
+    )
+    if not builder.problems.errors:
+        crew_entry = Entry("crew", settings.data, settings.file or project.files[0], 1, "")
+        project.crew = _make_crew(builder, crew_entry, agents, tasks, kwargs, sections.tasks)
+    return project
+
+
+def _compose_crewai(builder: Builder, files: dict[str, Path], trees: dict[str, Any], crewai: Any) -> Any:
+    """What a CrewAI ``crew.py`` adds (None without one); a refused script stops here with its errors."""
+    if crewai is None:
+        return None
+    documents = [(trees.get(r), display_path(files[r]) if r in files else "") for r in ("agents", "tasks")]
+    composed = crewai.compose(builder, documents[0], documents[1])
+    if crewai.refused:  # the script wires the agents; checking the YAML as a crew would only add noise
+        builder.problems.raise_errors()
+    return composed
+
+
+def _settings(
+    builder: Builder, files: dict[str, Path], trees: dict[str, Any], composed: Any
+) -> tuple[Entry, dict[str, Any]]:
+    """The crew settings (crew.yaml, with crew.py's ``Crew(...)`` keywords under it) and their accepted keys.
+
+    The crew's own model is settled here: every agent without one falls back on it.
+    """
+    crew_tree = trees.get("crew") if composed is None else _overlay(trees.get("crew"), composed.crew)
+    settings = Entry("crew", crew_tree, display_path(files["crew"]) if "crew" in files else "", 1, "")
     fields = (builder.check_keys(settings, "crew") if crew_tree is not None else None) or {}
     if not isinstance(settings.data, YamlMap):
         settings.data = _empty()
-
     _, crew_llm = builder.model_value(settings, "llm", settings.data.get("llm"))
     builder.crew_llm = builder.crew_model(crew_llm)
-    tool_entries = _named(builder, settings, "tools")
-    server_entries = _named(builder, settings, "mcp_servers")
-    if composed is not None:
-        agent_entries = _named(builder, settings, "agents") + composed.agents
-        task_entries = _named(builder, settings, "tasks") + composed.tasks
-    else:
-        agent_entries = _named(builder, settings, "agents") + _document(builder, files, trees, "agents")
-        task_entries = _named(builder, settings, "tasks") + _document(builder, files, trees, "tasks")
-    if not task_entries and not unreadable and isinstance(settings.data.get("tasks"), (YamlMap, type(None))):
-        where = (display_path(files["tasks"]), 1) if "tasks" in files else (crew_file, settings.line_of("tasks"))
-        problems.add(*where, "tasks", "no tasks: a crew needs at least one (task name -> description, agent ...)")
-    _unique(problems, agent_entries, "agent")
-    _unique(problems, task_entries, "task")
-    inputs = {**(crewai.inputs if crewai is not None else {}), **_inputs(builder, settings)}
+    return settings, fields
 
-    builder.build_tools(tool_entries)
-    builder.server_names = {e.name for e in server_entries}
-    builder.servers = build_servers(builder, server_entries)
-    agents = builder.build_agents(agent_entries)
-    agent_names = {e.name for e in agent_entries}
 
+def _no_tasks(builder: Builder, settings: Entry, files: dict[str, Path]) -> None:
+    """A crew without a task, said at the tasks' file (unless ``tasks:`` is already wrong in itself)."""
+    if not isinstance(settings.data.get("tasks"), (YamlMap, type(None))):
+        return
+    where = (display_path(files["tasks"]), 1) if "tasks" in files else (settings.file, settings.line_of("tasks"))
+    builder.problems.add(*where, "tasks", "no tasks: a crew needs at least one (task name -> description, agent ...)")
+
+
+def _sections(
+    builder: Builder, settings: Entry, files: dict[str, Path], trees: dict[str, Any], composed: Any
+) -> _Sections:
+    """crew.yaml's sections, then agents.yaml and tasks.yaml (or, for a CrewAI crew, what crew.py chose of them)."""
+    tools, servers = _named(builder, settings, "tools"), _named(builder, settings, "mcp_servers")
+    agents = _named(builder, settings, "agents")
+    agents += composed.agents if composed is not None else _document(builder, files, trees, "agents")
+    tasks = _named(builder, settings, "tasks")
+    tasks += composed.tasks if composed is not None else _document(builder, files, trees, "tasks")
+    return _Sections(tools, servers, agents, tasks)
+
+
+def _crew_kwargs(
+    builder: Builder, settings: Entry, fields: dict[str, Any], agents: dict[str, Any], agent_names: set[str]
+) -> dict[str, Any]:
+    """The Crew's keyword arguments from its settings; a setting that fails is reported and left out."""
     kwargs: dict[str, Any] = {"llm": builder.crew_llm, "name": builder.folder.resolve().name}
     for key, spec in fields.items():
         if spec.kind == "section" or key == "llm":
@@ -288,42 +373,39 @@ def _build(
             kwargs[key] = resolved
     if builder.llm_override:
         kwargs.update({k: builder.llm_override for k, spec in fields.items() if spec.kind == "model"})
-    process = kwargs.get("process", _default("process"))
-    manager = kwargs.get("manager_agent")
+    return kwargs
+
+
+def _manager_needs_a_model(builder: Builder, settings: Entry, kwargs: dict[str, Any], process: Any) -> None:
+    """A hierarchical crew's manager is one more agent without a model when nothing gives it one."""
     hierarchical = str(getattr(process, "value", process)) == "hierarchical"
-    if hierarchical and manager is None and kwargs.get("manager_llm") is None and builder.crew_llm is None:
-        builder.unmodelled.append(Entry("manager", settings.data, crew_file, settings.line, "manager_llm"))
+    modelled = kwargs.get("manager_agent") is not None or kwargs.get("manager_llm") is not None
+    if hierarchical and not modelled and builder.crew_llm is None:
+        builder.unmodelled.append(Entry("manager", settings.data, settings.file, settings.line, "manager_llm"))
 
-    tasks = build_tasks(builder, task_entries, agents, agent_names, process)
-    if builder.unmodelled:
-        _no_model(builder, settings, "error" if builder.require_model else "note")
 
-    project = CrewProject(
-        folder=builder.folder,
-        files=[display_path(p) for p in files.values()],
-        crew=None,
-        inputs=inputs,
-        tools=builder.tools,
-        servers=builder.servers,
-        placeholders=builder.placeholders,
-        problems=problems,
-    )
-    if problems.errors:
-        return project
+def _make_crew(
+    builder: Builder,
+    entry: Entry,
+    agents: dict[str, Any],
+    tasks: list[Any],
+    kwargs: dict[str, Any],
+    task_entries: list[Entry],
+) -> Any:
+    """The Crew itself, once every entry is sound (the manager agent is not one of the workers)."""
     from crew.crew import Crew
 
+    manager = kwargs.get("manager_agent")
     workers = [agent for agent in agents.values() if agent is not manager]
-    crew_entry = Entry("crew", settings.data, crew_file or project.files[0], 1, "")
     # Only a kickoff needs litellm: validate, plot and tools must not pay for its import.
-    project.crew = _construct_crew(
+    return _construct_crew(
         builder,
-        crew_entry,
+        entry,
         Crew,
         {"agents": workers, "tasks": tasks, **kwargs},
         task_entries,
         context={"prewarm": builder.require_model},
     )
-    return project
 
 
 def _construct_crew(

@@ -14,6 +14,7 @@ line). A ``command`` that does not exist or is not executable is reported here, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from crew.common.keywords import did_you_mean
@@ -48,55 +49,56 @@ def build_servers(builder: Builder, entries: list[Entry]) -> dict[str, Any]:
     return servers
 
 
+_NEEDS = "an MCP server needs `command:` (a stdio server) or `url:` (an HTTP server)"
+
+
 def _server(builder: Builder, entry: Entry) -> Any:
     data = entry.data
     if data is None or (isinstance(data, YamlMap) and not data):
-        builder.error(entry, "", "an MCP server needs `command:` (a stdio server) or `url:` (an HTTP server)")
+        builder.error(entry, "", _NEEDS)
         return None
     if not isinstance(data, YamlMap):
         builder.error(entry, "", "expected a mapping with `command:` or `url:` (and args, env, prefix ...)")
         return None
-    ok = True
-    for key in data:
-        if key not in _KEYS:
-            builder.error(entry, key, f"unknown key '{key}'{did_you_mean(str(key), list(_KEYS))}")
-            ok = False
-    checks = {
-        "command": _text,
-        "url": _text,
-        "cwd": _text,
-        "prefix": _text,
-        "args": _strings,
-        "tool_filter": _strings,
-        "env": _mapping,
-        "headers": _mapping,
-        "timeout": _positive,
-        "transport": _transport,
-        "approve_destructive": _flag,
-    }
-    values: dict[str, Any] = {}
-    for key, check in checks.items():
-        if key in data:
-            problem = check(data[key])
-            if problem is not None:
-                builder.error(entry, key, problem)
-                ok = False
-            else:
-                values[key] = _plain(data[key])
-    has_command, has_url = "command" in data, "url" in data
-    if has_command and has_url:
+    unknown = [key for key in data if key not in _KEYS]
+    for key in unknown:
+        builder.error(entry, key, f"unknown key '{key}'{did_you_mean(str(key), list(_KEYS))}")
+    values, wrong = _checked(builder, entry, data)
+    if "command" in data and "url" in data:
         builder.error(entry, "url", "give `command:` (stdio) or `url:` (HTTP), not both")
         return None
-    if not has_command and not has_url:
-        builder.error(entry, "", "an MCP server needs `command:` (a stdio server) or `url:` (an HTTP server)")
+    if "command" not in data and "url" not in data:
+        builder.error(entry, "", _NEEDS)
         return None
-    misplaced = [k for k in (("headers", "transport") if has_command else ("args", "env", "cwd")) if k in data]
-    for key in misplaced:
-        builder.error(entry, key, f"`{key}` applies to {'HTTP' if has_command else 'stdio'} servers only")
-        ok = False
-    if not ok:
+    misplaced = _misplaced(builder, entry, data)
+    if unknown or wrong or misplaced:
         return None
     return _make(builder, entry, values)
+
+
+def _checked(builder: Builder, entry: Entry, data: YamlMap) -> tuple[dict[str, Any], bool]:
+    """The known keys' values as plain data, and whether any was reported wrong."""
+    values: dict[str, Any] = {}
+    wrong = False
+    for key, check in _CHECKS.items():
+        if key not in data:
+            continue
+        problem = check(data[key])
+        if problem is not None:
+            builder.error(entry, key, problem)
+            wrong = True
+        else:
+            values[key] = _plain(data[key])
+    return values, wrong
+
+
+def _misplaced(builder: Builder, entry: Entry, data: YamlMap) -> bool:
+    """Keys of the other kind of server (``headers`` on a stdio one ...), each reported."""
+    stdio = "command" in data
+    misplaced = [k for k in (("headers", "transport") if stdio else ("args", "env", "cwd")) if k in data]
+    for key in misplaced:
+        builder.error(entry, key, f"`{key}` applies to {'HTTP' if stdio else 'stdio'} servers only")
+    return bool(misplaced)
 
 
 def _make(builder: Builder, entry: Entry, values: dict[str, Any]) -> Any:
@@ -169,30 +171,17 @@ def _transport(value: Any) -> str | None:
     return None if value in ("http", "sse") else f"expected http or sse, got {value!r}"
 
 
-def server_list(
-    builder: Builder, entry: Entry, key: str, value: Any, servers: dict[str, Any], names: set[str]
-) -> tuple[bool, list[Any] | None]:
-    """An agent's ``mcp: [name, ...]``: the servers by name, unknown ones reported with a suggestion."""
-    from crew.config.loader import YamlList
-
-    if value is None:
-        return True, None
-    if not isinstance(value, list):
-        builder.error(entry, key, "expected a list of MCP server names (declared under `mcp_servers:`)")
-        return False, None
-    out, ok = [], True
-    for i, name in enumerate(value):
-        line = value.line_of(i) if isinstance(value, YamlList) else None
-        if not isinstance(name, str) or name not in names:
-            hint = did_you_mean(str(name), names) or (
-                f" (declared servers: {', '.join(sorted(names))})" if names else " (declare it under `mcp_servers:`)"
-            )
-            builder.problems.add(
-                entry.file, line or entry.line_of(key), f"{entry.path}.{key}[{i}]", f"unknown MCP server {name!r}{hint}"
-            )
-            ok = False
-        elif name in servers:
-            out.append(servers[name])
-        else:
-            ok = False  # its own entry was wrong; already reported
-    return ok, out
+# key -> the check of its value (None when good, else what is wrong)
+_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "command": _text,
+    "url": _text,
+    "cwd": _text,
+    "prefix": _text,
+    "args": _strings,
+    "tool_filter": _strings,
+    "env": _mapping,
+    "headers": _mapping,
+    "timeout": _positive,
+    "transport": _transport,
+    "approve_destructive": _flag,
+}

@@ -12,10 +12,12 @@ the run: nobody pays for tokens nobody reads.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -28,8 +30,11 @@ from crew.stream import to_json
 PAGE = Path(__file__).with_name("index.html")
 
 
-def build_crew(llm: str | None = None) -> Crew:
-    """Two researchers side by side, then a writer: the page shows their text as it arrives."""
+def build_crew(llm: Any = None) -> Crew:
+    """Two researchers side by side, then a writer: the page shows their text as it arrives.
+
+    ``llm`` is a model name or a model object (a test double, in the tests).
+    """
     model = llm or os.environ.get("CREW_LLM", "test")
     facts = Agent(role="Fact finder", goal="Find three facts about {topic}", llm=model)
     angles = Agent(role="Angle finder", goal="Find an unusual angle on {topic}", llm=model)
@@ -47,11 +52,20 @@ def build_crew(llm: str | None = None) -> Crew:
 
 
 async def sse(crew: Crew, inputs: dict[str, str]) -> AsyncIterator[str]:
-    """One server-sent event per stream item; closing this generator cancels the run."""
-    async with aclosing(crew.astream(inputs)) as events:
-        async for item in events:
-            kind = getattr(item, "type", "output")
-            yield f"event: {kind}\ndata: {to_json(item)}\n\n"
+    """One server-sent event per stream item; closing this generator cancels the run.
+
+    A run that fails ends with ``event: run.error`` (its error type and message), so the page
+    can say why; the response has started, so an exception here would only cut the connection.
+    (Not ``event: error``: an EventSource reports its own connection errors under that name.)
+    """
+    try:
+        async with aclosing(crew.astream(inputs)) as events:
+            async for item in events:
+                kind = getattr(item, "type", "output")
+                yield f"event: {kind}\ndata: {to_json(item)}\n\n"
+    except Exception as exc:  # noqa: BLE001 - the run's failure is the page's to show, not the server's log's
+        error = json.dumps({"type": "run.error", "error": type(exc).__name__, "message": str(exc)})
+        yield f"event: run.error\ndata: {error}\n\n"
 
 
 async def page(request: Request) -> HTMLResponse:

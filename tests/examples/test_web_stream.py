@@ -52,3 +52,37 @@ async def test_the_page_and_the_event_stream(example):
     output = events[-1][1]["output"]
     assert paragraph == output["raw"] and "otters" in paragraph
     assert [kind for kind, data in events if data.get("type", "").startswith("text.")] == ["text.delta"] * len(deltas)
+
+
+async def test_a_failed_run_ends_with_an_error_event_the_page_shows(example):
+    from crew.testing import FunctionModel
+
+    def down(messages, tools, info):
+        raise RuntimeError("the model is down")
+
+    app = example.create_app(example.build_crew(FunctionModel(down)))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://crew.test") as client:
+        async with client.stream("GET", "/events", params={"topic": "otters"}) as response:
+            body = "".join([chunk async for chunk in response.aiter_text()])
+        page = (await client.get("/")).text
+    kind, data = parse_sse(body)[-1]
+    assert kind == "run.error" and data["error"] == "CrewRunError"
+    assert "the model is down" in data["message"]
+    assert 'addEventListener("run.error"' in page  # the page listens for it (and shows its message)
+
+
+def test_kickoff_on_the_example_folder_says_it_is_a_script_of_crew_not_a_crewai_project():
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "crew.cli", "kickoff", str(APP.parent), "--llm", "test"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=APP.parents[2],
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "app.py" in done.stderr and "with crew itself" in done.stderr
+    assert "CrewBase" not in done.stderr and "CrewAI" not in done.stderr

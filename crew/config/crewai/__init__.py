@@ -66,42 +66,68 @@ class CrewAIProject:
 
 def locate(folder: Path) -> CrewAIProject | None:
     """The CrewAI side of a crew folder (the one holding ``config/``); None when it has neither crew file nor script."""
-    from crew.config.crewai.reader import defines_crewbase, read_crew_file
-    from crew.config.crewai.scripts import read_inputs, read_script
+    from crew.config.crewai.reader import read_crew_file
+    from crew.config.crewai.scripts import crew_import
     from crew.config.problems import display_path
 
     folder = folder.resolve()
     candidates = sorted(p for p in folder.glob("*.py") if p.is_file())
-    crew_file = next((p for p in candidates if p.name == "crew.py" and defines_crewbase(p)), None)
-    crew_file = crew_file or next((p for p in candidates if defines_crewbase(p)), None)
-    scripts = [p for p in candidates if p != crew_file and _builds_or_runs(p)]
+    crew_file = _crew_file(candidates)
+    scripts = [p for p in candidates if p != crew_file and _builds_or_runs(p) and crew_import(p) is None]
     if crew_file is None and not scripts:
         return None
     root, package = _source_root(folder)
     plan = read_crew_file(crew_file, display_path(crew_file)) if crew_file is not None else None
     project = CrewAIProject(folder, crew_file, plan, root, package)
+    _read_scripts(project, scripts)
+    return project
+
+
+def _crew_file(candidates: list[Path]) -> Path | None:
+    """``crew.py`` when it defines the ``@CrewBase`` class, else the first file that does."""
+    from crew.config.crewai.reader import defines_crewbase
+
+    named = next((p for p in candidates if p.name == "crew.py" and defines_crewbase(p)), None)
+    return named or next((p for p in candidates if defines_crewbase(p)), None)
+
+
+def _read_scripts(project: CrewAIProject, scripts: list[Path]) -> None:
+    """The scripts' issues, and the crew's default inputs: main.py's ``run()`` (the project's own entry
+    point) first, else another script's, else a ``kickoff(inputs=...)`` in the crew file itself."""
+    from crew.config.crewai.scripts import read_inputs, read_script
+    from crew.config.problems import display_path
+
+    crew_file = project.crew_file
     found: dict[str, dict[str, Any]] = {}
     for script in scripts:
         found[script.name], issues = read_script(script, has_crew_file=crew_file is not None)
         project.script_issues += [(display_path(script), issue) for issue in issues]
-    # main.py's run() is the project's own entry point: its inputs first, else another script's
     project.inputs = found.pop("main.py", None) or next((i for i in found.values() if i), {})
     if crew_file is not None and not project.inputs:
         project.inputs, notes = read_inputs(crew_file)
         project.script_issues += [(display_path(crew_file), note) for note in notes]
-    return project
 
 
 def script_refusals(folder: Path) -> list[str]:
     """Why a folder without YAML cannot run: its scripts compose their crew in Python (one line each)."""
-    from crew.config.crewai.scripts import read_script
+    from crew.config.crewai.scripts import crew_import, read_script
     from crew.config.problems import display_path
 
     out = []
     for script in sorted(p for p in folder.glob("*.py") if p.is_file() and _builds_or_runs(p)):
+        line = crew_import(script)
+        if line is not None:
+            out.append(f"{display_path(script)}:{line}: {_OWN_SCRIPT}")
+            continue
         _, issues = read_script(script, has_crew_file=False)
         out += [f"{display_path(script)}:{i.line}: {i.message}" for i in issues if i.level == "error"]
     return out
+
+
+_OWN_SCRIPT = (
+    "this script builds its crew in Python with crew itself: it is a program, run it as one (its folder's "
+    "README says how); crew kickoff reads a crew folder's crew.yaml"
+)
 
 
 def flow_crews(folder: Path) -> list[Path]:

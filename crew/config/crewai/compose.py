@@ -61,9 +61,16 @@ class Composer:
         task_entries = [self._entry(m, tasks, "task") for m in self._chosen(plan.crew_tasks, plan.tasks, "tasks")]
         self._unused(agents, chosen, "agent")
         self._unused(tasks, self._chosen(plan.crew_tasks, plan.tasks, "tasks"), "task")
+        crew = self._crew_settings()
+        self._report_missing()
+        return Composed(agent_entries, [e for e in task_entries if e is not None], crew)  # type: ignore[misc]
+
+    def _crew_settings(self) -> YamlMap:
+        """The ``Crew(...)`` keywords of the @crew method, each at its line in crew.py."""
+        plan = self.plan
         crew = _map(plan.crew_line or plan.line)
         for key, arg in plan.crew.items():
-            if key in ("manager_agent",) and arg.kind == "agent" and arg.value not in self.methods:
+            if key == "manager_agent" and arg.kind == "agent" and arg.value not in self.methods:
                 self.problems.add(
                     plan.file, arg.line, f"crew.{key}", f"`{arg.source}`: no method '{arg.value}' returning an Agent"
                 )
@@ -71,8 +78,7 @@ class Composer:
             value = self._value(key, arg, "crew", f"crew.{key}", "the crew")
             if value is not _SKIP:
                 _put(crew, key, value, arg.line, plan.file)
-        self._report_missing()
-        return Composed(agent_entries, [e for e in task_entries if e is not None], crew)  # type: ignore[misc]
+        return crew
 
     # -- members ---------------------------------------------------------------------
 
@@ -108,32 +114,13 @@ class Composer:
     def _entry(self, member: MemberPlan, document: tuple[Any, str], section: str) -> Entry:
         tree, file = document
         plural = f"{section}s"
-        config: YamlMap | None = None
-        if member.config_key is not None:
-            if isinstance(tree, YamlMap) and member.config_key in tree and isinstance(tree[member.config_key], YamlMap):
-                config = tree[member.config_key]
-            elif isinstance(tree, YamlMap) and member.config_key in tree:
-                config = None  # not a mapping: the builder says so
-            else:
-                known = list(tree) if isinstance(tree, YamlMap) else []
-                where = file or f"config/{plural}.yaml"
-                self.problems.add(
-                    self.plan.file,
-                    member.config_line,
-                    key_path(member.method, "config"),
-                    f"no {section} '{member.config_key}' in {where}{did_you_mean(member.config_key, known)}",
-                )
+        config = self._config(member, tree, file, section)
         data = _map(config.line if config is not None else member.line)
         if config is not None:
             for key, value in config.items():
                 _put(data, key, value, config.line_of(key), None)
         elif member.config_key is not None and member.config_key not in (tree if isinstance(tree, YamlMap) else {}):
-            # the missing entry is reported once above; its required keys would only repeat it
-            for name, spec in fields_of(section).items():  # type: ignore[arg-type]
-                if spec.required and name not in member.kwargs:
-                    _put(data, name, f"<{member.config_key}: not in {plural}.yaml>", member.config_line, None)
-            if section == "task" and "agent" not in member.kwargs and self.methods:
-                _put(data, "agent", next(iter(self.methods)), member.config_line, None)  # never runs: an error
+            self._stand_ins(member, data, section)
         who = f"{section} '{member.method}'"
         for key, arg in member.kwargs.items():
             value = self._value(key, arg, section, key_path(plural, member.config_key or member.method, key), who)
@@ -143,14 +130,35 @@ class Composer:
         if config is not None:
             return Entry(member.method, data, file, config.line, key_path(plural, member.config_key))
         if member.config_key is not None and isinstance(tree, YamlMap) and member.config_key in tree:
-            return Entry(
-                member.method,
-                tree[member.config_key],
-                file,
-                tree.line_of(member.config_key),
-                key_path(plural, member.config_key),
-            )
+            key = member.config_key
+            return Entry(member.method, tree[key], file, tree.line_of(key), key_path(plural, key))
         return Entry(member.method, data, self.plan.file, member.line, key_path(plural, member.method))
+
+    def _config(self, member: MemberPlan, tree: Any, file: str, section: str) -> YamlMap | None:
+        """The YAML entry a member's ``config=self.x_config['key']`` names; a missing one is reported."""
+        key = member.config_key
+        if key is None:
+            return None
+        if isinstance(tree, YamlMap) and key in tree:
+            return tree[key] if isinstance(tree[key], YamlMap) else None  # not a mapping: the builder says so
+        known = list(tree) if isinstance(tree, YamlMap) else []
+        where = file or f"config/{section}s.yaml"
+        self.problems.add(
+            self.plan.file,
+            member.config_line,
+            key_path(member.method, "config"),
+            f"no {section} '{key}' in {where}{did_you_mean(key, known)}",
+        )
+        return None
+
+    def _stand_ins(self, member: MemberPlan, data: YamlMap, section: str) -> None:
+        """Values for the required keys of a member whose YAML entry is missing: reported once already,
+        its required keys would only repeat it."""
+        for name, spec in fields_of(section).items():  # type: ignore[arg-type]
+            if spec.required and name not in member.kwargs:
+                _put(data, name, f"<{member.config_key}: not in {section}s.yaml>", member.config_line, None)
+        if section == "task" and "agent" not in member.kwargs and self.methods:
+            _put(data, "agent", next(iter(self.methods)), member.config_line, None)  # never runs: an error
 
     def _unused(self, document: tuple[Any, str], chosen: list[MemberPlan], section: str) -> None:
         tree, file = document
@@ -171,12 +179,11 @@ class Composer:
     # -- values ----------------------------------------------------------------------
 
     def _value(self, key: str, arg: Arg, section: str, path: str, who: str) -> Any:
-        file = self.plan.file
         fields = fields_of(section)  # type: ignore[arg-type]
         if key not in fields and key not in CREWAI_KEYS[section]:  # type: ignore[index]
             # CrewAI's models ignore keywords they do not know; so does crew, saying so
             self.problems.add(
-                file,
+                self.plan.file,
                 arg.line,
                 path,
                 f"'{key}' is not {'an' if section[0] in 'aeiou' else 'a'} {section} setting, in CrewAI either"
@@ -184,39 +191,56 @@ class Composer:
                 "warning",
             )
             return _SKIP
-        if arg.kind == "literal" and key == "verbose" and type(arg.value) is int:
-            return bool(arg.value)  # CrewAI's old verbose levels (`verbose=2`): on or off here
         if arg.kind == "literal":
+            # CrewAI's old verbose levels (`verbose=2`): on or off here
+            return bool(arg.value) if key == "verbose" and type(arg.value) is int else arg.value
+        read = {"agent": self._agent_ref, "tasks": self._task_refs, "tools": self._tool_keys, "llm": self._llm}.get(
+            arg.kind
+        )
+        return read(arg, path, who) if read is not None else self._unread(key, arg, section, path)
+
+    def _tool_keys(self, arg: Arg, path: str, who: str) -> Any:
+        keys = [self._tool(ref, who, key_path(path, i)) for i, ref in enumerate(arg.value)]
+        return _list([k for k in keys if k is not None], arg.line) if None not in keys else _SKIP
+
+    def _llm(self, arg: Arg, path: str, who: str) -> Any:
+        settings = _map(arg.line)
+        for name, value in arg.value.items():
+            _put(settings, name, value, arg.line, self.plan.file)
+        return settings
+
+    def _agent_ref(self, arg: Arg, path: str, who: str) -> Any:
+        if arg.value in self.methods:
             return arg.value
-        if arg.kind == "agent":
-            if arg.value not in self.methods:
-                self.problems.add(
-                    file,
-                    arg.line,
-                    path,
-                    f"`{arg.source}`: no @agent method '{arg.value}'{did_you_mean(arg.value, self.methods)}",
-                )
-                return _SKIP
-            return arg.value
-        if arg.kind == "tasks":
-            bad = [n for n in arg.value if n not in self.task_methods]
-            for name in bad:
-                self.problems.add(
-                    file, arg.line, path, f"self.{name}() is not a @task method{did_you_mean(name, self.task_methods)}"
-                )
-            return _SKIP if bad else _list(arg.value, arg.line)
-        if arg.kind == "tools":
-            keys = [self._tool(ref, who, key_path(path, i)) for i, ref in enumerate(arg.value)]
-            return _list([k for k in keys if k is not None], arg.line) if None not in keys else _SKIP
-        if arg.kind == "llm":
-            settings = _map(arg.line)
-            for name, value in arg.value.items():
-                _put(settings, name, value, arg.line, file)
-            return settings
+        self.problems.add(
+            self.plan.file,
+            arg.line,
+            path,
+            f"`{arg.source}`: no @agent method '{arg.value}'{did_you_mean(arg.value, self.methods)}",
+        )
+        return _SKIP
+
+    def _task_refs(self, arg: Arg, path: str, who: str) -> Any:
+        bad = [n for n in arg.value if n not in self.task_methods]
+        for name in bad:
+            self.problems.add(
+                self.plan.file,
+                arg.line,
+                path,
+                f"self.{name}() is not a @task method{did_you_mean(name, self.task_methods)}",
+            )
+        return _SKIP if bad else _list(arg.value, arg.line)
+
+    def _unread(self, key: str, arg: Arg, section: str, path: str) -> Any:
+        """A name (an output model, a callback: resolved to its object) or an expression only running could tell."""
+        file = self.plan.file
         known = key in fields_of(section)  # type: ignore[arg-type]
         model = key == "llm" or key.endswith("_llm")
         if arg.kind == "object" and known and not model:
             try:
+                if not self.builder.import_code:  # checked, and left unset: only importing could build it
+                    self.resolver.check(arg.value)
+                    return _SKIP
                 return Resolved(self.resolver.obj(arg.value), arg.value)
             except Unresolved as exc:
                 self.problems.add(file, arg.line, path, f"`{arg.source}`: {exc}")
@@ -245,7 +269,7 @@ class Composer:
     def _load_tool(self, ref: ToolRef, who: str, path: str) -> str | None:
         file = self.plan.file
         try:
-            obj = self.resolver.obj(ref.name)
+            obj = self.resolver.obj(ref.name) if self.builder.import_code else self.resolver.check(ref.name)
         except MissingPackage as exc:
             signature = ref.signature
             entry = self.missing.setdefault(
@@ -256,6 +280,23 @@ class Composer:
         except Unresolved as exc:
             self.problems.add(file, ref.line, path, f"tool `{ref.source}`: {exc}")
             return None
+        tool = self._tool_of(ref, obj, path) if self.builder.import_code else _stand_in(ref)
+        if tool is None:
+            return None
+        from crew.tools.schema import sanitize_tool_name
+
+        key, n = sanitize_tool_name(tool.name), 1
+        while key in self.builder.tools:
+            n += 1
+            key = f"{sanitize_tool_name(tool.name)}_{n}"
+        self.builder.tools[key] = tool
+        self.builder.tool_names.add(key)
+        self.tool_sources[key] = ref
+        return key
+
+    def _tool_of(self, ref: ToolRef, obj: Any, path: str) -> Any:
+        """The crew tool of the object crew.py names (called with its literal arguments when it is a call)."""
+        file = self.plan.file
         if ref.called:
             try:
                 obj = obj(*ref.args, **ref.kwargs)
@@ -274,17 +315,7 @@ class Composer:
                 path,
                 f"`{ref.source}` is a {type(obj).__name__}, not a tool (expected a crew, CrewAI or LangChain tool)",
             )
-            return None
-        from crew.tools.schema import sanitize_tool_name
-
-        key, n = sanitize_tool_name(tool.name), 1
-        while key in self.builder.tools:
-            n += 1
-            key = f"{sanitize_tool_name(tool.name)}_{n}"
-        self.builder.tools[key] = tool
-        self.builder.tool_names.add(key)
-        self.tool_sources[key] = ref
-        return key
+        return tool
 
     def _yaml_tools(self, data: YamlMap, who: str, path: str) -> None:
         """``tools: [name]`` in agents.yaml names @tool methods of the class (CrewAI's mapping)."""
@@ -335,6 +366,15 @@ def crew_tool(obj: Any) -> Any:
     except ImportError:  # pragma: no cover - the adapters arrive with the tools-interop work
         return None
     return adapt_tool(obj)
+
+
+def _stand_in(ref: ToolRef) -> Any:
+    """A tool named after what crew.py names, for ``--no-import``: never imported, so never run."""
+    from crew.config.build import not_imported
+    from crew.tools.decorator import tool
+
+    name = ref.name.rsplit(".", 1)[-1]
+    return tool(name, not_imported(name))
 
 
 def _map(line: int) -> YamlMap:

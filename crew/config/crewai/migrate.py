@@ -42,14 +42,14 @@ def migrate(path: str | Path, out: str | Path | None = None) -> Migration:
         raise ConfigError(
             f"{path}: no CrewAI crew.py (a @CrewBase class) to migrate; this folder already loads as it is"
         )
-    target = Path(out) if out is not None else _project_root(crewai.folder) / "crew_native"
-    if target.exists() and not target.is_dir():
-        raise ConfigError(f"{target}: not a folder")
+    _read_inside(crewai)
     module = _module_name(crewai)
-    if (target / "crew.yaml").exists() or (target / f"{module}.py").exists():
-        raise ConfigError(f"{target} already holds crew.yaml or {module}.py; choose another folder with -o DIR")
+    target = _target(crewai, out, module)
     writer = _Writer(crewai, project.inputs, target.resolve(), module)
     document = writer.document()
+    if "name" not in document and getattr(project.crew, "name", None):
+        # the project's name, not the output folder's (which a crew without `name:` would take)
+        document = {"name": project.crew.name, **document}
     target.mkdir(parents=True, exist_ok=True)
     from crew.config.crewai.scripts import DATED
 
@@ -66,6 +66,35 @@ def migrate(path: str | Path, out: str | Path | None = None) -> Migration:
     tools_py.write_text(writer.tools_module(), encoding="utf-8")
     migration.written = [crew_yaml, tools_py]
     return migration
+
+
+def _target(crewai: Any, out: str | Path | None, module: str) -> Path:
+    """The folder to write, checked: the default one stays inside the project, and nothing is written
+    through a symbolic link (a project could plant ``crew_native -> ~/.ssh`` to have a file written there)."""
+    root = _project_root(crewai.folder)
+    target = Path(out) if out is not None else root / "crew_native"
+    if out is None and (target.is_symlink() or not target.resolve().is_relative_to(root.resolve())):
+        raise ConfigError(f"{target} is a symbolic link out of the project; choose the folder with -o DIR")
+    if target.exists() and not target.is_dir():
+        raise ConfigError(f"{target}: not a folder")
+    files = [target / "crew.yaml", target / f"{module}.py"]
+    linked = [f for f in files if f.is_symlink()]
+    if linked:
+        raise ConfigError(f"{linked[0]} is a symbolic link; crew migrate does not write through one")
+    if any(f.exists() for f in files):
+        raise ConfigError(f"{target} already holds crew.yaml or {module}.py; choose another folder with -o DIR")
+    return target
+
+
+def _read_inside(crewai: Any) -> None:
+    """The crew file is copied from (its classes go to tools.py): it must be the project's own, not a
+    link to a file elsewhere."""
+    root = _project_root(crewai.folder).resolve()
+    crew_file = Path(crewai.crew_file)
+    if not crew_file.resolve().is_relative_to(root):
+        raise ConfigError(
+            f"{crew_file} is a symbolic link out of the project ({root}); crew migrate does not follow it"
+        )
 
 
 def _module_name(crewai: Any) -> str:
@@ -167,15 +196,15 @@ class _Writer:
         classes = self.composer.resolver._closure(self.names & set(self.plan.definitions))
         for name in classes:
             self.names |= {n.id for n in ast.walk(self.plan.definitions[name]) if isinstance(n, ast.Name)}
-        imports = sorted(n for n in self.names if n in self.plan.imports)
-        source_root = Path(self.crewai.source_root).resolve()
-        inside = self.target.is_relative_to(_project_root(source_root))
-        where = (
-            f"(Path(__file__).resolve().parent / {os.path.relpath(source_root, self.target)!r}).resolve()"
-            if inside
-            else repr(str(source_root))
-        )
-        lines = [
+        lines = [*self._header(), *self._import_lines(), *self._definition_lines(classes), *self._tool_lines(refs)]
+        return "\n".join(lines).rstrip() + "\n"
+
+    def _header(self) -> list[str]:
+        """The docstring, and the project's source folder put on ``sys.path``."""
+        # relative to this file, wherever -o put it: the two folders move (or are shared) together
+        relative = os.path.relpath(Path(self.crewai.source_root).resolve(), self.target)
+        where = f"(Path(__file__).resolve().parent / {relative!r}).resolve()"
+        return [
             f'"""Tools and output models of the CrewAI project {self.crewai.folder.name}, written by `crew migrate`.',
             "",
             "The project's own modules are imported from its source folder; while they import, crew stands in",
@@ -190,21 +219,29 @@ class _Writer:
             f"sys.path.insert(0, str({where}))",
             "",
         ]
-        if imports:
-            grouped: dict[str, list[str]] = {}
-            for name in imports:
-                module, what = self._import_parts(name)
-                grouped.setdefault(module, []).append(what)
-            lines.append("with crewai_alias():")
-            for module, names in sorted(grouped.items()):
-                plain_imports = [n for n in names if n.startswith("import ")]
-                lines += [f"    {n}" for n in plain_imports]
-                froms = [n for n in names if not n.startswith("import ")]
-                if froms:
-                    lines.append(f"    from {module} import {', '.join(froms)}")
-            lines.append("")
+
+    def _import_lines(self) -> list[str]:
+        """crew.py's imports of the names carried over, grouped by module, under CrewAI's stand-in."""
+        imports = sorted(n for n in self.names if n in self.plan.imports)
+        if not imports:
+            return []
+        grouped: dict[str, list[str]] = {}
+        for name in imports:
+            module, what = self._import_parts(name)
+            grouped.setdefault(module, []).append(what)
+        lines = ["with crewai_alias():"]
+        for module, names in sorted(grouped.items()):
+            lines += [f"    {n}" for n in names if n.startswith("import ")]
+            froms = [n for n in names if not n.startswith("import ")]
+            if froms:
+                lines.append(f"    from {module} import {', '.join(froms)}")
+        return [*lines, ""]
+
+    def _definition_lines(self, classes: set[str]) -> list[str]:
+        """The constants and the classes of crew.py the carried names need, copied as written."""
         source = self.crewai.crew_file.read_text(encoding="utf-8")
         source_lines = source.splitlines()
+        lines = []
         carried = [self.plan.definitions[name] for name in classes]
         for name in self.composer.resolver.constants(_names(carried)):
             value = self.plan.assigns[name]
@@ -213,13 +250,18 @@ class _Writer:
             if name in classes:
                 first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
                 lines += ["", "\n".join(source_lines[first - 1 : node.end_lineno]), ""]
+        return lines
+
+    def _tool_lines(self, refs: dict[str, Any]) -> list[str]:
+        """``var = Tool(args)`` for each tool crew.py builds in place (an imported one is re-exported as it is)."""
+        lines = []
         for key, var in self.tool_vars.items():
             ref = refs.get(key)
             if ref is None or var == ref.name:
                 continue
             args = ", ".join([*(repr(v) for v in ref.args), *(f"{k}={v!r}" for k, v in ref.kwargs.items())])
             lines.append(f"{var} = {ref.name}({args})" if ref.called else f"{var} = {ref.name}")
-        return "\n".join(lines).rstrip() + "\n"
+        return lines
 
     def _import_parts(self, name: str) -> tuple[str, str]:
         """(module, what to import): ``import m as n`` whole, or the ``attr [as name]`` of a from-import."""

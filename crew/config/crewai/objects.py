@@ -184,6 +184,32 @@ class Resolver:
             self._cache[name] = self._resolve(name)
         return self._cache[name]
 
+    def check(self, name: str) -> None:
+        """What ``obj(name)`` would find, checked without importing or running anything (``--no-import``):
+        the name is imported or defined in crew.py, and the module it is imported from exists."""
+        head = name.partition(".")[0]
+        if head in self.plan.imports:
+            self._findable(self.plan.imports[head])
+        elif head in self.plan.assigns and head not in self.plan.definitions:
+            line = self.plan.assigns[head].lineno
+            raise Unresolved(f"'{head}' is computed by code (line {line}); crew reads no module-level code")
+        elif head not in self.plan.definitions:
+            raise Unresolved(f"'{head}' is neither imported nor defined in {self.plan.file}")
+
+    def _findable(self, imp: Import) -> None:
+        """The module of an import exists: the project's own as a file, any other as an installed package
+        (found by the import system's finders, which read folders and run nothing)."""
+        module_name = self.project.absolute(imp)
+        top = module_name.split(".")[0]
+        if top in self.project.top_names():
+            if not _module_in(self.project.root.joinpath(*module_name.split(".")[:-1]), module_name.split(".")[-1]):
+                raise Unresolved(f"no module '{module_name}' in {self.project.root}")
+        elif top in STAND_INS:  # crewai stands in when missing; of crewai-tools, only its BaseTool does
+            if top == "crewai_tools" and imp.attr not in (None, "BaseTool") and _stood_in(top):
+                raise MissingPackage(top, imp.attr)
+        elif top not in sys.modules and importlib.util.find_spec(top) is None:
+            raise MissingPackage(top, imp.attr)
+
     def _resolve(self, name: str) -> Any:
         head, _, rest = name.partition(".")
         if head in self.plan.imports:

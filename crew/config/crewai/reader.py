@@ -78,6 +78,18 @@ def driving_calls(tree: ast.AST, source: str) -> list[tuple[int, str]]:
     ``.execute()`` counts only on a task (a name bound to ``Task(...)``, a ``@task`` method,
     a ``Task(...)`` call), so a tool's ``cursor.execute(sql)`` is not mistaken for one.
     """
+    tasks, task_methods = _task_names(tree)
+    out = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DRIVING):
+            continue
+        if node.func.attr != "execute" or _is_task(node.func.value, tasks, task_methods):
+            out.append((node.lineno, code_text(source, node)))
+    return sorted(out)
+
+
+def _task_names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """The names bound to ``Task(...)``, and the ``@task`` methods."""
     tasks = {
         target.id
         for node in ast.walk(tree)
@@ -90,19 +102,15 @@ def driving_calls(tree: ast.AST, source: str) -> list[tuple[int, str]]:
         for node in ast.walk(tree)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and "task" in decorator_names(node)
     }
-    out = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DRIVING):
-            continue
-        receiver = node.func.value
-        on_task = (
-            (isinstance(receiver, ast.Name) and receiver.id in tasks)
-            or self_call(receiver) in task_methods
-            or (isinstance(receiver, ast.Call) and callee_name(receiver) == "Task")
-        )
-        if node.func.attr != "execute" or on_task:
-            out.append((node.lineno, code_text(source, node)))
-    return sorted(out)
+    return tasks, task_methods
+
+
+def _is_task(receiver: ast.expr, tasks: set[str], task_methods: set[str]) -> bool:
+    return (
+        (isinstance(receiver, ast.Name) and receiver.id in tasks)
+        or self_call(receiver) in task_methods
+        or (isinstance(receiver, ast.Call) and callee_name(receiver) == "Task")
+    )
 
 
 # -- the module ------------------------------------------------------------------------
@@ -121,16 +129,8 @@ def _crewbase_classes(tree: ast.Module) -> list[ast.ClassDef]:
 
 def _read_module(tree: ast.Module, source: str, plan: CrewPlan) -> None:
     for node in tree.body:
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                plan.imports[alias.asname or alias.name] = Import(
-                    node.module or "", alias.name, node.level, node.lineno
-                )
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                plan.imports[alias.asname or alias.name.split(".")[0]] = Import(
-                    alias.name if alias.asname else alias.name.split(".")[0], None, 0, node.lineno
-                )
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            plan.imports.update(_imports(node))
         elif isinstance(node, ast.ClassDef) and "CrewBase" not in decorator_names(node):
             plan.definitions[node.name] = node
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -140,6 +140,16 @@ def _read_module(tree: ast.Module, source: str, plan: CrewPlan) -> None:
             for target in targets:
                 if isinstance(target, ast.Name) and node.value is not None:
                     plan.assigns[target.id] = node.value
+
+
+def _imports(node: ast.Import | ast.ImportFrom) -> dict[str, Import]:
+    """The names an import statement binds, each with where it comes from."""
+    if isinstance(node, ast.ImportFrom):
+        return {a.asname or a.name: Import(node.module or "", a.name, node.level, node.lineno) for a in node.names}
+    return {
+        a.asname or a.name.split(".")[0]: Import(a.name if a.asname else a.name.split(".")[0], None, 0, node.lineno)
+        for a in node.names
+    }
 
 
 def _refuse_driving(tree: ast.Module, source: str, plan: CrewPlan) -> None:
@@ -152,8 +162,26 @@ def _refuse_driving(tree: ast.Module, source: str, plan: CrewPlan) -> None:
 # -- the class -------------------------------------------------------------------------
 
 
+_Method = tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]
+
+
 def _read_class(cls: ast.ClassDef, source: str, plan: CrewPlan) -> None:
-    methods: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, list[str]]] = []
+    methods = _class_body(cls, source, plan)
+    for node, decorators in methods:  # @tool methods first: agents may name them
+        if "tool" in decorators:
+            ref = _returned_tool(node, source, plan)
+            if ref is not None:
+                plan.tool_methods[node.name] = ref
+    for node, decorators in methods:
+        _read_method(cls, node, decorators, source, plan)
+    for name, value in plan.class_attrs.items():
+        if name not in plan.attrs_read:
+            plan.warn(value.lineno, name, f"class attribute '{name}' is not read by crew and is ignored")
+
+
+def _class_body(cls: ast.ClassDef, source: str, plan: CrewPlan) -> list[_Method]:
+    """The class's methods with their decorators; its attributes are read, anything else refused."""
+    methods: list[_Method] = []
     for node in cls.body:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             continue  # the docstring
@@ -167,56 +195,54 @@ def _read_class(cls: ast.ClassDef, source: str, plan: CrewPlan) -> None:
                 cls.name,
                 f"`{head_text(source, node)}` in the class body is composed at run time; crew cannot read it",
             )
-    for node, decorators in methods:  # @tool methods first: agents may name them
-        if "tool" in decorators:
-            ref = _returned_tool(node, source, plan)
-            if ref is not None:
-                plan.tool_methods[node.name] = ref
-    for node, decorators in methods:
-        kind = next((d for d in decorators if d in _MEMBER_CALLS), None)
-        if kind == "crew":
-            _read_crew(node, source, plan)
-        elif kind is not None:
-            member = _read_member(node, kind, source, plan)
-            if member is not None:
-                (plan.agents if kind == "agent" else plan.tasks).append(member)
-        elif "tool" in decorators:
-            continue
-        elif ignored := [d for d in decorators if d in _IGNORED_DECORATORS]:
-            plan.warn(
-                node.lineno, node.name, f"@{ignored[0]} method '{node.name}' is not supported here and is ignored"
-            )
-        elif node.name != "__init__" and _returns_call(node, "Agent"):
-            member = _read_member(node, "agent", source, plan, quiet=True)
-            if member is not None:
-                member.decorated = False
-                plan.helpers[node.name] = member
-        elif node.name == "__init__":
-            plan.warn(node.lineno, "__init__", f"{cls.name}.__init__ is not run by crew and is ignored")
-    for name, value in plan.class_attrs.items():
-        if name not in plan.attrs_read:
-            plan.warn(value.lineno, name, f"class attribute '{name}' is not read by crew and is ignored")
+    return methods
+
+
+def _read_method(
+    cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef, decorators: list[str], source: str, plan: CrewPlan
+) -> None:
+    """One method: an @agent, @task or @crew member, an undecorated agent helper, or one crew ignores (said)."""
+    kind = next((d for d in decorators if d in _MEMBER_CALLS), None)
+    if kind == "crew":
+        _read_crew(node, source, plan)
+    elif kind is not None:
+        member = _read_member(node, kind, source, plan)
+        if member is not None:
+            (plan.agents if kind == "agent" else plan.tasks).append(member)
+    elif "tool" in decorators:
+        return
+    elif ignored := [d for d in decorators if d in _IGNORED_DECORATORS]:
+        plan.warn(node.lineno, node.name, f"@{ignored[0]} method '{node.name}' is not supported here and is ignored")
+    elif node.name == "__init__":
+        plan.warn(node.lineno, "__init__", f"{cls.name}.__init__ is not run by crew and is ignored")
+    elif _returns_call(node, "Agent"):
+        member = _read_member(node, "agent", source, plan, quiet=True)
+        if member is not None:
+            member.decorated = False
+            plan.helpers[node.name] = member
 
 
 def _class_attribute(node: ast.Assign | ast.AnnAssign, source: str, plan: CrewPlan) -> None:
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-    names = [t.id for t in targets if isinstance(t, ast.Name)]
     value = node.value
-    for name in names:
-        if (
-            name in ("agents_config", "tasks_config")
-            and isinstance(value, ast.Constant)
-            and isinstance(value.value, str)
-        ):
-            setattr(plan, name, value.value)
+    for name in [t.id for t in targets if isinstance(t, ast.Name)]:
+        if name in ("agents_config", "tasks_config"):
+            _config_path(node, name, plan)
         elif name in ("agents", "tasks") and value is not None and isinstance(node, ast.AnnAssign):
             continue  # `agents: List[BaseAgent]`: CrewAI's own bookkeeping
-        elif name in ("agents_config", "tasks_config") and value is not None and yaml_path(value):
-            setattr(plan, name, yaml_path(value))  # yaml.safe_load(Path('config/agents.yaml').read_text())
-        elif name in ("agents_config", "tasks_config"):
-            plan.error(node.lineno, name, f"{name} must be a literal path such as 'config/{name[:-7]}s.yaml'")
         elif value is not None:
             plan.class_attrs[name] = value  # read where a keyword names it (llm=self.llm); else warned
+
+
+def _config_path(node: ast.Assign | ast.AnnAssign, name: str, plan: CrewPlan) -> None:
+    """``agents_config = 'config/agents.yaml'``, or the path a ``yaml.safe_load(...)`` of one reads."""
+    value = node.value
+    if isinstance(value, ast.Constant) and isinstance(value.value, str):
+        setattr(plan, name, value.value)
+    elif value is not None and yaml_path(value):
+        setattr(plan, name, yaml_path(value))  # yaml.safe_load(Path('config/agents.yaml').read_text())
+    else:
+        plan.error(node.lineno, name, f"{name} must be a literal path such as 'config/{name[:-7]}s.yaml'")
 
 
 def _body_call(
@@ -353,31 +379,17 @@ def _value_of(node: ast.expr, local: dict[str, ast.expr], plan: CrewPlan) -> ast
 def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan: CrewPlan, path: str) -> Arg:
     node = _value_of(node, local, plan)
     text = code_text(source, node)
-    if key == "agent" or key == "manager_agent":
-        name = self_call(node)
-        if name is not None:
-            return Arg("agent", name, node.lineno, text)
-    if key == "context" and isinstance(node, (ast.List, ast.Tuple)):
-        names = [self_call(resolve_local(item, local)) for item in node.elts]
-        if all(names):
-            return Arg("tasks", names, node.lineno, text)
     if key == "tools":
-        if isinstance(node, (ast.List, ast.Tuple)):
-            refs = [_tool_ref(_value_of(item, local, plan), source, plan) for item in node.elts]
-            if all(r is not None for r in refs):
-                return Arg("tools", refs, node.lineno, text)
-        return Arg("unreadable", text, node.lineno, text)
-    if key == "process" and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        return Arg("literal", node.attr, node.lineno, text)
-    if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Name) and node.id in plan.assigns:
-        node = plan.assigns[node.id]  # llm = LLM(model=...) at module level
-        text = code_text(source, node)
-    if (key == "llm" or key.endswith("_llm")) and isinstance(node, ast.Call) and callee_name(node) == "LLM":
-        settings = literal_kwargs(node)
-        if settings is not None and not node.args:
-            return Arg("llm", settings, node.lineno, text)
-        if len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and settings is not None:
-            return Arg("llm", {"model": node.args[0].value, **settings}, node.lineno, text)
+        return _tools_arg(node, local, source, plan)
+    if key == "llm" or key.endswith("_llm"):
+        if isinstance(node, ast.Name) and node.id in plan.assigns:
+            node = plan.assigns[node.id]  # llm = LLM(model=...) at module level
+            text = code_text(source, node)
+        special = _llm_arg(node, text)
+    else:
+        special = _reference_arg(key, node, local, text)
+    if special is not None:
+        return special
     try:
         return Arg("literal", ast.literal_eval(node), node.lineno, text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -385,6 +397,40 @@ def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan
     if isinstance(node, ast.Name):
         return Arg("object", node.id, node.lineno, text)
     return Arg("unreadable", text, node.lineno, text)
+
+
+def _reference_arg(key: str, node: ast.expr, local: dict[str, ast.expr], text: str) -> Arg | None:
+    """``agent=self.x()``, ``context=[self.a(), ...]`` and ``process=Process.x``: names, not values."""
+    if key in ("agent", "manager_agent"):
+        name = self_call(node)
+        return Arg("agent", name, node.lineno, text) if name is not None else None
+    if key == "context" and isinstance(node, (ast.List, ast.Tuple)):
+        names = [self_call(resolve_local(item, local)) for item in node.elts]
+        return Arg("tasks", names, node.lineno, text) if all(names) else None
+    if key == "process" and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return Arg("literal", node.attr, node.lineno, text)
+    return None
+
+
+def _tools_arg(node: ast.expr, local: dict[str, ast.expr], source: str, plan: CrewPlan) -> Arg:
+    text = code_text(source, node)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        refs = [_tool_ref(_value_of(item, local, plan), source, plan) for item in node.elts]
+        if all(r is not None for r in refs):
+            return Arg("tools", refs, node.lineno, text)
+    return Arg("unreadable", text, node.lineno, text)
+
+
+def _llm_arg(node: ast.expr, text: str) -> Arg | None:
+    """``LLM(model=..., ...)`` with literal settings."""
+    if not (isinstance(node, ast.Call) and callee_name(node) == "LLM"):
+        return None
+    settings = literal_kwargs(node)
+    if settings is not None and not node.args:
+        return Arg("llm", settings, node.lineno, text)
+    if len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and settings is not None:
+        return Arg("llm", {"model": node.args[0].value, **settings}, node.lineno, text)
+    return None
 
 
 def _tool_ref(node: ast.expr, source: str, plan: CrewPlan) -> ToolRef | None:

@@ -49,6 +49,23 @@ def read_script(path: Path, *, has_crew_file: bool) -> tuple[dict[str, Any], lis
     return inputs, issues + notes
 
 
+def crew_import(path: Path) -> int | None:
+    """The line where a script imports crew itself (and not CrewAI): such a script is crew's own Python
+    (an app serving a crew, like ``examples/web_stream``), not a CrewAI project's; None otherwise."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, OSError, UnicodeDecodeError, ValueError):
+        return None
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.setdefault(node.module.split(".")[0], node.lineno)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                found.setdefault(alias.name.split(".")[0], node.lineno)
+    return found.get("crew") if "crewai" not in found else None
+
+
 def read_inputs(path: Path) -> tuple[dict[str, Any], list[Issue]]:
     """The default inputs a file passes to ``kickoff`` (``if __name__ == "__main__":`` blocks too)."""
     try:
@@ -128,28 +145,59 @@ def _value(node: ast.expr) -> Any:
         return ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         pass
+    for read in (_conversion, _now, _date_part, _formatted):
+        value = read(node)
+        if value is not _NOT:
+            return value
+    raise ValueError("not a literal")
+
+
+_NOT = object()  # what a reader below returns for an expression it does not read
+
+
+def _conversion(node: ast.expr) -> Any:
+    """``str(...)`` or ``int(...)`` of a readable value."""
     if isinstance(node, ast.Call) and _name(node.func) in ("str", "int") and len(node.args) == 1 and not node.keywords:
         inner = _value(node.args[0])
         return str(inner) if _name(node.func) == "str" else int(inner)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _NOW and not node.args:
-        base = _name(node.func.value)
-        if base in ("datetime", "datetime.datetime"):
-            return datetime.now()
-        if base in ("date", "datetime.date"):
-            return date.today()
+    return _NOT
+
+
+def _now(node: ast.expr) -> Any:
+    """``datetime.now()``, ``date.today()`` and their kin."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _NOW):
+        return _NOT
+    base = _name(node.func.value)
+    if node.args:
+        return _NOT
+    if base in ("datetime", "datetime.datetime"):
+        return datetime.now()
+    if base in ("date", "datetime.date"):
+        return date.today()
+    return _NOT
+
+
+def _date_part(node: ast.expr) -> Any:
+    """``<moment>.year`` (or month, day)."""
     if isinstance(node, ast.Attribute) and node.attr in ("year", "month", "day"):
         return getattr(_moment(node.value), node.attr)
-    if (
+    return _NOT
+
+
+def _formatted(node: ast.expr) -> Any:
+    """``<moment>.isoformat()`` or ``<moment>.strftime("<literal format>")``."""
+    if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("strftime", "isoformat")
     ):
-        moment = _moment(node.func.value)
-        if node.func.attr == "isoformat" and not node.args:
-            return moment.isoformat()
-        if len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-            return moment.strftime(node.args[0].value)
-    raise ValueError("not a literal")
+        return _NOT
+    moment = _moment(node.func.value)
+    if node.func.attr == "isoformat" and not node.args:
+        return moment.isoformat()
+    if len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return moment.strftime(node.args[0].value)
+    return _NOT
 
 
 def _moment(node: ast.expr) -> date:
@@ -168,4 +216,4 @@ def _name(node: ast.expr) -> str:
     return ""
 
 
-__all__ = ["DATED", "DRIVING", "read_inputs", "read_script"]
+__all__ = ["DATED", "DRIVING", "crew_import", "read_inputs", "read_script"]

@@ -4,7 +4,9 @@
 ``registry`` (the tools it can call, by the names a model may spell), ``call`` (one call on
 its way through, the identical calls that wait for it, and the result and ``tool.call``
 event it ends as), ``caching`` (results and arguments seen before), ``counts`` (usage limits
-and per-tool statistics), ``approval_step`` (a call that waits for a person).
+and per-tool statistics), ``stats`` (what a ``CrewOutput`` reports per tool). A call that
+waits for a person is asked of ``crew.tools.approval``, which answers with a verdict the
+executor applies.
 
 May import: ``crew.common``, ``crew.errors`` and the rest of ``crew.tools``.
 """
