@@ -163,29 +163,38 @@ class TestModel(_Shippable):
 
     def _answer(self, messages: Messages, output_schema: dict[str, Any] | None) -> str:
         if self.final_answer is not None:
-            if isinstance(self.final_answer, BaseModel):
-                return self.final_answer.model_dump_json()
-            if isinstance(self.final_answer, dict):
-                return json.dumps(self.final_answer)
-            return str(self.final_answer)
+            return _as_text(self.final_answer)
         if output_schema:
             return json.dumps(example_value(output_schema, self._rng("answer")))
         task = _first_user_text(messages)
         task = task if len(task) <= 160 else task[:159] + "…"
-        names = {
-            call.get("id"): (call.get("function") or {}).get("name")  # tool messages carry only the id
-            for m in messages
-            if m.get("role") == "assistant"
-            for call in m.get("tool_calls") or []
-        }
-        results = [
-            f"{m.get('name') or names.get(m.get('tool_call_id')) or 'tool'}: "
-            f"{' '.join(str(m.get('content', '')).split())[:80]}"
-            for m in messages
-            if m.get("role") == "tool"
-        ]
+        results = _tool_results(messages)
         answer = f"Test answer for: {task}" if task else "Test answer."
         return answer + (f" (tool results: {'; '.join(results)})" if results else "")
+
+
+def _as_text(answer: str | dict[str, Any] | BaseModel) -> str:
+    if isinstance(answer, BaseModel):
+        return answer.model_dump_json()
+    if isinstance(answer, dict):
+        return json.dumps(answer)
+    return str(answer)
+
+
+def _tool_results(messages: Messages) -> list[str]:
+    """``name: text`` of each tool result in the history, its text on one line and cut at 80 characters."""
+    names = {
+        call.get("id"): (call.get("function") or {}).get("name")  # tool messages carry only the id
+        for m in messages
+        if m.get("role") == "assistant"
+        for call in m.get("tool_calls") or []
+    }
+    return [
+        f"{m.get('name') or names.get(m.get('tool_call_id')) or 'tool'}: "
+        f"{' '.join(str(m.get('content', '')).split())[:80]}"
+        for m in messages
+        if m.get("role") == "tool"
+    ]
 
 
 FunctionReply = str | list[dict[str, Any] | ToolCall] | LLMResponse
