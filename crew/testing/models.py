@@ -16,7 +16,7 @@ import json
 import random
 import re
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -89,7 +89,10 @@ class TestModel(_Shippable):
     Turn one (no tool results in the history yet): one call per tool, arguments
     generated from the tool's JSON schema (valid, deterministic for ``seed``), each call's
     id unique to its conversation (its opening messages, its task and agent) yet the same
-    every time that conversation is held again.
+    every time that conversation is held again. What a schema offers is used first (a
+    const, ``examples``, a default, an enum, an example in the description), and
+    ``inputs`` (a crew's kickoff inputs) fill the arguments of their name, so real tools
+    get values they accept.
     Afterwards: ``final_answer`` if given, else JSON valid for ``output_schema``
     when the task wants structured output, else a short text naming the task and
     the tool results it saw. ``call_tools=False`` skips straight to the answer.
@@ -104,11 +107,13 @@ class TestModel(_Shippable):
         call_tools: bool = True,
         *,
         model: str = "test",
+        inputs: Mapping[str, Any] | None = None,
     ) -> None:
         self.seed = seed
         self.final_answer = final_answer
         self.call_tools = call_tools
         self.model = model
+        self.inputs = dict(inputs or {})
         self.calls = 0
         self._lock = threading.Lock()
 
@@ -124,10 +129,11 @@ class TestModel(_Shippable):
     ) -> LLMResponse:
         with self._lock:
             self.calls += 1
-        if tools and self.call_tools and not any(m.get("role") == "tool" for m in messages):
+        callable_tools = tools if self.call_tools else []
+        if callable_tools and not any(m.get("role") == "tool" for m in messages):
             conversation = _conversation_key(messages)
             response = LLMResponse(
-                tool_calls=[self._call(tool, i, len(messages), conversation) for i, tool in enumerate(tools)]
+                tool_calls=[self._call(tool, i, len(messages), conversation) for i, tool in enumerate(callable_tools)]
             )
         else:
             response = LLMResponse(content=self._answer(messages, output_schema))
@@ -157,7 +163,7 @@ class TestModel(_Shippable):
         function = tool.get("function", tool)
         name = function["name"]
         schema = function.get("parameters") or {"type": "object", "properties": {}}
-        args = example_value(schema, self._rng(name, turn))
+        args = example_value(schema, self._rng(name, turn), inputs=self.inputs)
         digest = hashlib.sha256(f"{self.seed}|{conversation}|{turn}|{index}|{name}".encode()).hexdigest()[:24]
         return ToolCall(name=name, args=args, id=f"call_{digest}")
 
@@ -165,7 +171,7 @@ class TestModel(_Shippable):
         if self.final_answer is not None:
             return _as_text(self.final_answer)
         if output_schema:
-            return json.dumps(example_value(output_schema, self._rng("answer")))
+            return json.dumps(example_value(output_schema, self._rng("answer"), inputs=self.inputs))
         task = _first_user_text(messages)
         task = task if len(task) <= 160 else task[:159] + "…"
         results = _tool_results(messages)

@@ -6,7 +6,10 @@ The schemas come from pydantic (tool arguments, ``output_pydantic``), from users
 ``multipleOf``, string lengths, formats and patterns, arrays (``prefixItems``,
 ``uniqueItems``, item counts), objects with required and optional properties,
 ``additionalProperties`` maps, and recursive models (bounded by depth).
-Values depend only on the schema and the random generator, so a seed fixes them.
+
+What a schema offers comes first (``crew.testing.offered``: a const, the run's input of
+the argument's name, examples, a default, an enum); only then is a value invented. Values
+depend only on the schema, the inputs and the random generator, so a seed fixes them.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import math
 import random
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crew.testing.offered import NOTHING, described, offered
 from crew.testing.patterns import Unsupported, sample
 
 __all__ = ["example_value"]
@@ -52,10 +56,11 @@ _FORMATS: dict[str, Any] = {
 
 @dataclass(frozen=True, slots=True)
 class _Walk:
-    """What every step of one generation shares: the random source and the root for ``$ref``s."""
+    """What every step of one generation shares: the random source, the root for ``$ref``s, the run's inputs."""
 
     rng: random.Random
     root: dict[str, Any]
+    inputs: Mapping[str, Any] | None
 
 
 def example_value(
@@ -65,13 +70,17 @@ def example_value(
     root: dict[str, Any] | None = None,
     name: str = "",
     depth: int = 0,
+    inputs: Mapping[str, Any] | None = None,
 ) -> Any:
-    """A value valid for ``schema`` (``root`` resolves ``$ref``s; defaults to ``schema`` itself)."""
+    """A value valid for ``schema`` (``root`` resolves ``$ref``s; defaults to ``schema`` itself).
+
+    ``inputs`` (a crew's kickoff inputs) are used for properties of their name, where they fit.
+    """
     if schema is False:
         raise ValueError(f"no value satisfies the schema 'false' (at {name or 'root'})")
     if root is None:
         root = schema if isinstance(schema, dict) else {}
-    walk = _Walk(rng or random.Random(0), root)
+    walk = _Walk(rng or random.Random(0), root, inputs)
     return _value(walk, schema, name, depth)
 
 
@@ -81,10 +90,9 @@ def _value(walk: _Walk, schema: Any, name: str, depth: int) -> Any:
     elif schema is False:
         raise ValueError(f"no value satisfies the schema 'false' (at {name or 'root'})")
     schema = _resolve(schema, walk.root)
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return walk.rng.choice(schema["enum"])
+    chosen = offered(schema, name, walk.inputs, walk.rng)
+    if chosen is not NOTHING:
+        return chosen
     if not schema:
         return f"example {name}".strip()
     if "allOf" in schema:
@@ -153,6 +161,9 @@ def _string(walk: _Walk, schema: dict[str, Any], name: str, depth: int) -> str:
     fmt = schema.get("format")
     if fmt in _FORMATS:
         return _FORMATS[fmt](walk.rng)
+    hinted = described(schema)
+    if hinted is not None:
+        return hinted
     pattern = schema.get("pattern")
     if pattern:
         return _from_pattern(pattern, walk.rng, schema.get("minLength", 0), schema.get("maxLength"))
