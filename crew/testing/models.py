@@ -96,6 +96,10 @@ class TestModel(_Shippable):
     Afterwards: ``final_answer`` if given, else JSON valid for ``output_schema``
     when the task wants structured output, else a short text naming the task and
     the tool results it saw. ``call_tools=False`` skips straight to the answer.
+
+    A tool its MCP server marks destructive (``destructiveHint``) or open-world
+    (``openWorldHint``) is never called unless ``risky_tools=True``: a test double pointed
+    at a real filesystem, memory or fetch server must not write, forget or reach out.
     """
 
     __test__ = False  # not a pytest test class, despite the name
@@ -108,12 +112,14 @@ class TestModel(_Shippable):
         *,
         model: str = "test",
         inputs: Mapping[str, Any] | None = None,
+        risky_tools: bool = False,
     ) -> None:
         self.seed = seed
         self.final_answer = final_answer
         self.call_tools = call_tools
         self.model = model
         self.inputs = dict(inputs or {})
+        self.risky_tools = risky_tools
         self.calls = 0
         self._lock = threading.Lock()
 
@@ -129,7 +135,7 @@ class TestModel(_Shippable):
     ) -> LLMResponse:
         with self._lock:
             self.calls += 1
-        callable_tools = tools if self.call_tools else []
+        callable_tools = self._callable(tools) if self.call_tools else []
         if callable_tools and not any(m.get("role") == "tool" for m in messages):
             conversation = _conversation_key(messages)
             response = LLMResponse(
@@ -150,6 +156,14 @@ class TestModel(_Shippable):
         for piece in pieces(response.content or ""):
             yield ModelDelta(text=piece)
         yield response
+
+    def _callable(self, tools: Tools | None) -> Tools:
+        """The tools this model may call: all of them, less those marked risky unless ``risky_tools``."""
+        if not tools or self.risky_tools:
+            return list(tools or ())
+        info = current_call()
+        hints = info.tool_hints if info is not None else {}
+        return [tool for tool in tools if not _risky(hints.get(tool.get("function", tool).get("name", "")))]
 
     def _rng(self, *parts: object) -> random.Random:
         return random.Random("|".join(map(str, (self.seed, *parts))))
@@ -177,6 +191,11 @@ class TestModel(_Shippable):
         results = _tool_results(messages)
         answer = f"Test answer for: {task}" if task else "Test answer."
         return answer + (f" (tool results: {'; '.join(results)})" if results else "")
+
+
+def _risky(hints: Mapping[str, Any] | None) -> bool:
+    """Marked by its server as changing or deleting things, or as reaching beyond a closed world."""
+    return bool(hints) and (hints.get("destructiveHint") is True or hints.get("openWorldHint") is True)
 
 
 def _as_text(answer: str | dict[str, Any] | BaseModel) -> str:

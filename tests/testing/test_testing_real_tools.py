@@ -1,4 +1,4 @@
-"""TestModel pointed at real tools: values the tools accept."""
+"""TestModel pointed at real tools: values the tools accept, and hands off what a server marks risky."""
 
 from __future__ import annotations
 
@@ -78,3 +78,48 @@ def test_inputs_are_used_where_they_fit(schema: dict[str, Any], name: str, input
         assert value not in inputs.values()
     else:
         assert value == expected
+
+
+def _risky_server(calls: list[str]) -> Any:
+    from mcp.server.mcpserver import MCPServer as SDKServer
+    from mcp_types import ToolAnnotations
+
+    server = SDKServer("notes")
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=False))
+    def read_note(name: str) -> str:
+        """Read a note."""
+        calls.append("read_note")
+        return f"note {name}"
+
+    @server.tool(annotations=ToolAnnotations(destructiveHint=True))
+    def delete_note(name: str) -> str:
+        """Delete a note for good."""
+        calls.append("delete_note")
+        return "deleted"
+
+    @server.tool(annotations=ToolAnnotations(readOnlyHint=True, openWorldHint=True))
+    def fetch_url(url: str) -> str:
+        """Fetch a page from the internet."""
+        calls.append("fetch_url")
+        return "a page"
+
+    @server.tool()
+    def count_notes() -> int:
+        """How many notes there are (no hints: nothing marked)."""
+        calls.append("count_notes")
+        return 3
+
+    return server
+
+
+@pytest.mark.parametrize(("risky", "expected"), [(False, ["count_notes", "read_note"]), (True, None)])
+def test_tools_a_server_marks_destructive_or_open_world_are_left_alone(risky: bool, expected: Any) -> None:
+    calls: list[str] = []
+    server = MCPServer.in_process(_risky_server(calls), name="notes")
+    model = TestModel(risky_tools=risky)
+    agent = Agent(role="Clerk", goal="Keep notes", llm=model, tools=[server])
+    out = agent.execute_task(Task(description="Tidy the notes", expected_output="a summary"))
+    everything = ["count_notes", "delete_note", "fetch_url", "read_note"]
+    assert sorted(calls) == (expected or everything)
+    assert sorted(c.name for c in out.tool_calls) == (expected or everything)
