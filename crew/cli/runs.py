@@ -196,6 +196,7 @@ def _print_detail(detail: Any) -> None:
             print(f"    model {call.model} · {call.status} · {call.latency:.2f}s · {what}")
         for call in tools.get(task.name, []):
             note = " (cached)" if call.cached else " (refused)" if call.refused else ""
+            note += " (stand-in: not run)" if call.stand_in else ""
             args = json.dumps(call.args, ensure_ascii=False) if not isinstance(call.args, str) else call.args
             print(f"    tool {call.tool}{note} · {call.status} · {call.duration:.3f}s · {_clip(args, 80)}")
         if task.error:

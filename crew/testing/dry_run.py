@@ -184,8 +184,8 @@ class _Doubles:
         return self._servers[id(server)]
 
 
-def offline(crew: Any, inputs: Mapping[str, Any], *, live_tools: bool = False) -> bool:
-    """Ready ``crew`` for a command-line run on the test model; False when no agent uses it.
+def offline(crew: Any, inputs: Mapping[str, Any], *, live_tools: bool = False) -> None:
+    """Ready ``crew`` for a command-line run on the test model (a crew on other models is left as it is).
 
     Each test model (the string ``"test"`` or a ``TestModel``) becomes one that knows the
     run's ``inputs``; unless ``live_tools``, the tools of the agents that talk to it (their
@@ -200,7 +200,6 @@ def offline(crew: Any, inputs: Mapping[str, Any], *, live_tools: bool = False) -
     offline_agents = _offline_agents(crew, inputs, default is not None)
     if not live_tools:
         _dry(crew, offline_agents, inputs, default is not None)
-    return bool(offline_agents) or default is not None or manager is not None
 
 
 def _offline_agents(crew: Any, inputs: Mapping[str, Any], default_is_test: bool) -> list[Any]:

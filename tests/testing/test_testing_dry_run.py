@@ -102,6 +102,8 @@ def test_the_test_models_calls_are_dry_by_default(touchy_crew: tuple[Path, Path]
     assert sorted(c["tool"] for c in stored) == ["add_note", "save_report"]
     assert all(c["status"] == "success" and c["stand_in"] and c["result"].startswith(STAND_IN) for c in stored)
     assert "`crew kickoff --live-tools` runs it" in stored[0]["result"]
+    shown = crew_command("show", "--store", str(store), cwd=folder)
+    assert shown.stdout.count("(stand-in: not run)") == 2, shown.stdout
 
 
 def test_live_tools_really_calls_them(touchy_crew: tuple[Path, Path], tmp_path: Path) -> None:
