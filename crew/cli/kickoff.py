@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     crew = project.crew
     apply_budgets(crew, args)
     store = None if args.no_store else open_store(args.store, project.folder)
-    settings = {"llm": args.llm, "out": args.out}
+    settings = {"llm": args.llm, "out": args.out, "live_tools": args.live_tools}  # a resumed run keeps them
 
     def start(run_id: str) -> Any:
         if store is None:

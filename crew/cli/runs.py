@@ -102,7 +102,8 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
     llm = args.llm or settings.get("llm")
     out = args.out or settings.get("out")
     given = _pairs(args.inputs)
-    project, inputs = load(folder, {**stored.inputs, **given}, llm=llm, out=out)
+    live_tools = bool(settings.get("live_tools"))  # the test model's tools run as they did in the run
+    project, inputs = load(folder, {**stored.inputs, **given}, llm=llm, out=out, live_tools=live_tools)
     crew = project.crew
     for name in ("max_tokens", "max_cost"):  # the run's budgets hold unless new ones are given
         if getattr(args, name) is None and settings.get(name) is not None:
