@@ -43,6 +43,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     # Agent(llm="test")), so resolving a model string must know it. The import is lazy:
     # crew.testing loads only when "test" is asked for.
     ("crew.models.resolve", "crew.testing"): 'the "test" model string resolves to TestModel',
+    # `crew kickoff` on the test model: its tool calls get stand-ins unless --live-tools (from the top layer).
+    ("crew.cli.kickoff", "crew.testing.dry_run"): "the test model's tool calls are dry on the command line",
 }
 
 

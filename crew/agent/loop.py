@@ -127,6 +127,7 @@ class AgentTaskRun:
         self._known_ids: list[str] = []  # the replayed turn's call ids, for calls read from text
         self._context_names = tuple([out.name for out in context if out.status == "done"])
         self._tool_names = tuple([t.tool_name for t in self.tools])
+        self._tool_hints = {t.tool_name: hints for t in self.tools if (hints := getattr(t, "annotations", None))}
         self.transcript = Transcript(
             SystemMessage(self._system_prompt()),
             UserMessage(self._task_prompt(context, feedback, previous_answer)),
@@ -284,6 +285,7 @@ class AgentTaskRun:
             self.schema,
             self.scope.run_id,
             chosen.model,
+            self._tool_hints if offered else {},
         )
         if turn != self._turn_mark[0]:
             self._turn_mark, self._turn_replies = (turn, len(self.transcript), self.corrected), []

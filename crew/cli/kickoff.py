@@ -43,18 +43,19 @@ def run(args: argparse.Namespace) -> int:
         from crew.cli import for_each
 
         project = _project(args.path, llm=args.llm, out=args.out)
+        _offline(project.crew, project.inputs, live_tools=args.live_tools)
         preflight.check(project.crew, {**project.inputs, **given}, origins)
         route_verbose(project.crew, None, quiet=args.quiet)  # the batch's view is one status line
         if not args.no_store:  # each kickoff of the batch is a run, recorded here (whatever backend ran it)
             project.crew.store = open_store(args.store, project.folder)
         return for_each.run(args, project, given)
-    project, inputs = load(args.path, given, llm=args.llm, out=args.out)
+    project, inputs = load(args.path, given, llm=args.llm, out=args.out, live_tools=args.live_tools)
     crew = project.crew
     preflight.check(crew, inputs, origins)
     apply_budgets(crew, args)
     apply_transport(crew, getattr(args, "transport", None))
     store = None if args.no_store else open_store(args.store, project.folder)
-    settings = {"llm": args.llm, "out": args.out}
+    settings = {"llm": args.llm, "out": args.out, "live_tools": args.live_tools}  # a resumed run keeps them
 
     def start(run_id: str) -> Any:
         if store is None:
@@ -67,8 +68,14 @@ def run(args: argparse.Namespace) -> int:
     return execute(args, crew, inputs, start)
 
 
-def load(path: str | Path, given: dict[str, Any], *, llm: str | None, out: str | None) -> tuple[Any, dict[str, Any]]:
-    """The crew folder's project and the run's inputs (its defaults under ``given``), checked."""
+def load(
+    path: str | Path, given: dict[str, Any], *, llm: str | None, out: str | None, live_tools: bool = False
+) -> tuple[Any, dict[str, Any]]:
+    """The crew folder's project and the run's inputs (its defaults under ``given``), checked.
+
+    Agents on the test model get one that knows the inputs, and stand-ins for their tools
+    unless ``live_tools`` (``crew.testing.dry_run``): offline must mean no tool touches the world.
+    """
     from crew.errors import ConfigError
 
     project = _project(path, llm=llm, out=out)
@@ -77,7 +84,15 @@ def load(path: str | Path, given: dict[str, Any], *, llm: str | None, out: str |
     if missing:
         lines = [str(p) for p in missing]
         raise ConfigError("\n".join(lines), errors=lines)
+    _offline(project.crew, inputs, live_tools=live_tools)
     return project, inputs
+
+
+def _offline(crew: Any, inputs: dict[str, Any], *, live_tools: bool) -> None:
+    """The test model's run made safe (``crew.testing.dry_run``); a crew on other models is left as it is."""
+    from crew.testing.dry_run import offline as prepare
+
+    prepare(crew, inputs, live_tools=live_tools)
 
 
 def _project(path: str | Path, *, llm: str | None, out: str | None) -> Any:

@@ -65,6 +65,11 @@ def kickoff(command: Command) -> None:
     p.add_argument("--inputs-file", metavar="FILE", help="inputs from a .json, .yaml or .yml file")
     p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (e.g. test, openai/gpt-4o-mini)")
     _transport_option(p)
+    p.add_argument(
+        "--live-tools",
+        action="store_true",
+        help="let the test model really call the tools (default: they do not run; each call gets a stand-in result)",
+    )
     p.add_argument("--json", action="store_true", help="print the whole result as one JSON document")
     _stream_option(p)
     p.add_argument("--out", metavar="DIR", help="folder for relative output_file paths (default: current folder)")

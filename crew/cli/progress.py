@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from crew.run.scheduler import RUN_CANCELLED
+from crew.tools.messages import is_stand_in
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _MARK = {"waiting": "·", "running": "", "done": "✓", "failed": "✗", "skipped": "-"}
@@ -220,6 +221,8 @@ class Progress:
             notes.append("cache hit")
         if data.get("refused"):
             notes.append("refused: usage limit")
+        elif is_stand_in(data.get("result")):
+            notes.append("stand-in: not run")
         elif data.get("status") == "error":
             state.tool_errors += 1
             notes.append("error")

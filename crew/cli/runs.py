@@ -174,7 +174,9 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
     settings = stored.settings
     llm = args.llm or settings.get("llm")
     out = args.out or settings.get("out")
-    project, inputs = load(folder, {**stored.inputs, **_pairs(args.inputs)}, llm=llm, out=out)
+    given = _pairs(args.inputs)
+    live_tools = bool(settings.get("live_tools"))  # the test model's tools run as they did in the run
+    project, inputs = load(folder, {**stored.inputs, **given}, llm=llm, out=out, live_tools=live_tools)
     crew = project.crew
     for name in ("max_tokens", "max_cost"):  # the run's budgets hold unless new ones are given
         if getattr(args, name) is None and settings.get(name) is not None:
@@ -319,6 +321,7 @@ def _model_line(call: Any) -> str:
 
 def _tool_line(call: Any) -> str:
     note = " (cached)" if call.cached else " (refused)" if call.refused else ""
+    note += " (stand-in: not run)" if call.stand_in else ""
     args = json.dumps(call.args, ensure_ascii=False) if not isinstance(call.args, str) else call.args
     return f"    tool {call.tool}{note} · {call.status} · {call.duration:.3f}s · {_clip(args, 80)}"
 

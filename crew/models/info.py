@@ -10,7 +10,7 @@ rather than by parsing prompt text; tracing can label spans with them.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["CALL_INFO", "ModelCallInfo", "current_call"]
@@ -35,6 +35,10 @@ class ModelCallInfo:
     run_id: str | None = None
     model: str = ""
     """The name of the model being called (``ChatModel.model``)."""
+    tool_hints: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    """What the offered tools say of themselves, by tool name: an MCP server's annotations
+    (``readOnlyHint``, ``destructiveHint``, ``openWorldHint``); a tool that says nothing is absent.
+    The offline ``TestModel`` reads them to leave destructive and open-world tools alone."""
 
 
 CALL_INFO: ContextVar[ModelCallInfo | None] = ContextVar("crew_model_call", default=None)

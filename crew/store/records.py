@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from crew.common.usage import Usage
+from crew.tools.messages import is_stand_in
 
 
 class StoredRun(BaseModel):
@@ -102,6 +103,12 @@ class StoredToolCall(BaseModel):
     duration: float = 0.0
     args: Any = None
     result: str | None = None
+
+    @computed_field
+    @property
+    def stand_in(self) -> bool:
+        """A dry run's stand-in result (the test model without ``--live-tools``): the tool did not run."""
+        return is_stand_in(self.result)
 
 
 class RunDetail(BaseModel):

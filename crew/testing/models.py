@@ -16,7 +16,7 @@ import json
 import random
 import re
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -89,10 +89,17 @@ class TestModel(_Shippable):
     Turn one (no tool results in the history yet): one call per tool, arguments
     generated from the tool's JSON schema (valid, deterministic for ``seed``), each call's
     id unique to its conversation (its opening messages, its task and agent) yet the same
-    every time that conversation is held again.
+    every time that conversation is held again. What a schema offers is used first (a
+    const, ``examples``, a default, an enum, an example in the description), and
+    ``inputs`` (a crew's kickoff inputs) fill the arguments of their name, so real tools
+    get values they accept.
     Afterwards: ``final_answer`` if given, else JSON valid for ``output_schema``
     when the task wants structured output, else a short text naming the task and
     the tool results it saw. ``call_tools=False`` skips straight to the answer.
+
+    A tool its MCP server marks destructive (``destructiveHint``) or open-world
+    (``openWorldHint``) is never called unless ``risky_tools=True``: a test double pointed
+    at a real filesystem, memory or fetch server must not write, forget or reach out.
     """
 
     __test__ = False  # not a pytest test class, despite the name
@@ -104,11 +111,15 @@ class TestModel(_Shippable):
         call_tools: bool = True,
         *,
         model: str = "test",
+        inputs: Mapping[str, Any] | None = None,
+        risky_tools: bool = False,
     ) -> None:
         self.seed = seed
         self.final_answer = final_answer
         self.call_tools = call_tools
         self.model = model
+        self.inputs = dict(inputs or {})
+        self.risky_tools = risky_tools
         self.calls = 0
         self._lock = threading.Lock()
 
@@ -124,10 +135,11 @@ class TestModel(_Shippable):
     ) -> LLMResponse:
         with self._lock:
             self.calls += 1
-        if tools and self.call_tools and not any(m.get("role") == "tool" for m in messages):
+        callable_tools = self._callable(tools) if self.call_tools else []
+        if callable_tools and not any(m.get("role") == "tool" for m in messages):
             conversation = _conversation_key(messages)
             response = LLMResponse(
-                tool_calls=[self._call(tool, i, len(messages), conversation) for i, tool in enumerate(tools)]
+                tool_calls=[self._call(tool, i, len(messages), conversation) for i, tool in enumerate(callable_tools)]
             )
         else:
             response = LLMResponse(content=self._answer(messages, output_schema))
@@ -145,6 +157,14 @@ class TestModel(_Shippable):
             yield ModelDelta(text=piece)
         yield response
 
+    def _callable(self, tools: Tools | None) -> Tools:
+        """The tools this model may call: all of them, less those marked risky unless ``risky_tools``."""
+        if not tools or self.risky_tools:
+            return list(tools or ())
+        info = current_call()
+        hints = info.tool_hints if info is not None else {}
+        return [tool for tool in tools if not _risky(hints.get(tool.get("function", tool).get("name", "")))]
+
     def _rng(self, *parts: object) -> random.Random:
         return random.Random("|".join(map(str, (self.seed, *parts))))
 
@@ -157,35 +177,49 @@ class TestModel(_Shippable):
         function = tool.get("function", tool)
         name = function["name"]
         schema = function.get("parameters") or {"type": "object", "properties": {}}
-        args = example_value(schema, self._rng(name, turn))
+        args = example_value(schema, self._rng(name, turn), inputs=self.inputs)
         digest = hashlib.sha256(f"{self.seed}|{conversation}|{turn}|{index}|{name}".encode()).hexdigest()[:24]
         return ToolCall(name=name, args=args, id=f"call_{digest}")
 
     def _answer(self, messages: Messages, output_schema: dict[str, Any] | None) -> str:
         if self.final_answer is not None:
-            if isinstance(self.final_answer, BaseModel):
-                return self.final_answer.model_dump_json()
-            if isinstance(self.final_answer, dict):
-                return json.dumps(self.final_answer)
-            return str(self.final_answer)
+            return _as_text(self.final_answer)
         if output_schema:
-            return json.dumps(example_value(output_schema, self._rng("answer")))
+            return json.dumps(example_value(output_schema, self._rng("answer"), inputs=self.inputs))
         task = _first_user_text(messages)
         task = task if len(task) <= 160 else task[:159] + "…"
-        names = {
-            call.get("id"): (call.get("function") or {}).get("name")  # tool messages carry only the id
-            for m in messages
-            if m.get("role") == "assistant"
-            for call in m.get("tool_calls") or []
-        }
-        results = [
-            f"{m.get('name') or names.get(m.get('tool_call_id')) or 'tool'}: "
-            f"{' '.join(str(m.get('content', '')).split())[:80]}"
-            for m in messages
-            if m.get("role") == "tool"
-        ]
+        results = _tool_results(messages)
         answer = f"Test answer for: {task}" if task else "Test answer."
         return answer + (f" (tool results: {'; '.join(results)})" if results else "")
+
+
+def _risky(hints: Mapping[str, Any] | None) -> bool:
+    """Marked by its server as changing or deleting things, or as reaching beyond a closed world."""
+    return bool(hints) and (hints.get("destructiveHint") is True or hints.get("openWorldHint") is True)
+
+
+def _as_text(answer: str | dict[str, Any] | BaseModel) -> str:
+    if isinstance(answer, BaseModel):
+        return answer.model_dump_json()
+    if isinstance(answer, dict):
+        return json.dumps(answer)
+    return str(answer)
+
+
+def _tool_results(messages: Messages) -> list[str]:
+    """``name: text`` of each tool result in the history, its text on one line and cut at 80 characters."""
+    names = {
+        call.get("id"): (call.get("function") or {}).get("name")  # tool messages carry only the id
+        for m in messages
+        if m.get("role") == "assistant"
+        for call in m.get("tool_calls") or []
+    }
+    return [
+        f"{m.get('name') or names.get(m.get('tool_call_id')) or 'tool'}: "
+        f"{' '.join(str(m.get('content', '')).split())[:80]}"
+        for m in messages
+        if m.get("role") == "tool"
+    ]
 
 
 FunctionReply = str | list[dict[str, Any] | ToolCall] | LLMResponse

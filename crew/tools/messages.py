@@ -21,6 +21,16 @@ def new_call_id() -> str:
     return "call_" + uuid.uuid4().hex[:24]
 
 
+STAND_IN = "[stand-in result: the tool did not run]"
+"""How a dry run's result begins (the test model on the command line, without ``--live-tools``):
+the progress view and the run store tell a stand-in from what a tool really returned by it."""
+
+
+def is_stand_in(text: object) -> bool:
+    """Whether a call's result text is a dry run's stand-in (see ``STAND_IN``)."""
+    return isinstance(text, str) and text.startswith(STAND_IN)
+
+
 class ToolCall(BaseModel):
     """A model's request to run one tool (LangChain's ``ToolCall`` shape)."""
 

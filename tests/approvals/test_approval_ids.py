@@ -73,7 +73,9 @@ def crew_cmd(folder: Path, *args: str) -> Any:
 
 def pause(folder: Path) -> tuple[str, dict[str, str], str]:
     """Kick the crew off without a terminal: (run, {task: call id}, stderr) of the paused run."""
-    done = run_crew("kickoff", str(folder), "--store", str(folder / "runs.db"), cwd=folder.parent, timeout=90)
+    done = run_crew(
+        "kickoff", str(folder), "--live-tools", "--store", str(folder / "runs.db"), cwd=folder.parent, timeout=90
+    )
     assert done.returncode == 3, done.stderr
     run = re.search(r"then continue: crew resume (\w+)", done.stderr)
     assert run is not None, done.stderr

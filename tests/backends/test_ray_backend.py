@@ -294,7 +294,7 @@ def test_a_ray_crews_kickoff_interrupted_on_the_cli_leaves_no_ray_behind(tmp_pat
     )
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env.update(PYTHONPATH=str(REPO), TMPDIR=short)
-    command = [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--no-store", "-q"]
+    command = [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--live-tools", "--no-store", "-q"]
     if batch:
         (tmp_path / "in.jsonl").write_text('{"topic": "a"}\n{"topic": "b"}\n')
         command += ["--for-each", str(tmp_path / "in.jsonl")]
@@ -334,8 +334,8 @@ def test_the_cli_runs_a_batch_on_the_cluster_at_address(ray_instance, tmp_path):
     out = tmp_path / "out.jsonl"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--for-each", str(inputs), "-o", str(out),
-         "--address", ray_instance, "--ordered", "--store", str(tmp_path / "runs.db")],
+        [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--live-tools", "--for-each", str(inputs),
+         "-o", str(out), "--address", ray_instance, "--ordered", "--store", str(tmp_path / "runs.db")],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr + (out.read_text() if out.exists() else "")

@@ -290,7 +290,7 @@ def test_ctrl_c_stops_cleanly_and_says_what_finished(crew_dir) -> None:
         }
     )
     child = subprocess.Popen(
-        [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--json"],
+        [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--live-tools", "--json"],
         cwd=folder,
         env=crew_env(),
         stdout=subprocess.PIPE,

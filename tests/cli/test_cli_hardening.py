@@ -124,7 +124,7 @@ def test_a_timed_out_sync_tool_does_not_keep_kickoff_alive(crew_dir):
     """Item 2: the command used to print "timed out" and then wait 10 minutes for the tool."""
     folder = tool_crew(crew_dir, "nap", "    time.sleep(600)\n    return text", second="timeout: 1")
     started = time.monotonic()
-    done = run_crew("kickoff", str(folder), "-q", timeout=30)
+    done = run_crew("kickoff", str(folder), "--live-tools", "-q", timeout=30)
     assert time.monotonic() - started < 15
     assert done.returncode == 1
     assert "task 'second' timed out after 1 s" in done.stderr
@@ -175,7 +175,7 @@ def test_a_tool_that_exits_is_that_tools_error(crew_dir, body, head):
     """Item 5: sys.exit() in a tool ended the run silently with the tool's code;
     a KeyboardInterrupt from a tool looked like the user's Ctrl-C."""
     folder = tool_crew(crew_dir, "quitter", body, head=head)
-    done = run_crew("kickoff", str(folder), "--json", "-q")
+    done = run_crew("kickoff", str(folder), "--live-tools", "--json", "-q")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     second = document["tasks_output"][1]
@@ -220,7 +220,7 @@ def test_sigterm_stops_like_ctrl_c_with_its_own_exit_code(crew_dir, ctrl_c):
     """
     folder = tool_crew(crew_dir, "nap", "    print('napping', flush=True)\n    time.sleep(600)\n    return text")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--json", "-q"],
+        [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--live-tools", "--json", "-q"],
         cwd=REPO,
         env=crew_env(),
         stdout=subprocess.PIPE,
@@ -251,7 +251,7 @@ def test_a_tools_print_goes_to_stderr(crew_dir):
     """Item 7: a tool's print() went to stdout and broke --json and `> answer.md`."""
     body = "    print('TOOL SAYS HI')\n    os.system('echo FROM A SUBPROCESS')\n    return text"
     folder = tool_crew(crew_dir, "chatty", body, head="import os")
-    done = run_crew("kickoff", str(folder), "--json", "-q")
+    done = run_crew("kickoff", str(folder), "--live-tools", "--json", "-q")
     assert done.returncode == 0, done.stderr
     json.loads(done.stdout)  # one clean document
     assert "TOOL SAYS HI" not in done.stdout and "FROM A SUBPROCESS" not in done.stdout
@@ -268,7 +268,9 @@ def test_a_key_quoted_by_a_tool_is_scrubbed_everywhere(crew_dir, tmp_path):
     """Item 8: a tool exception quoting the key reached the model, the answer and --json."""
     body = "    raise RuntimeError('auth failed for ' + os.environ['SERVICE_API_KEY'])"
     folder = tool_crew(crew_dir, "leaky", body, head="import os", second="output_file: out/second.md")
-    done = run_crew("kickoff", str(folder), "--json", "--out", str(tmp_path), env=crew_env(SERVICE_API_KEY=SECRET))
+    done = run_crew(
+        "kickoff", str(folder), "--live-tools", "--json", "--out", str(tmp_path), env=crew_env(SERVICE_API_KEY=SECRET)
+    )
     assert done.returncode == 0, done.stderr
     assert SECRET not in done.stdout and SECRET not in done.stderr
     assert "auth failed for ***" in done.stdout  # the observation, as the model saw it, in the answer

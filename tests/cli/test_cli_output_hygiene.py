@@ -73,7 +73,15 @@ def test_for_each_keeps_tool_output_out_of_the_json_lines(crew_dir, tmp_path):
     quiet_import = TOOLS.replace('print("TOOLPRINT")\n', "")  # only the tool itself writes
     chatty = crew_dir({"crew.yaml": CREW_YAML, "tools.py": quiet_import})
     done = run_crew(
-        "kickoff", str(chatty), "--for-each", str(_inputs(tmp_path)), "--out", str(tmp_path), "-q", "--no-store"
+        "kickoff",
+        str(chatty),
+        "--live-tools",
+        "--for-each",
+        str(_inputs(tmp_path)),
+        "--out",
+        str(tmp_path),
+        "-q",
+        "--no-store",
     )
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in done.stdout.splitlines()]  # every line is JSON

@@ -58,11 +58,22 @@ def test_a_json_stream_that_fails_or_is_interrupted_still_ends_with_one_typed_ou
         """,
         }
     )
-    failed = run_crew("kickoff", str(folder), "--stream", "--json", "-q", "--no-store", "-i", "what=D")
+    failed = run_crew("kickoff", str(folder), "--live-tools", "--stream", "--json", "-q", "--no-store", "-i", "what=D")
     assert failed.returncode == 1
     last = json.loads(failed.stdout.splitlines()[-1])
     assert last["type"] == "output" and last["status"] == "failed" and "never good enough" in last["error"]
-    command = [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--stream", "--json", "-q", "--no-store"]
+    command = [
+        sys.executable,
+        "-m",
+        "crew.cli",
+        "kickoff",
+        str(folder),
+        "--live-tools",
+        "--stream",
+        "--json",
+        "-q",
+        "--no-store",
+    ]
     process = subprocess.Popen(
         [*command, "-i", "what=use nap"],
         stdout=subprocess.PIPE,
