@@ -8,7 +8,9 @@ a sync tool runs in a worker thread) notes each function of ``crew/`` that runs 
 moment the model's first reply leaves the model function and the moment the model function
 is asked again, with the tool's result in the conversation. That is the whole trip of one
 call: reading the reply, the loop, the executor's pipeline, the tool, the observation, and
-the way back into the model door. ``crew/testing`` (the double itself) is not counted.
+the way back into the model door. ``crew/testing`` (the double itself) is not counted, nor
+are the coroutines that only resume (the task runner and the agent awaiting the loop): they
+were entered before the trip, and a reader of the call does not open them for it.
 
 The figure is a count of distinct files, with the packages they sit in: a reader following
 one call opens each of them. Before the package was laid out in layers (commit 231ae30) this
@@ -33,6 +35,9 @@ from crew.testing import FunctionModel  # noqa: E402
 PACKAGE = str(ROOT / "crew") + "/"
 DOUBLES = PACKAGE + "testing/"
 GOAL = 33 // 2
+# A frame that starts runs from its first instructions (a coroutine's or generator's first
+# entry passes RETURN_GENERATOR and POP_TOP first); one resumed mid-way has a later offset.
+_FRESH = 6
 
 
 class Trip:
@@ -44,8 +49,8 @@ class Trip:
         self._lock = threading.Lock()
 
     def hook(self, frame: FrameType, event: str, _arg: Any) -> None:
-        if not self.on or event != "call":
-            return
+        if not self.on or event != "call" or frame.f_lasti > _FRESH:
+            return  # a coroutine resumed where it awaited was entered before the trip: not counted
         name = frame.f_code.co_filename
         if name.startswith(PACKAGE) and not name.startswith(DOUBLES):
             with self._lock:

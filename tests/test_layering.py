@@ -13,39 +13,40 @@ the point.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "crew"
 
-# Low -> high. A name covers the module and everything under it (``crew.tools`` is the
-# package); the longest matching name wins. ``crew.mcp`` sits with the tools: an MCP
-# server is a source of BaseTools and knows nothing of agents, runs or config (it reads an
-# agent's ``mcp`` list by duck typing), so an Agent can get its servers' tools, and open them
-# for a task run outside a crew, without reaching up into the run layer.
-LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("common", ("crew.errors", "crew.common")),
-    ("tools", ("crew.tools", "crew.mcp")),
-    ("tasks", ("crew.tasks",)),
-    ("models/agent", ("crew.models", "crew.agent", "crew.stream")),
-    ("run", ("crew.run", "crew.crew", "crew.store", "crew.backends")),
-    # the root package (``crew/__init__.py``: the public face, every name lazily) sits at the
-    # top with the CLI (whose live view is ``crew.cli.progress``)
-    ("config/cli", ("crew", "crew.config", "crew.cli", "crew.__main__")),
-]
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def _table(marker: str) -> list[list[str]]:
+    """The rows of the table between ``<!-- marker...`` and ``<!-- /marker -->``, as cells."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    start = text.index(f"<!-- {marker}")
+    body = text[text.index("\n", start) : text.index(f"<!-- /{marker} -->")]
+    rows = [line.strip().strip("|").split("|") for line in body.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row] for row in rows[2:]]  # past the header and its rule
+
+
+def _names(cell: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"`([\w.]+)`", cell))
+
+
+# Low -> high, as docs/architecture.md draws them. A name covers the module and everything
+# under it (``crew.tools`` is the package); the longest matching name wins.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [(row[0], _names(row[1])) for row in _table("layers")]
 
 # A leaf: doubles for users' tests. It may import any layer; nothing in crew imports it.
 LEAF = "crew.testing"
 
-# Imports that break the rules on purpose, each with its reason. Keep it short.
-ALLOWED: dict[tuple[str, str], str] = {
-    # The model string "test" means TestModel anywhere a model is accepted (YAML, --llm,
-    # Agent(llm="test")), so resolving a model string must know it. The import is lazy:
-    # crew.testing loads only when "test" is asked for.
-    ("crew.models.resolve", "crew.testing"): 'the "test" model string resolves to TestModel',
-    # `crew kickoff` on the test model: its tool calls get stand-ins unless --live-tools (from the top layer).
-    ("crew.cli.kickoff", "crew.testing.dry_run"): "the test model's tool calls are dry on the command line",
-}
+# Imports that break the rules on purpose, each with its reason (the page's "allowed" table).
+ALLOWED: dict[tuple[str, str], str] = {(_names(r[0])[0], _names(r[1])[0]): r[2] for r in _table("allowed")}
+
+# Import circles the page names, each with its reason.
+CIRCLES: list[frozenset[str]] = [frozenset(_names(row[0])) for row in _table("circles")]
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,59 @@ def test_every_module_has_a_layer():
     modules, _ = _crew_imports()
     unplaced = [m for m in modules if layer_of(m) is None and not is_leaf(m)]
     assert unplaced == [], f"put these modules in LAYERS in {Path(__file__).name}: {unplaced}"
+
+
+def _circles(modules: list[str], found: list[Import]) -> list[frozenset[str]]:
+    """Every set of two or more modules that import each other (strongly connected), by Tarjan."""
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for imp in found:
+        if imp.imported in edges and imp.imported != imp.importer:
+            edges[imp.importer].add(imp.imported)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[frozenset[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in edges[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            members = []
+            while True:
+                member = stack.pop()
+                members.append(member)
+                if member == node:
+                    break
+            if len(members) > 1:
+                circles.append(frozenset(members))
+
+    for module in modules:
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_import_circles_but_the_named_ones():
+    modules, found = _crew_imports()
+    unnamed = [sorted(c) for c in _circles(modules, found) if c not in CIRCLES]
+    assert unnamed == [], "modules that import each other (break the circle, or name it in docs/architecture.md)"
+
+
+def test_the_circle_finder_finds_loops():
+    found = [Import("a", "b", 1), Import("b", "c", 1), Import("c", "a", 1), Import("c", "d", 1)]
+    assert _circles(["a", "b", "c", "d"], found) == [frozenset({"a", "b", "c"})]
+
+
+def test_every_named_circle_and_allowed_import_is_still_there():
+    """A named circle or allowed import that is gone must leave the page, or it would hide a new one."""
+    modules, found = _crew_imports()
+    assert [sorted(c) for c in CIRCLES if c not in _circles(modules, found)] == []
 
 
 def test_every_allowed_exception_is_still_needed():

@@ -185,7 +185,7 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
     output, error = _execute(
         lambda: start(run_id), run_id, progress, as_json=args.json, stream=getattr(args, "stream", False)
     )
-    from crew.cli.runs import report_store_loss
+    from crew.cli.output import report_store_loss
 
     report_store_loss(run_id)
     failed = error is not None or any(t.status == "failed" for t in output.tasks_output)

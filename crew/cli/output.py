@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
@@ -104,3 +105,24 @@ def result_stream() -> Iterator[Any]:
         yield ScrubbingStream(raw)  # type: ignore[arg-type]
     finally:
         raw.close()
+
+
+def report_store_loss(run_id: str) -> None:
+    """Say once, after the run, that the store could not record all of it (a full disk), and why."""
+    recorder = sys.modules.get("crew.store.recorder")  # not imported: no store was used
+    message = getattr(recorder, "lost_writes", {}).pop(run_id, None)
+    if message:
+        print(f"crew: {plain(message)}", file=sys.stderr)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""Characters a terminal acts on (escapes, carriage returns, C1 controls, bidirectional overrides)."""
+
+
+def plain(text: str) -> str:
+    """``text`` safe to print: every control character shown as its escape (``\\x1b``), never acted on.
+
+    Outputs, errors and arguments in the store come from models and tools: an escape sequence
+    in them could rewrite the terminal's title, hide lines or fake what the run did.
+    """
+    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)

@@ -5,7 +5,7 @@ default; a RUN that is a folder is taken as the crew folder, as ``crew runs PATH
 it) or ``--store FILE``. Replay and resume load the crew from the folder the run was
 recorded in (unless ``--path`` names another) and reuse the run's inputs, model override
 and output folder unless new ones are given. Everything printed from the store passes
-through :func:`_plain` first: a model or a tool may have put terminal escapes in it.
+through :func:`crew.cli.output.plain` first: a model or a tool may have put terminal escapes in it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from crew.cli import EXIT_OK, UsageError, count, write_file
 from crew.cli.kickoff import _pairs, apply_budgets, execute, load, store_path
+from crew.cli.output import plain
 
 
 def _store(args: argparse.Namespace, folder: str | None = None) -> Any:
@@ -106,14 +106,14 @@ def list_runs(args: argparse.Namespace) -> int:
         _json([_run_summary(r) for r in runs])
         return EXIT_OK
     if not runs:
-        print(f"no runs in {_plain(str(store.path))}", file=sys.stderr)
+        print(f"no runs in {plain(str(store.path))}", file=sys.stderr)
         return EXIT_OK
     rows = [("RUN", "STATUS", "STARTED", "DURATION", "TOKENS", "COST", "CREW", "MODE")]
     for r in runs:
         mode = r.mode if r.continued_from is None else f"{r.mode} of {r.continued_from[:12]}"
         duration = "-" if r.duration is None else f"{r.duration:.2f}s"
         tokens, cost = f"{r.usage.total_tokens:,}", _cost(r.usage.cost)
-        rows.append((r.id[:12], r.status, _when(r.started_at), duration, tokens, cost, _plain(r.crew), mode))
+        rows.append((r.id[:12], r.status, _when(r.started_at), duration, tokens, cost, plain(r.crew), mode))
     _table(rows)
     return EXIT_OK
 
@@ -136,7 +136,7 @@ def show(args: argparse.Namespace) -> int:
         return EXIT_OK
     waiting = _waiting(store, detail.run)
     for line in [*_detail_lines(detail, waiting)]:
-        print(_plain(line))
+        print(plain(line))
     return EXIT_OK
 
 
@@ -230,29 +230,6 @@ def approve(args: argparse.Namespace) -> int:
     from crew.cli.approve import approve_command
 
     return approve_command(args, _store(args, args.path))
-
-
-def report_store_loss(run_id: str) -> None:
-    """Say once, after the run, that the store could not record all of it (a full disk), and why."""
-    recorder = sys.modules.get("crew.store.recorder")  # not imported: no store was used
-    message = getattr(recorder, "lost_writes", {}).pop(run_id, None)
-    if message:
-        print(f"crew: {_plain(message)}", file=sys.stderr)
-
-
-# -- text output -------------------------------------------------------------------------------
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-"""Characters a terminal acts on (escapes, carriage returns, C1 controls, bidirectional overrides)."""
-
-
-def _plain(text: str) -> str:
-    """``text`` safe to print: every control character shown as its escape (``\\x1b``), never acted on.
-
-    Outputs, errors and arguments in the store come from models and tools: an escape sequence
-    in them could rewrite the terminal's title, hide lines or fake what the run did.
-    """
-    return _CONTROL.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
 def _detail_lines(detail: Any, waiting: list[dict[str, Any]]) -> list[str]:
