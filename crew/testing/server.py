@@ -166,92 +166,99 @@ class _Server(ThreadingHTTPServer):
                 conn.shutdown(socket.SHUT_RDWR)
 
 
-def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
-    class _Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body go in separate writes: no 40 ms delayed-ACK stall
+class _Handler(BaseHTTPRequestHandler):
+    """One HTTP exchange with the scripted server; ``server_of_replies`` is set per server."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # tests stay quiet
+    server_of_replies: OpenAIServer
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go in separate writes: no 40 ms delayed-ACK stall
 
-        def do_GET(self) -> None:
-            if self.path.rstrip("/") in ("/v1/models", "/models"):
-                self._send_json(200, {"object": "list", "data": [{"id": server.model or "test", "object": "model"}]})
-            else:
-                self._send_json(404, error_body(404, f"no route {self.path}"))
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # tests stay quiet
 
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if self.path.split("?")[0].rstrip("/") not in _PATHS:
-                self._send_json(404, error_body(404, f"no route {self.path}"))
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            self._send_json(
+                200, {"object": "list", "data": [{"id": self.server_of_replies.model or "test", "object": "model"}]}
+            )
+        else:
+            self._send_json(404, error_body(404, f"no route {self.path}"))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path.split("?")[0].rstrip("/") not in _PATHS:
+            self._send_json(404, error_body(404, f"no route {self.path}"))
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send_json(400, error_body(400, "request body is not JSON"))
+            return
+        # names lower-cased (HTTP headers are case-insensitive; clients differ in how they write them)
+        headers = {
+            k.lower(): ("***" if k.lower() in ("authorization", "api-key") else v) for k, v in self.headers.items()
+        }
+        request = ChatRequest(path=self.path, body=body, headers=headers, received_at=time.time())
+        try:
+            reply = self.server_of_replies._next_reply(request)
+        except Exception as exc:  # noqa: BLE001 - a broken handler is reported to the client
+            reply = Reply.error(500, f"OpenAIServer handler failed: {type(exc).__name__}: {exc}")
+        self.server_of_replies._sleep(reply.delay)
+        if self.server_of_replies._stopping.is_set():
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+            self._answer(request, reply)
+
+    def _answer(self, request: ChatRequest, reply: Reply) -> None:
+        if reply.body is not None:
+            self._send_raw(reply.status, reply.body.encode(), "application/json", reply.headers)
+        elif reply.status != 200:
+            self._send_json(reply.status, error_body(reply.status, reply.content or ""), reply.headers)
+        elif request.stream:
+            self._send_stream(request, reply)
+        else:
+            self._send_json(200, completion_body(request, reply, self.server_of_replies.model), reply.headers)
+
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        self._send_raw(status, json.dumps(payload).encode(), "application/json", headers or {})
+
+    def _send_raw(self, status: int, data: bytes, ctype: str, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_stream(self, request: ChatRequest, reply: Reply) -> None:
+        # Connection: close delimits the body, so no chunked encoding is needed.
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.close_connection = True
+        for sent, chunk in enumerate(stream_chunks(request, reply, self.server_of_replies.model)):
+            if reply.cut_after is not None and sent >= reply.cut_after:
+                self.connection.shutdown(socket.SHUT_RDWR)  # the stream breaks here, no [DONE]
                 return
-            try:
-                body = json.loads(raw or b"{}")
-            except ValueError:
-                self._send_json(400, error_body(400, "request body is not JSON"))
-                return
-            # names lower-cased (HTTP headers are case-insensitive; clients differ in how they write them)
-            headers = {
-                k.lower(): ("***" if k.lower() in ("authorization", "api-key") else v) for k, v in self.headers.items()
-            }
-            request = ChatRequest(path=self.path, body=body, headers=headers, received_at=time.time())
-            try:
-                reply = server._next_reply(request)
-            except Exception as exc:  # noqa: BLE001 - a broken handler is reported to the client
-                reply = Reply.error(500, f"OpenAIServer handler failed: {type(exc).__name__}: {exc}")
-            server._sleep(reply.delay)
-            if server._stopping.is_set():
-                return
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
-                self._answer(request, reply)
-
-        def _answer(self, request: ChatRequest, reply: Reply) -> None:
-            if reply.body is not None:
-                self._send_raw(reply.status, reply.body.encode(), "application/json", reply.headers)
-            elif reply.status != 200:
-                self._send_json(reply.status, error_body(reply.status, reply.content or ""), reply.headers)
-            elif request.stream:
-                self._send_stream(request, reply)
-            else:
-                self._send_json(200, completion_body(request, reply, server.model), reply.headers)
-
-        def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-            self._send_raw(status, json.dumps(payload).encode(), "application/json", headers or {})
-
-        def _send_raw(self, status: int, data: bytes, ctype: str, headers: dict[str, str]) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            for key, value in headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _send_stream(self, request: ChatRequest, reply: Reply) -> None:
-            # Connection: close delimits the body, so no chunked encoding is needed.
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            for key, value in reply.headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.close_connection = True
-            for sent, chunk in enumerate(stream_chunks(request, reply, server.model)):
-                if reply.cut_after is not None and sent >= reply.cut_after:
-                    self.connection.shutdown(socket.SHUT_RDWR)  # the stream breaks here, no [DONE]
-                    return
-                if sent and reply.chunk_delay:
-                    server._sleep(reply.chunk_delay)
-                self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-                self.wfile.flush()
-                if server.on_chunk is not None:
-                    server.on_chunk(chunk)
-            self.wfile.write(b"data: [DONE]\n\n")
+            if sent and reply.chunk_delay:
+                self.server_of_replies._sleep(reply.chunk_delay)
+            self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             self.wfile.flush()
+            if self.server_of_replies.on_chunk is not None:
+                self.server_of_replies.on_chunk(chunk)
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
-    return _Handler
+
+def _make_handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
+    """A handler class bound to ``server`` (http.server builds one handler per request from a class)."""
+    return type("_Handler", (_Handler,), {"server_of_replies": server})
 
 
 # -- OpenAI wire format ---------------------------------------------------------
