@@ -6,7 +6,11 @@ The rules (docs/CONTRIBUTING.md says them for writers):
   a page reads top to bottom, and its later examples reuse what earlier ones defined (the
   ``search`` tool, the ``crew``), exactly as a reader pasting them into one script would.
   Each file starts from a fresh namespace.
-- A block may use top-level ``await``; it then runs on its own event loop (``asyncio.run``).
+- No block uses top-level ``await``: pasted into a script it would be a syntax error. Async
+  examples define ``async def main()`` and end with ``asyncio.run(main())``.
+- A block that imports a package crew does not install (the ``mcp`` or ``otel`` extra,
+  ``langchain-core``, ``pytest``) follows text that says how to install it (a ``pip install``
+  line within the few lines before the block).
 - A **fragment** is only compiled (its syntax is checked), not run: a block whose info
   string says so (```` ```python fragment ````) or that follows an HTML comment starting
   with ``fragment`` (``<!-- fragment: why -->``, invisible on the rendered page). Say why:
@@ -20,8 +24,6 @@ A failing block's traceback points at its line in the Markdown file.
 
 from __future__ import annotations
 
-import ast
-import asyncio
 import re
 import shutil
 from dataclasses import dataclass
@@ -75,7 +77,31 @@ def python_blocks(markdown: str) -> list[Block]:
 def _compile(block: Block, filename: str):
     # leading newlines put the code at its line in the Markdown file, for tracebacks
     source = "\n" * (block.line - 1) + block.code
-    return compile(source, filename, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    return compile(source, filename, "exec", dont_inherit=True)
+
+
+# Packages a doc block may import only after saying how to install them: crew installs none of them.
+_EXTRAS = {
+    "mcp": "crew-agents[mcp]",
+    "opentelemetry": "crew-agents[otel]",
+    "langchain_core": "langchain-core",
+    "pytest": "pytest",
+    "ray": "crew-agents[ray]",
+    "starlette": "crew-agents[web-stream]",
+}
+_IMPORTED = re.compile(r"^\s*(?:from|import)\s+(\w+)", re.M)
+
+
+def missing_install_notes(markdown: str) -> list[str]:
+    """Blocks importing a package crew does not install, with no ``pip install`` of it just before."""
+    lines = markdown.splitlines()
+    problems = []
+    for block in python_blocks(markdown):
+        before = "\n".join(lines[max(0, block.line - 12) : block.line - 1])
+        for package in sorted(set(_IMPORTED.findall(block.code)) & set(_EXTRAS)):
+            if "pip install" not in before or _EXTRAS[package] not in before:
+                problems.append(f"line {block.line}: imports {package}; say `pip install {_EXTRAS[package]}` before it")
+    return problems
 
 
 def run_page(path: Path) -> int:
@@ -86,9 +112,7 @@ def run_page(path: Path) -> int:
         code = _compile(block, str(path.relative_to(ROOT)))
         if block.fragment:
             continue
-        result = eval(code, namespace)  # a coroutine when the block uses top-level await
-        if asyncio.iscoroutine(result):
-            asyncio.run(result)
+        exec(code, namespace)
         ran += 1
     return ran
 
@@ -108,6 +132,23 @@ def test_python_examples_run(path: Path, docs_cwd: Path):
     blocks = python_blocks(path.read_text(encoding="utf-8"))
     ran = run_page(path)
     assert ran == sum(not b.fragment for b in blocks)
+
+
+@pytest.mark.parametrize("path", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_blocks_that_need_an_extra_say_how_to_install_it(path: Path):
+    assert missing_install_notes(path.read_text(encoding="utf-8")) == []
+
+
+def test_an_import_of_an_extra_without_its_install_line_is_named():
+    page = "Use it:\n\n```python\nimport mcp\n```\n\n"
+    page += "`pip install 'crew-agents[mcp]'`, then:\n\n```python\nimport mcp\n```\n"
+    assert missing_install_notes(page) == ["line 4: imports mcp; say `pip install crew-agents[mcp]` before it"]
+
+
+def test_a_block_with_top_level_await_is_refused_as_a_script_would_refuse_it():
+    block = python_blocks("```python\nawait something()\n```\n")[0]
+    with pytest.raises(SyntaxError):
+        _compile(block, "page.md")
 
 
 def test_every_page_with_python_runs_some_of_it():
