@@ -242,7 +242,7 @@ class Crew(BaseModel):
         if self.store is None:
             return None
         if self._store is None or (self._store is not self.store and str(self._store.path) != str(self.store)):
-            from crew.store.recording import open_store
+            from crew.store.lifecycle import open_store
 
             self._store = open_store(self.store)
         return self._store

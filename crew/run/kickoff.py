@@ -2,7 +2,7 @@
 
 ``kickoff`` runs a crew here (a ``CrewRun``: its run scope, per-run copies, the scheduler,
 the CrewOutput); ``kickoff_elsewhere`` records a kickoff whose work happens in another
-process (a Ray worker). With a run store, ``crew.store.recording`` writes what happens;
+process (a Ray worker). With a run store, ``crew.store.lifecycle`` writes what happens;
 it never drives. Everything here is per run, so a ``Crew`` can be kicked off many
 times, concurrently, without runs seeing each other's usage, outputs or tool counts.
 """
@@ -60,7 +60,7 @@ async def kickoff(
     if store is None:
         run = CrewRun(crew, inputs, run_id=run_id, budget=budget)
         return await run.execute(continuation, on_task_done=on_task_done, approver=approver)
-    from crew.store.recording import recorded, recording_first, run_recorder
+    from crew.store.lifecycle import recorded, recording_first, run_recorder
 
     continuation = continuation.unspent()
     recorder = run_recorder(
@@ -85,7 +85,7 @@ async def kickoff_elsewhere(
     store = crew.run_store()
     if store is None:
         return await execute()
-    from crew.store.recording import outputs_recorded, recorded, run_recorder
+    from crew.store.lifecycle import outputs_recorded, recorded, run_recorder
 
     recorder = run_recorder(crew, store, inputs, run_id=run_id)
     return await recorded(recorder, outputs_recorded(recorder, execute), None)
