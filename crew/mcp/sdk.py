@@ -26,6 +26,9 @@ def stdio_transport(command: str, args: list[str], env: dict[str, str], cwd: str
     load()
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
+    from crew.mcp.lifeline import guarded
+
+    command, args = guarded(command, args)
     return stdio_client(StdioServerParameters(command=command, args=args, env=env, cwd=cwd), errlog=errlog)
 
 

@@ -26,7 +26,11 @@ from crew.tools.base import BaseTool
 from crew.tools.messages import RunContext
 from crew.tools.schema import hint_for
 
-__all__ = ["MCPTool", "map_result"]
+__all__ = ["MAX_RESULT_CHARS", "MCPTool", "map_result"]
+
+MAX_RESULT_CHARS = 1_000_000
+"""The most characters of an MCP result's text that go to the model; the rest is cut, with a
+note saying so (a server's 100 MB answer must not become the conversation)."""
 
 
 _CHECKER_LOCK = threading.Lock()  # building a tool's checker is a one-off: one lock for all (copies stay copyable)
@@ -36,6 +40,14 @@ class _AnyArguments(BaseModel):
     """The args_schema slot of an MCP tool: its real schema is a JSON-schema dict (``input_schema``)."""
 
     model_config = ConfigDict(extra="allow")
+
+
+def capped(text: str) -> str:
+    """``text`` cut to ``MAX_RESULT_CHARS``, with a note that says how much was left out."""
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    cut = len(text) - MAX_RESULT_CHARS
+    return f"{text[:MAX_RESULT_CHARS]}\n[result cut: {cut} more characters left out, past the {MAX_RESULT_CHARS} limit]"
 
 
 class MCPTool(BaseTool):
@@ -162,7 +174,7 @@ def map_result(server: str, result: Any) -> tuple[str, Any]:
     structured = getattr(result, "structured_content", None)
     if not texts and structured is not None:
         texts.append(json.dumps(structured, ensure_ascii=False))
-    text = "\n".join(texts)
+    text = capped("\n".join(texts))
     if getattr(result, "is_error", False):
         raise ToolException(f"MCP server '{server}' reported an error: {text or '(no message)'}")
     artifact: dict[str, Any] = {}
