@@ -90,17 +90,8 @@ class MCPServer:
         cache_function: Callable[[dict[str, Any], Any], bool] | None = None,
         approve_destructive: bool = False,
     ) -> None:
-        if transport == "stdio" and (not isinstance(command, str) or not command.strip()):
-            raise CrewError("MCPServer.stdio needs a command (the program that runs the server)")
-        if transport in ("http", "sse") and (not isinstance(url, str) or not url.strip()):
-            raise CrewError(f"MCPServer.{transport} needs a url")
-        if isinstance(tool_filter, str):
-            raise CrewError("tool_filter is a list of tool names, not one string")
-        for option, seconds in (("timeout", timeout), ("call_timeout", call_timeout)):
-            if not isinstance(seconds, int | float) or isinstance(seconds, bool) or seconds <= 0:
-                raise CrewError(f"{option} must be a positive number of seconds, got {seconds!r}")
-        if prefix is not None and (not isinstance(prefix, str) or not prefix.strip()):
-            raise CrewError("prefix must be a non-empty string")
+        _check_reach(transport, command, url)
+        _check_options(tool_filter, prefix, timeout=timeout, call_timeout=call_timeout)
         self.transport: Transport = transport
         self.command = command
         self.args = [str(a) for a in args]
@@ -484,3 +475,21 @@ class MCPServer:
         if self.transport in ("http", "sse"):
             return urlsplit(self.url or "").hostname or "server"
         return "in-process"
+
+
+def _check_reach(transport: Transport, command: str | None, url: str | None) -> None:
+    """A server needs what reaches it: a command for stdio, a url over HTTP."""
+    if transport == "stdio" and (not isinstance(command, str) or not command.strip()):
+        raise CrewError("MCPServer.stdio needs a command (the program that runs the server)")
+    if transport in ("http", "sse") and (not isinstance(url, str) or not url.strip()):
+        raise CrewError(f"MCPServer.{transport} needs a url")
+
+
+def _check_options(tool_filter: Iterable[str] | None, prefix: str | None, **seconds: float) -> None:
+    if isinstance(tool_filter, str):
+        raise CrewError("tool_filter is a list of tool names, not one string")
+    for option, value in seconds.items():
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise CrewError(f"{option} must be a positive number of seconds, got {value!r}")
+    if prefix is not None and (not isinstance(prefix, str) or not prefix.strip()):
+        raise CrewError("prefix must be a non-empty string")

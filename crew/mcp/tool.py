@@ -152,25 +152,7 @@ def map_result(server: str, result: Any) -> tuple[str, Any]:
     images: list[dict[str, Any]] = []
     resources: list[dict[str, Any]] = []
     for block in getattr(result, "content", None) or []:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            texts.append(block.text)
-        elif kind in ("image", "audio"):
-            size = len(block.data) * 3 // 4
-            texts.append(f"[{kind} {len(images) + 1}: {block.mime_type}, {size} bytes, kept as an artifact]")
-            images.append({"type": kind, "mime_type": block.mime_type, "data": block.data})
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            if isinstance(text, str):
-                texts.append(text)
-            else:
-                texts.append(f"[resource {resource.uri}: {getattr(resource, 'mime_type', None)}, kept as an artifact]")
-                resources.append({"uri": str(resource.uri), "mime_type": resource.mime_type, "blob": resource.blob})
-        elif kind == "resource_link":
-            texts.append(f"[resource link: {block.uri}{f' ({block.name})' if getattr(block, 'name', None) else ''}]")
-        else:
-            texts.append(json.dumps(block.model_dump(mode="json", exclude_none=True), ensure_ascii=False))
+        texts.append(_block_text(block, images, resources))
     structured = getattr(result, "structured_content", None)
     if not texts and structured is not None:
         texts.append(json.dumps(structured, ensure_ascii=False))
@@ -185,3 +167,27 @@ def map_result(server: str, result: Any) -> tuple[str, Any]:
     if structured is not None:
         artifact["structured"] = structured
     return text, artifact or None
+
+
+def _block_text(block: Any, images: list[dict[str, Any]], resources: list[dict[str, Any]]) -> str:
+    """What the model reads for one content block; images and binary resources go to the lists."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return block.text
+    if kind in ("image", "audio"):
+        size = len(block.data) * 3 // 4
+        images.append({"type": kind, "mime_type": block.mime_type, "data": block.data})
+        return f"[{kind} {len(images)}: {block.mime_type}, {size} bytes, kept as an artifact]"
+    if kind == "resource":
+        return _resource_text(block.resource, resources)
+    if kind == "resource_link":
+        return f"[resource link: {block.uri}{f' ({block.name})' if getattr(block, 'name', None) else ''}]"
+    return json.dumps(block.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+
+
+def _resource_text(resource: Any, resources: list[dict[str, Any]]) -> str:
+    text = getattr(resource, "text", None)
+    if isinstance(text, str):
+        return text
+    resources.append({"uri": str(resource.uri), "mime_type": resource.mime_type, "blob": resource.blob})
+    return f"[resource {resource.uri}: {getattr(resource, 'mime_type', None)}, kept as an artifact]"
