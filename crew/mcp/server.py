@@ -50,6 +50,10 @@ __all__ = ["MCPServer"]
 
 Transport = Literal["stdio", "http", "sse", "in_process"]
 
+DEFAULT_CALL_TIMEOUT = 300.0
+"""Seconds one tool call may take before the model is told it did not answer: a server that
+never answers must not hang the run."""
+
 
 class MCPServer:
     """One MCP server: how to reach it, and which of its tools an agent gets, under which names.
@@ -57,7 +61,8 @@ class MCPServer:
     Build one with ``MCPServer.stdio(command, args=...)``, ``MCPServer.http(url)``,
     ``MCPServer.sse(url)`` or ``MCPServer.in_process(sdk_server)``. ``prefix="fs"`` names
     the tools ``fs_<name>``; ``tool_filter`` keeps only the listed tools (the server's own
-    names); ``timeout`` bounds start-up and handshake, in seconds; ``cache_function``
+    names); ``timeout`` bounds start-up and handshake, in seconds, and ``call_timeout``
+    (default ``DEFAULT_CALL_TIMEOUT``, 300 s) every tool call; ``cache_function``
     applies to every tool of the server (e.g. ``never_cache`` for a server with side
     effects), and a tool's own can be set on the objects ``list_tools()`` returns.
     ``approve_destructive=True`` makes every tool the server marks ``destructiveHint: true``
@@ -81,19 +86,12 @@ class MCPServer:
         tool_filter: Iterable[str] | None = None,
         prefix: str | None = None,
         timeout: float = 30.0,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
         cache_function: Callable[[dict[str, Any], Any], bool] | None = None,
         approve_destructive: bool = False,
     ) -> None:
-        if transport == "stdio" and (not isinstance(command, str) or not command.strip()):
-            raise CrewError("MCPServer.stdio needs a command (the program that runs the server)")
-        if transport in ("http", "sse") and (not isinstance(url, str) or not url.strip()):
-            raise CrewError(f"MCPServer.{transport} needs a url")
-        if isinstance(tool_filter, str):
-            raise CrewError("tool_filter is a list of tool names, not one string")
-        if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-            raise CrewError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        if prefix is not None and (not isinstance(prefix, str) or not prefix.strip()):
-            raise CrewError("prefix must be a non-empty string")
+        _check_reach(transport, command, url)
+        _check_options(tool_filter, prefix, timeout=timeout, call_timeout=call_timeout)
         self.transport: Transport = transport
         self.command = command
         self.args = [str(a) for a in args]
@@ -105,6 +103,7 @@ class MCPServer:
         self.tool_filter = list(tool_filter) if tool_filter is not None else None
         self.prefix = prefix
         self.timeout = float(timeout)
+        self.call_timeout = float(call_timeout)
         self.cache_function = cache_function
         self.approve_destructive = bool(approve_destructive)
         self.name = name or self._default_name()
@@ -125,6 +124,7 @@ class MCPServer:
         tool_filter: Iterable[str] | None = None,
         prefix: str | None = None,
         timeout: float = 30.0,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
         name: str | None = None,
         cache_function: Callable[[dict[str, Any], Any], bool] | None = None,
         approve_destructive: bool = False,
@@ -142,6 +142,7 @@ class MCPServer:
             tool_filter=tool_filter,
             prefix=prefix,
             timeout=timeout,
+            call_timeout=call_timeout,
             name=name,
             cache_function=cache_function,
             approve_destructive=approve_destructive,
@@ -352,7 +353,13 @@ class MCPServer:
 
     async def _call(self, conn: Connection, name: str, arguments: dict[str, Any]) -> Any:
         try:
-            return await conn.client.call_tool(name, arguments)
+            async with asyncio.timeout(self.call_timeout):  # no task of its own, unlike wait_for
+                return await conn.client.call_tool(name, arguments)
+        except TimeoutError:
+            raise ToolException(
+                f"MCP server '{self.name}' did not answer tool '{name}' within {self.call_timeout:g} s "
+                "(its call_timeout)"
+            ) from None
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - the server's failure is the model's observation, not a crash
@@ -389,6 +396,9 @@ class MCPServer:
 
     def _transport(self, conn: Connection) -> Any:
         if self.transport == "stdio":
+            problem = self.command_problem()
+            if problem is not None:  # said before the launcher (lifeline) would start it
+                raise CrewError(problem)
             conn.stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by the owner
             env = {**os.environ, **self.env}
             return sdk.stdio_transport(self.command or "", self.args, env, self.cwd, conn.stderr)
@@ -465,3 +475,21 @@ class MCPServer:
         if self.transport in ("http", "sse"):
             return urlsplit(self.url or "").hostname or "server"
         return "in-process"
+
+
+def _check_reach(transport: Transport, command: str | None, url: str | None) -> None:
+    """A server needs what reaches it: a command for stdio, a url over HTTP."""
+    if transport == "stdio" and (not isinstance(command, str) or not command.strip()):
+        raise CrewError("MCPServer.stdio needs a command (the program that runs the server)")
+    if transport in ("http", "sse") and (not isinstance(url, str) or not url.strip()):
+        raise CrewError(f"MCPServer.{transport} needs a url")
+
+
+def _check_options(tool_filter: Iterable[str] | None, prefix: str | None, **seconds: float) -> None:
+    if isinstance(tool_filter, str):
+        raise CrewError("tool_filter is a list of tool names, not one string")
+    for option, value in seconds.items():
+        if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+            raise CrewError(f"{option} must be a positive number of seconds, got {value!r}")
+    if prefix is not None and (not isinstance(prefix, str) or not prefix.strip()):
+        raise CrewError("prefix must be a non-empty string")

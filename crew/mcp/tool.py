@@ -26,7 +26,11 @@ from crew.tools.base import BaseTool
 from crew.tools.messages import RunContext
 from crew.tools.schema import hint_for
 
-__all__ = ["MCPTool", "map_result"]
+__all__ = ["MAX_RESULT_CHARS", "MCPTool", "map_result"]
+
+MAX_RESULT_CHARS = 1_000_000
+"""The most characters of an MCP result's text that go to the model; the rest is cut, with a
+note saying so (a server's 100 MB answer must not become the conversation)."""
 
 
 _CHECKER_LOCK = threading.Lock()  # building a tool's checker is a one-off: one lock for all (copies stay copyable)
@@ -36,6 +40,14 @@ class _AnyArguments(BaseModel):
     """The args_schema slot of an MCP tool: its real schema is a JSON-schema dict (``input_schema``)."""
 
     model_config = ConfigDict(extra="allow")
+
+
+def capped(text: str) -> str:
+    """``text`` cut to ``MAX_RESULT_CHARS``, with a note that says how much was left out."""
+    if len(text) <= MAX_RESULT_CHARS:
+        return text
+    cut = len(text) - MAX_RESULT_CHARS
+    return f"{text[:MAX_RESULT_CHARS]}\n[result cut: {cut} more characters left out, past the {MAX_RESULT_CHARS} limit]"
 
 
 class MCPTool(BaseTool):
@@ -140,29 +152,11 @@ def map_result(server: str, result: Any) -> tuple[str, Any]:
     images: list[dict[str, Any]] = []
     resources: list[dict[str, Any]] = []
     for block in getattr(result, "content", None) or []:
-        kind = getattr(block, "type", None)
-        if kind == "text":
-            texts.append(block.text)
-        elif kind in ("image", "audio"):
-            size = len(block.data) * 3 // 4
-            texts.append(f"[{kind} {len(images) + 1}: {block.mime_type}, {size} bytes, kept as an artifact]")
-            images.append({"type": kind, "mime_type": block.mime_type, "data": block.data})
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            if isinstance(text, str):
-                texts.append(text)
-            else:
-                texts.append(f"[resource {resource.uri}: {getattr(resource, 'mime_type', None)}, kept as an artifact]")
-                resources.append({"uri": str(resource.uri), "mime_type": resource.mime_type, "blob": resource.blob})
-        elif kind == "resource_link":
-            texts.append(f"[resource link: {block.uri}{f' ({block.name})' if getattr(block, 'name', None) else ''}]")
-        else:
-            texts.append(json.dumps(block.model_dump(mode="json", exclude_none=True), ensure_ascii=False))
+        texts.append(_block_text(block, images, resources))
     structured = getattr(result, "structured_content", None)
     if not texts and structured is not None:
         texts.append(json.dumps(structured, ensure_ascii=False))
-    text = "\n".join(texts)
+    text = capped("\n".join(texts))
     if getattr(result, "is_error", False):
         raise ToolException(f"MCP server '{server}' reported an error: {text or '(no message)'}")
     artifact: dict[str, Any] = {}
@@ -173,3 +167,27 @@ def map_result(server: str, result: Any) -> tuple[str, Any]:
     if structured is not None:
         artifact["structured"] = structured
     return text, artifact or None
+
+
+def _block_text(block: Any, images: list[dict[str, Any]], resources: list[dict[str, Any]]) -> str:
+    """What the model reads for one content block; images and binary resources go to the lists."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return block.text
+    if kind in ("image", "audio"):
+        size = len(block.data) * 3 // 4
+        images.append({"type": kind, "mime_type": block.mime_type, "data": block.data})
+        return f"[{kind} {len(images)}: {block.mime_type}, {size} bytes, kept as an artifact]"
+    if kind == "resource":
+        return _resource_text(block.resource, resources)
+    if kind == "resource_link":
+        return f"[resource link: {block.uri}{f' ({block.name})' if getattr(block, 'name', None) else ''}]"
+    return json.dumps(block.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+
+
+def _resource_text(resource: Any, resources: list[dict[str, Any]]) -> str:
+    text = getattr(resource, "text", None)
+    if isinstance(text, str):
+        return text
+    resources.append({"uri": str(resource.uri), "mime_type": resource.mime_type, "blob": resource.blob})
+    return f"[resource {resource.uri}: {getattr(resource, 'mime_type', None)}, kept as an artifact]"

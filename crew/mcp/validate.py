@@ -86,38 +86,47 @@ def _compile(schema: Any) -> Check | None:
 
 
 def _keyword(key: str, value: Any, schema: dict[str, Any]) -> Check | None:
-    if key == "type":
-        return _type(value)
-    if key == "properties":
-        return _properties(value)
-    if key == "required":
-        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            return None
-        needed = tuple(value)
-        return lambda v: not isinstance(v, dict) or all(name in v for name in needed)
-    if key == "additionalProperties":
-        return _additional(value, schema.get("properties", {}))
-    if key == "items":
-        item = _compile(value)
-        if item is None:
-            return None
-        return lambda v: not isinstance(v, list) or all(item(x) for x in v)
-    if key == "enum" and isinstance(value, list):
-        options = list(value)
-        return lambda v: any(_same(v, option) for option in options)
-    if key == "const":
-        return lambda v: _same(v, value)
-    if key == "anyOf" and isinstance(value, list) and value:
-        branches = [_compile(sub) for sub in value]
-        if any(branch is None for branch in branches):
-            return None
-        return lambda v: any(branch(v) for branch in branches)  # type: ignore[misc]
-    if key in _BOUNDS and isinstance(value, int | float) and not isinstance(value, bool):
-        return _BOUNDS[key](value)
-    return None
+    if key in _BOUNDS:
+        return _BOUNDS[key](value) if _is_number(value) else None
+    build = _KEYWORDS.get(key)
+    return build(value, schema) if build is not None else None
 
 
-def _type(value: Any) -> Check | None:
+def _required(value: Any, _schema: dict[str, Any]) -> Check | None:
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        return None
+    needed = tuple(value)
+    return lambda v: not isinstance(v, dict) or all(name in v for name in needed)
+
+
+def _items(value: Any, _schema: dict[str, Any]) -> Check | None:
+    item = _compile(value)
+    if item is None:
+        return None
+    return lambda v: not isinstance(v, list) or all(item(x) for x in v)
+
+
+def _enum(value: Any, _schema: dict[str, Any]) -> Check | None:
+    if not isinstance(value, list):
+        return None
+    options = list(value)
+    return lambda v: any(_same(v, option) for option in options)
+
+
+def _const(value: Any, _schema: dict[str, Any]) -> Check | None:
+    return lambda v: _same(v, value)
+
+
+def _any_of(value: Any, _schema: dict[str, Any]) -> Check | None:
+    if not isinstance(value, list) or not value:
+        return None
+    branches = [_compile(sub) for sub in value]
+    if any(branch is None for branch in branches):
+        return None
+    return lambda v: any(branch(v) for branch in branches)  # type: ignore[misc]
+
+
+def _type(value: Any, _schema: dict[str, Any]) -> Check | None:
     names = value if isinstance(value, list) else [value]
     checks = [_TYPES.get(name) for name in names]
     if not checks or any(check is None for check in checks):
@@ -127,7 +136,7 @@ def _type(value: Any) -> Check | None:
     return lambda v: any(check(v) for check in checks)  # type: ignore[misc]
 
 
-def _properties(value: Any) -> Check | None:
+def _properties(value: Any, _schema: dict[str, Any]) -> Check | None:
     if not isinstance(value, dict):
         return None
     compiled: dict[str, Check] = {}
@@ -141,9 +150,10 @@ def _properties(value: Any) -> Check | None:
     return lambda v: not isinstance(v, dict) or all(name not in v or check(v[name]) for name, check in items)
 
 
-def _additional(value: Any, properties: Any) -> Check | None:
+def _additional(value: Any, schema: dict[str, Any]) -> Check | None:
     if value is True:
         return _anything
+    properties = schema.get("properties", {})
     known = frozenset(properties) if isinstance(properties, dict) else frozenset()
     if value is False:
         return lambda v: not isinstance(v, dict) or known.issuperset(v)
@@ -194,3 +204,15 @@ _BOUNDS: dict[str, Callable[[float], Check]] = {
     "minItems": lambda n: lambda v: not isinstance(v, list) or len(v) >= n,
     "maxItems": lambda n: lambda v: not isinstance(v, list) or len(v) <= n,
 }
+
+_KEYWORDS: dict[str, Callable[[Any, dict[str, Any]], Check | None]] = {
+    "type": _type,
+    "properties": _properties,
+    "required": _required,
+    "additionalProperties": _additional,
+    "items": _items,
+    "enum": _enum,
+    "const": _const,
+    "anyOf": _any_of,
+}
+"""The keywords compiled to plain checks (with ``_BOUNDS``); any other one leaves the schema to jsonschema."""

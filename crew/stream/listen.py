@@ -25,12 +25,13 @@ from crew.stream.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from crew.stream.redact import DeltaScrubber
 
 if TYPE_CHECKING:
     from crew.agent.meter import Meter
     from crew.agent.scope import RunScope
     from crew.common.events import Event
-    from crew.models.base import ModelDelta
+    from crew.models.base import LLMResponse, ModelDelta
     from crew.models.info import ModelCallInfo
 
 __all__ = ["Listener", "Sink"]
@@ -149,13 +150,28 @@ class Listener:
                 AgentTurnStarted(run_id=run_id, time=time.time(), task=info.task, agent=info.agent, turn=info.turn)
             )
 
-        def on_delta(info: ModelCallInfo, delta: ModelDelta) -> Any:
-            if not delta.text:
-                return None
-            event = TextDelta(
-                run_id=run_id, time=time.time(), task=info.task, agent=info.agent, text=delta.text, turn=info.turn
+        scrubbers: dict[int, tuple[ModelCallInfo, DeltaScrubber]] = {}
+        """Each streaming call's scrubber, by the call's info (the same object for all its pieces)."""
+
+        def delta(info: ModelCallInfo, text: str) -> TextDelta:
+            return TextDelta(
+                run_id=run_id, time=time.time(), task=info.task, agent=info.agent, text=text, turn=info.turn
             )
-            return buffer.put_delta(event)
+
+        def on_delta(info: ModelCallInfo, piece: ModelDelta) -> Any:
+            if not piece.text:
+                return None
+            held = scrubbers.get(id(info))
+            if held is None or held[0] is not info:
+                held = scrubbers[id(info)] = (info, DeltaScrubber())
+            text = held[1].feed(piece.text)
+            return buffer.put_delta(delta(info, text)) if text else None
+
+        def on_reply(info: ModelCallInfo, _response: LLMResponse, _meter: Meter) -> None:
+            held = scrubbers.pop(id(info), None)
+            text = held[1].flush() if held is not None and held[0] is info else ""
+            if text:
+                buffer.put(delta(info, text))
 
         def on_relayed(event: StreamEvent) -> Any:
             return buffer.put_delta(event) if isinstance(event, TextDelta) else buffer.put(event)
@@ -164,6 +180,7 @@ class Listener:
             scope.subscribe(on_event),
             scope.meter.before_call(on_call),
             scope.meter.on_delta(on_delta),
+            scope.meter.after_call(on_reply),
             scope.on_relayed(on_relayed),
         ]
 

@@ -1,6 +1,7 @@
 """A stdio MCP server (official SDK) for the tests: reports its environment and can be told to die."""
 
 import os
+import time
 
 from mcp.server.mcpserver import MCPServer
 
@@ -17,6 +18,13 @@ def getenv(name: str) -> str:
 def pid() -> int:
     """The server's process id."""
     return os.getpid()
+
+
+@server.tool()
+def busy(seconds: float) -> str:
+    """Works (blocks) for ``seconds``: a closed stdin does not stop it meanwhile."""
+    time.sleep(seconds)
+    return "done"
 
 
 if __name__ == "__main__":
