@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     preflight.check(crew, inputs, origins)
     apply_budgets(crew, args)
     apply_transport(crew, getattr(args, "transport", None))
+    if not args.quiet:
+        _say_text_protocol(crew)
     store = None if args.no_store else open_store(args.store, project.folder)
     settings = {"llm": args.llm, "out": args.out, "live_tools": args.live_tools}  # a resumed run keeps them
 
@@ -478,3 +480,27 @@ def _inputs_file(name: str | None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UsageError(f"--inputs-file {name}: expected a mapping of input names to values")
     return {str(k): plain(v) for k, v in data.items()}
+
+
+def _say_text_protocol(crew: Any) -> None:
+    """Name, before the run, the agents whose model is not known to call functions.
+
+    They speak the text protocol (tool descriptions in the prompt, replies parsed): a user
+    who expected native tool calls should learn it here, not from the answers.
+    """
+    from crew.agent.modes import protocol_of
+    from crew.errors import ConfigError
+
+    roles = []
+    for agent in crew.all_agents():
+        try:
+            if protocol_of(agent.chat_model(crew.llm)) == "text":
+                roles.append(agent.role)
+        except ConfigError:
+            continue
+    if roles:
+        print(
+            f"protocol: text for {', '.join(roles)} (the model is not known to call functions: its tool "
+            "descriptions go in the prompt; tool calls it returns still run)",
+            file=sys.stderr,
+        )

@@ -114,6 +114,31 @@ def test_transport_picks_the_door_of_every_model_on_kickoff_and_validate(tmp_pat
     assert refused.returncode == 2 and "invalid choice: 'ftp'" in refused.stderr
 
 
+def test_kickoff_names_the_agents_that_speak_the_text_protocol_before_the_run(tmp_path, openai_server):
+    url = openai_server.url
+    (tmp_path / "crew.yaml").write_text(
+        textwrap.dedent(f"""
+        agents:
+          a: {{role: Analyst, goal: G, backstory: B, llm: {{model: openai/gpt-4o-mini, api_base: "{url}"}}}}
+          b: {{role: Editor, goal: G, backstory: B, llm: {{model: openai/house-model-7b, api_base: "{url}"}}}}
+        tasks:
+          t1: {{description: d, expected_output: x, agent: a}}
+          t2: {{description: d, expected_output: x, agent: b, context: [t1]}}
+        """)
+    )
+    openai_server.enqueue(Reply.text("facts"), Reply.text("Final Answer: edited"))
+    done = _run("kickoff", str(tmp_path), "--no-store")
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if line.startswith("protocol:")]
+    assert said == [
+        "protocol: text for Editor (the model is not known to call functions: its tool descriptions go in the "
+        "prompt; tool calls it returns still run)"
+    ]
+    assert done.stderr.index("protocol:") < done.stderr.index("running")  # before anything runs
+    quiet = _run("kickoff", str(tmp_path), "--no-store", "-q")
+    assert "protocol:" not in quiet.stderr
+
+
 def test_reading_the_protocol_never_imports_litellm():
     code = (
         "import sys; from crew.agent.modes import protocol_of; from crew.models import LLM; "
