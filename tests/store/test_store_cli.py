@@ -144,7 +144,7 @@ def test_two_processes_of_the_same_crew_at_once_lose_no_row(tmp_path) -> None:
     )
     tools = _MEET
     folder = write(tmp_path / "two", {"crew.yaml": yaml, "tools.py": tools})
-    procs = [start("kickoff", "--llm", "test", "-q", cwd=folder) for _ in range(2)]
+    procs = [start("kickoff", "--llm", "test", "--live-tools", "-q", cwd=folder) for _ in range(2)]
     results = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [err for _, err in results]
     store = RunStore(folder / ".crew" / "runs.db")
