@@ -26,18 +26,7 @@ def hive_count(region: str) -> int:
     return 42
 
 
-@pytest.fixture(autouse=True)
-def no_secrets_from_other_tests(monkeypatch):
-    """Secrets are known process-wide, and a delta ending in the first letters of one is held
-    back until the next piece (so a secret split across pieces is still masked). One that an
-    earlier test of the session registered would move these pieces' boundaries."""
-    from crew.common import secrets
-
-    monkeypatch.setattr(secrets, "_values", set())
-    monkeypatch.setattr(secrets, "_pattern", None)
-    secrets._generation[0] += 1
-    yield
-    secrets._generation[0] += 1
+pytestmark = pytest.mark.usefixtures("fresh_secrets")  # tests/stream/conftest.py
 
 
 def local_llm(server, transport: str = "auto") -> LLM:

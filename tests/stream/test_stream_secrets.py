@@ -33,7 +33,7 @@ async def test_streamed_deltas_never_carry_a_registered_secret_even_split_in_two
         assert SECRET[:9] not in delta.text and SECRET[9:] not in delta.text
 
 
-def test_only_a_tail_that_could_start_a_secret_is_held_back() -> None:
+def test_only_a_tail_that_could_start_a_secret_is_held_back(fresh_secrets: None) -> None:
     register(SECRET)
     scrubber = DeltaScrubber()
     assert scrubber.feed("plain text, nothing held") == "plain text, nothing held"
