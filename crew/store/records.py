@@ -30,6 +30,8 @@ class StoredRun(BaseModel):
     mode: str = "kickoff"
     """kickoff, resume or replay."""
     continued_from: str | None = None
+    continued_by: str | None = None
+    """The run that continued this paused run (its one continuation); None for others."""
     from_task: str | None = None
     started_at: float
     finished_at: float | None = None

@@ -171,7 +171,18 @@ def _approvals_by_task_v3(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE approvals_v2")
 
 
-MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3]
+def _continued_by_v4(conn: sqlite3.Connection) -> None:
+    """A run names the run that continued it, claimed in one conditional write.
+
+    Two ``crew resume`` of one paused run at once each checked that nobody had continued
+    it, then both ran its approved calls. The claim (``UPDATE runs SET continued_by = ?
+    WHERE id = ? AND continued_by IS NULL``, in the transaction that records the new run)
+    lets only one of them through.
+    """
+    conn.execute("ALTER TABLE runs ADD COLUMN continued_by TEXT")
+
+
+MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3, _continued_by_v4]
 """``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
 
 _SHAREABLE = frozenset({"tool_cache", "sqlite_sequence"})
