@@ -92,6 +92,7 @@ class RunRecorder:
             "llm.call": self._model_call,
             "llm.error": self._model_error,
             "tool.call": self._tool_call,
+            "mcp.start": self._server_opened,
         }
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -290,6 +291,23 @@ class RunRecorder:
             (
                 *(self.run_id, data.get("task"), data.get("agent"), data.get("model"), "error", at, 0.0),
                 *(int(data.get("attempts") or 1), 0, 0, None, None, 0, 0, 0, 0.0, None, self.store.cap(error)),
+            ),
+        )
+
+    def _server_opened(self, data: dict[str, Any], at: float) -> None:
+        """An MCP server of the run opened (or failed to): a step of the run's start-up."""
+        error = data.get("error")
+        self.store.submit(
+            "INSERT INTO startup (run_id, kind, name, transport, started_at, duration, tools, error) "
+            "VALUES (?, 'mcp', ?, ?, ?, ?, ?, ?)",
+            (
+                self.run_id,
+                str(data.get("server") or "?"),
+                data.get("transport"),
+                float(data.get("started_at") or at),
+                float(data.get("duration") or 0.0),
+                int(data.get("tools") or 0),
+                None if error is None else self.store.cap(self.scrub.text(str(error))),
             ),
         )
 

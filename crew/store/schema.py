@@ -182,7 +182,17 @@ def _continued_by_v4(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE runs ADD COLUMN continued_by TEXT")
 
 
-MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3, _continued_by_v4]
+def _startup_v5(conn: sqlite3.Connection) -> None:
+    """What a run's start-up did before its first task: each MCP server opened, how long it took, or why it failed."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS startup (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, kind TEXT NOT NULL, "
+        "name TEXT NOT NULL, transport TEXT, started_at REAL NOT NULL, duration REAL NOT NULL DEFAULT 0, "
+        "tools INTEGER NOT NULL DEFAULT 0, error TEXT)"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS startup_run ON startup (run_id)")
+
+
+MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3, _continued_by_v4, _startup_v5]
 """``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
 
 _SHAREABLE = frozenset({"tool_cache", "sqlite_sequence"})

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from crew.common.usage import Usage
 from crew.errors import StoreError
-from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredTask, StoredToolCall
+from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredStartup, StoredTask, StoredToolCall
 from crew.store.schema import connect, host
 
 if TYPE_CHECKING:
@@ -229,10 +229,18 @@ class RunStore:
             row["cached"], row["refused"] = bool(row["cached"]), bool(row["refused"])
         return [StoredToolCall.model_validate(row) for row in rows]
 
+    def startup(self, run_id: str) -> list[StoredStartup]:
+        rows = self._rows("SELECT * FROM startup WHERE run_id = ? ORDER BY started_at, id", [run_id])
+        return [StoredStartup.model_validate(row) for row in rows]
+
     def detail(self, ref: str | None = None) -> RunDetail:
         run = self.run(ref)
         return RunDetail(
-            run=run, tasks=self.tasks(run.id), model_calls=self.model_calls(run.id), tool_calls=self.tool_calls(run.id)
+            run=run,
+            tasks=self.tasks(run.id),
+            model_calls=self.model_calls(run.id),
+            tool_calls=self.tool_calls(run.id),
+            startup=self.startup(run.id),
         )
 
     def outputs(self, run_id: str) -> dict[str, TaskOutput]:
