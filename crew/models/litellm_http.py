@@ -20,6 +20,7 @@ not read ``aclient_session``: for them litellm's redirect policy stands.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 import weakref
 from collections.abc import AsyncIterator
@@ -100,7 +101,11 @@ class LoopBoundClient(httpx.AsyncClient):
         if entry is not None and not entry[0].is_closed:
             return entry[0]
         client = httpx.AsyncClient(
-            timeout=None, limits=_LIMITS, follow_redirects=True, event_hooks={"response": [same_origin_only]}
+            timeout=None,
+            limits=_LIMITS,
+            verify=_ssl_context(),
+            follow_redirects=True,
+            event_hooks={"response": [same_origin_only]},
         )
         closer = _close_with_loop(client)
         await closer.__anext__()  # registers the generator with the loop's shutdown_asyncgens
@@ -110,6 +115,18 @@ class LoopBoundClient(httpx.AsyncClient):
     def loop_clients(self) -> int:
         """How many loops' clients are open (for tests: a finished loop leaves none)."""
         return sum(1 for client, _ in self._loops.values() if not client.is_closed)
+
+
+_contexts: list[ssl.SSLContext] = []
+
+
+def _ssl_context() -> ssl.SSLContext:
+    """One context per process: loading the CA bundle (``SSL_CERT_FILE`` if set) costs 30-400 ms,
+    which a client per loop would pay at every kickoff and every ``asyncio.run``."""
+    with _lock:
+        if not _contexts:
+            _contexts.append(httpx.create_ssl_context())
+        return _contexts[0]
 
 
 async def _close_with_loop(client: httpx.AsyncClient) -> AsyncIterator[None]:
