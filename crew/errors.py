@@ -11,6 +11,7 @@ of crew, so every layer can raise and catch these::
     │   └── DelegationError                 a coworker's delegated run failed
     ├── AmbiguousCall (ValueError)          an approval by a call id several tasks share
     ├── LLMError                            a model call failed for good
+    ├── RedirectRefused                     a model server redirected a call to another origin
     ├── ConfigError                         a crew definition is invalid (before any model call)
     │   ├── MissingInputError               a {placeholder} without a value
     │   ├── GraphError                      a cycle, an unknown context task, a task without agent
@@ -89,6 +90,14 @@ class LLMError(CrewError):
     def __init__(self, message: str, *, model: str | None = None):
         super().__init__(message)
         self.model = model
+
+
+class RedirectRefused(CrewError):
+    """A model server answered a call with a redirect to another origin, which crew does not follow.
+
+    Following it would re-send the call's headers (the API key, ``extra_headers``) to a host the
+    user never named. Raised inside an attempt; the call then fails with an ``LLMError`` saying so.
+    """
 
 
 class ConfigError(CrewError):

@@ -119,8 +119,8 @@ def approve_command(args: argparse.Namespace, store: Any) -> int:
         _check_arguments(args, stored, chosen[0], decision)
     run = stored.id[:12]
     for row in chosen:
-        decide(store, stored.id, row["call_id"], decision, task=row["task"])
-        _say_decided(row, run, decision, named=getattr(args, "task", None) is not None or len(chosen) > 1)
+        before = decide(store, stored.id, row["call_id"], decision, task=row["task"])  # as it was when written
+        _say_decided(before, run, decision, named=getattr(args, "task", None) is not None or len(chosen) > 1)
     _say_next(pending(store, stored.id), rows, run)
     return 0
 

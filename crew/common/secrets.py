@@ -59,6 +59,10 @@ _SHAPE_PREFIXES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
 _SHORTEST_SHAPE = 15
 """The fewest characters any key shape matches (``xox?-`` and ten more): a shorter text holds none."""
 
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+"""The characters of every key shape after its prefix: the trailing run of them is where a key may be growing."""
+_SHAPE_STARTS = frozenset(prefix[0] for prefix in _SHAPE_PREFIXES)
+
 _lock = threading.Lock()
 _values: set[str] = set()
 _pattern: re.Pattern[str] | None = None
@@ -140,6 +144,31 @@ def scrub(text: str) -> str:
         if prefix in text:
             return _KEY_SHAPES.sub(MASK, text)
     return text
+
+
+def key_shape_tail(text: str, before: str = "") -> int:
+    """The length of the end of ``text`` that is, or could still grow into, a key-shaped token.
+
+    That end starts at a word boundary (``before`` is the character that came before
+    ``text``, for a text that continues another) and either begins with a key shape's
+    prefix (``sk-``, ``ghp_``, ``AKIA``...) followed only by key characters, or is the start
+    of such a prefix (``sk``). A streamed piece that ends there may be a key cut in two,
+    which neither half shows. 0 when the text ends otherwise.
+    """
+    start = len(text)
+    while start and text[start - 1] in _KEY_CHARS:
+        start -= 1
+    for at in range(start, len(text)):
+        char = text[at]
+        if char not in _SHAPE_STARTS:
+            continue
+        previous = text[at - 1] if at > 0 else before
+        if previous and (previous.isalnum() or previous == "_"):
+            continue  # no word boundary: ``task-`` is not ``sk-``
+        tail = text[at:]
+        if any(tail.startswith(prefix) or prefix.startswith(tail) for prefix in _SHAPE_PREFIXES):
+            return len(tail)
+    return 0
 
 
 def public_url(url: str) -> str:

@@ -44,6 +44,7 @@ _SERVER = {
         "tool_filter": _NAMES,
         "prefix": {"type": "string"},
         "timeout": {"type": "number", "exclusiveMinimum": 0},
+        "call_timeout": {"type": "number", "exclusiveMinimum": 0},
         "approve_destructive": {"type": "boolean"},
     },
     "additionalProperties": False,

@@ -4,7 +4,7 @@
 mcp_servers:
   time: {command: mcp-server-time, args: [--local-timezone, UTC], env: {TZ: UTC}}
   docs: {url: "http://127.0.0.1:3001/mcp", headers: {Authorization: "Bearer ${DOCS_TOKEN}"}, prefix: docs}
-  legacy: {url: "http://127.0.0.1:3002/sse", transport: sse}
+  legacy: {url: "http://127.0.0.1:3002/sse", transport: sse, call_timeout: 600}
 ```
 
 ``${VAR}`` works in every string (the loader fills it, and reports an unset one with its
@@ -35,6 +35,7 @@ _KEYS: dict[str, str] = {
     "tool_filter": "the server's tool names to keep (a list)",
     "prefix": "prefix for the tool names (prefix_name)",
     "timeout": "seconds allowed for start-up and the handshake",
+    "call_timeout": "seconds one tool call may take (300 by default)",
     "approve_destructive": "true: the tools the server marks destructiveHint wait for a person's approval",
 }
 
@@ -102,13 +103,14 @@ def _misplaced(builder: Builder, entry: Entry, data: YamlMap) -> bool:
 
 
 def _make(builder: Builder, entry: Entry, values: dict[str, Any]) -> Any:
-    from crew.mcp.server import MCPServer
+    from crew.mcp.server import DEFAULT_CALL_TIMEOUT, MCPServer
 
     common = {
         "name": entry.name,
         "tool_filter": values.get("tool_filter"),
         "prefix": values.get("prefix"),
         "timeout": float(values.get("timeout", 30)),
+        "call_timeout": float(values.get("call_timeout", DEFAULT_CALL_TIMEOUT)),
         "approve_destructive": values.get("approve_destructive", False),
     }
     if "command" in values:
@@ -182,6 +184,7 @@ _CHECKS: dict[str, Callable[[Any], str | None]] = {
     "env": _mapping,
     "headers": _mapping,
     "timeout": _positive,
+    "call_timeout": _positive,
     "transport": _transport,
     "approve_destructive": _flag,
 }

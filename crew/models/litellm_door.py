@@ -13,8 +13,10 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from crew.common.usage import Usage
+from crew.errors import RedirectRefused
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls, with_tools
+from crew.models.litellm_http import find_refusal
 from crew.models.litellm_loading import aload_litellm, load_litellm
 from crew.models.retry import MalformedResponse
 from crew.models.settings import CallSettings, Messages
@@ -55,7 +57,7 @@ class LitellmDoor:
 
     def attempts(self) -> Attempts:
         settings = self.settings
-        return Attempts(settings.model, settings.policy, settings.limiter, secrets=[settings.api_key])
+        return Attempts(settings.model, settings.policy, settings.limiter, secrets=[settings.api_key], fatal=_fatal)
 
     async def acomplete(self, messages: Messages, tools: Messages | None) -> LLMResponse:
         litellm = await aload_litellm()
@@ -63,8 +65,8 @@ class LitellmDoor:
         settings = self.settings
 
         async def attempt(this: Attempt) -> LLMResponse:
-            async with _bounded(settings.timeout, "no complete answer", settings.model):  # litellm's is per read
-                raw = await litellm.acompletion(**kwargs)
+            async with _bounded(settings.timeout, "no complete answer", settings.model), _unwrapped():
+                raw = await litellm.acompletion(**kwargs)  # litellm's timeout is per read: the whole is bounded here
                 if settings.stream:
                     raw = _assembled(litellm, [chunk async for chunk in raw], messages)
             _readable(raw)
@@ -80,10 +82,10 @@ class LitellmDoor:
 
         async def attempt(this: Attempt) -> AsyncGenerator[ModelDelta | LLMResponse]:
             chunks: list[Any] = []
-            async with _bounded(settings.timeout, "no answer", settings.model):
+            async with _bounded(settings.timeout, "no answer", settings.model), _unwrapped():
                 replies = aiter(await litellm.acompletion(**kwargs))
             while True:  # a stream may run long, but not ``timeout`` without a chunk
-                async with _bounded(settings.timeout, "no data", settings.model):
+                async with _bounded(settings.timeout, "no data", settings.model), _unwrapped():
                     chunk = await anext(replies, None)
                 if chunk is None:
                     break
@@ -185,6 +187,23 @@ async def _bounded(seconds: float, what: str, model: str) -> AsyncGenerator[None
         if not deadline.expired():
             raise
         raise TimeoutError(f"{what} from {model} in {seconds:g} s") from None
+
+
+@contextlib.asynccontextmanager
+async def _unwrapped() -> AsyncGenerator[None]:
+    """A refused redirect as itself: litellm and the SDK report it as a bare connection error."""
+    try:
+        yield
+    except Exception as exc:
+        refusal = find_refusal(exc)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+def _fatal(exc: Exception) -> str | None:
+    """A refused redirect is final: another attempt would be redirected again."""
+    return "the server redirected to another origin" if isinstance(exc, RedirectRefused) else None
 
 
 def _readable(raw: Any) -> None:

@@ -4,7 +4,8 @@ The import costs seconds, so it never happens at ``import crew``: :func:`prewarm
 starts it in a daemon thread as soon as a crew knows it needs a litellm model, letting
 loading and validation overlap it, and a call joins an import in flight instead of
 repeating it. Before importing we switch off litellm's remote cost-map fetch, which
-otherwise waits on the network.
+otherwise waits on the network; after it, litellm's OpenAI path gets crew's HTTP client,
+which does not follow a redirect to another origin (:mod:`crew.models.litellm_http`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ def load_litellm() -> Any:
             import litellm
 
             litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on stdout
+            from crew.models.litellm_http import install
+
+            install(litellm)  # a redirect to another origin is refused, not followed with the call's headers
             # Nothing else calls out: the cost map is local (above); litellm sends no telemetry
             # unless a callback is configured, and we configure none.
             _litellm = litellm

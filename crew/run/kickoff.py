@@ -140,8 +140,9 @@ class CrewRun:
         from crew.mcp.opening import open_servers
 
         fill_inputs(everyone, crew.tasks, self.inputs)  # a missing input is reported before any server starts
-        async with open_servers(everyone):
-            return await self._execute(continuation, on_task_done, approver)
+        with scoped(run_id=self.run_id):  # each server's mcp.start event names the run (its store records it)
+            async with open_servers(everyone):
+                return await self._execute(continuation, on_task_done, approver)
 
     async def _execute(
         self, continuation: Continuation, on_task_done: Callable[[TaskOutput], Any] | None, approver: Any

@@ -73,8 +73,8 @@ def record_pause(store: RunStore, run_id: str, checkpoints: dict[str, Any], scru
 def pending(store: RunStore, run_id: str) -> list[dict[str, Any]]:
     """The waiting calls of a run, decided or not, in the order they were stored (as they are shown)."""
     rows = store._rows(
-        "SELECT call_id, task, agent, tool, args, decision, reason, arguments FROM approvals WHERE run_id = ? "
-        "ORDER BY rowid",
+        "SELECT call_id, task, agent, tool, args, decision, reason, arguments, decided_at FROM approvals "
+        "WHERE run_id = ? ORDER BY rowid",
         (run_id,),
     )
     for row in rows:
@@ -150,19 +150,30 @@ def decide(
 
     ``task`` picks the call when calls of several tasks share the id (see :func:`find_call`).
     The reason is scrubbed (it is only told); edited arguments are sealed (they will run).
+
+    The write holds only if the row is still as it was read (its ``decided_at``): of two
+    decisions made at the same moment (two ``crew approve`` at once), one is written and
+    the other fails with a :class:`StoreError` naming the decision that won, so neither
+    person believes theirs replaced nothing.
     """
     row = find_call(pending(store, run_id), run_id, call_id, task)
     arguments = seal(json.dumps(approval.arguments, ensure_ascii=False)) if approval.arguments is not None else None
     reason = Scrubber().text(approval.reason)
-    store.transaction(
-        [
-            (
-                "UPDATE approvals SET decision = ?, reason = ?, arguments = ?, decided_at = ? "
-                "WHERE run_id = ? AND task = ? AND call_id = ?",
-                (approval.decision, reason, arguments, time.time(), run_id, row["task"], call_id),
-            )
-        ]
+    written = store.transaction(
+        [],
+        only_if=(
+            "UPDATE approvals SET decision = ?, reason = ?, arguments = ?, decided_at = ? "
+            "WHERE run_id = ? AND task = ? AND call_id = ? AND decided_at IS ?",
+            (approval.decision, reason, arguments, time.time(), run_id, row["task"], call_id, row["decided_at"]),
+        ),
     )
+    if not written:
+        now = find_call(pending(store, run_id), run_id, call_id, row["task"])
+        raise StoreError(
+            f"call {call_id!r} of run {run_id[:12]} was decided by someone else at the same moment "
+            f"({now['decision'] or 'undecided'}); nothing was written: look with crew show {run_id[:12]}, "
+            "and decide again to replace it"
+        )
     return row
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 from crew.common.events import Event, bus
 from crew.common.usage import Usage
+from crew.errors import StoreError
+from crew.store.approvals import check_not_continued
 from crew.store.hashing import crew_hash, task_hashes
 from crew.store.scrub import scrubber_for
 from crew.store.store import RunStore, recording
@@ -90,6 +92,7 @@ class RunRecorder:
             "llm.call": self._model_call,
             "llm.error": self._model_error,
             "tool.call": self._tool_call,
+            "mcp.start": self._server_opened,
         }
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -135,9 +138,28 @@ class RunRecorder:
                     row,
                 )
             )
-        self.store.transaction(statements)
+        if not self.store.transaction(statements, only_if=self._claim()):
+            check_not_continued(self.store, self.continued_from or "")  # raises, naming the run that won
+            raise StoreError(f"run {self.continued_from} is no longer in the store {self.store.path}")
         recording.add(self.run_id)
         self._unsubscribe = bus.subscribe(self._on_event)
+
+    def _claim(self) -> tuple[str, tuple[Any, ...]] | None:
+        """The conditional write by which a resume takes the paused run it continues.
+
+        A paused run is continued once (its approved calls run once): of two resumes racing,
+        the one whose claim changes no row records nothing and fails like a second resume.
+        A run that never paused (a failed one) may be resumed again: then the claim always
+        holds, and names the newest continuation.
+        """
+        if self.mode != "resume" or self.continued_from is None:
+            return None
+        return (
+            "UPDATE runs SET continued_by = ? WHERE id = ? AND (continued_by IS NULL "
+            "AND NOT EXISTS (SELECT 1 FROM runs AS later WHERE later.continued_from = runs.id) "
+            "OR NOT EXISTS (SELECT 1 FROM approvals WHERE approvals.run_id = runs.id))",
+            (self.run_id, self.continued_from),
+        )
 
     def finish(self, status: str, usage: Usage | None = None, error: str | None = None) -> None:
         """The run's final row; without ``usage`` (an interrupted run) it is summed from its model calls."""
@@ -269,6 +291,23 @@ class RunRecorder:
             (
                 *(self.run_id, data.get("task"), data.get("agent"), data.get("model"), "error", at, 0.0),
                 *(int(data.get("attempts") or 1), 0, 0, None, None, 0, 0, 0, 0.0, None, self.store.cap(error)),
+            ),
+        )
+
+    def _server_opened(self, data: dict[str, Any], at: float) -> None:
+        """An MCP server of the run opened (or failed to): a step of the run's start-up."""
+        error = data.get("error")
+        self.store.submit(
+            "INSERT INTO startup (run_id, kind, name, transport, started_at, duration, tools, error) "
+            "VALUES (?, 'mcp', ?, ?, ?, ?, ?, ?)",
+            (
+                self.run_id,
+                str(data.get("server") or "?"),
+                data.get("transport"),
+                float(data.get("started_at") or at),
+                float(data.get("duration") or 0.0),
+                int(data.get("tools") or 0),
+                None if error is None else self.store.cap(self.scrub.text(str(error))),
             ),
         )
 

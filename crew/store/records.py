@@ -30,6 +30,8 @@ class StoredRun(BaseModel):
     mode: str = "kickoff"
     """kickoff, resume or replay."""
     continued_from: str | None = None
+    continued_by: str | None = None
+    """The run that continued this paused run (its one continuation); None for others."""
     from_task: str | None = None
     started_at: float
     finished_at: float | None = None
@@ -111,6 +113,21 @@ class StoredToolCall(BaseModel):
         return is_stand_in(self.result)
 
 
+class StoredStartup(BaseModel):
+    """One step of a run's start-up (``kind`` "mcp": an MCP server opened; ``error`` when it did not)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    id: int
+    kind: str
+    name: str
+    transport: str | None = None
+    started_at: float
+    duration: float = 0.0
+    tools: int = 0
+    error: str | None = None
+
+
 class RunDetail(BaseModel):
     """A run with everything recorded about it (``crew show``)."""
 
@@ -120,6 +137,8 @@ class RunDetail(BaseModel):
     tasks: list[StoredTask] = Field(default_factory=list)
     model_calls: list[StoredModelCall] = Field(default_factory=list)
     tool_calls: list[StoredToolCall] = Field(default_factory=list)
+    startup: list[StoredStartup] = Field(default_factory=list)
+    """What ran before the first task (the MCP servers opened), in the order it began."""
 
     def task(self, name: str) -> StoredTask:
         for task in self.tasks:

@@ -171,7 +171,28 @@ def _approvals_by_task_v3(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE approvals_v2")
 
 
-MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3]
+def _continued_by_v4(conn: sqlite3.Connection) -> None:
+    """A run names the run that continued it, claimed in one conditional write.
+
+    Two ``crew resume`` of one paused run at once each checked that nobody had continued
+    it, then both ran its approved calls. The claim (``UPDATE runs SET continued_by = ?
+    WHERE id = ? AND continued_by IS NULL``, in the transaction that records the new run)
+    lets only one of them through.
+    """
+    conn.execute("ALTER TABLE runs ADD COLUMN continued_by TEXT")
+
+
+def _startup_v5(conn: sqlite3.Connection) -> None:
+    """What a run's start-up did before its first task: each MCP server opened, how long it took, or why it failed."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS startup (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, kind TEXT NOT NULL, "
+        "name TEXT NOT NULL, transport TEXT, started_at REAL NOT NULL, duration REAL NOT NULL DEFAULT 0, "
+        "tools INTEGER NOT NULL DEFAULT 0, error TEXT)"
+    )
+    conn.execute("CREATE INDEX IF NOT EXISTS startup_run ON startup (run_id)")
+
+
+MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3, _continued_by_v4, _startup_v5]
 """``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
 
 _SHAREABLE = frozenset({"tool_cache", "sqlite_sequence"})

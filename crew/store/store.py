@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from crew.common.usage import Usage
 from crew.errors import StoreError
-from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredTask, StoredToolCall
+from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredStartup, StoredTask, StoredToolCall
 from crew.store.schema import connect, host
 
 if TYPE_CHECKING:
@@ -111,17 +111,29 @@ class RunStore:
         if pending:
             self.transaction(pending)
 
-    def transaction(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
-        """Several statements committed together (or not at all)."""
+    def transaction(
+        self, statements: Iterable[tuple[str, Sequence[Any]]], *, only_if: tuple[str, Sequence[Any]] | None = None
+    ) -> bool:
+        """Several statements committed together (or not at all); True when they were.
+
+        ``only_if`` is a conditional write made first, in the same transaction: when it changes
+        no row (another thread or process got there first), nothing is written and the answer
+        is False. ``BEGIN IMMEDIATE`` holds the file's write lock from the start, so no other
+        writer comes between the condition and the statements.
+        """
         if self.read_only:
             raise StoreError(f"the run store {self.path} is read-only: it can be listed, not written ({_WRITABLE})")
         with self._lock:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
+                if only_if is not None and conn.execute(*only_if).rowcount == 0:
+                    conn.execute("ROLLBACK")
+                    return False
                 for sql, params in statements:
                     conn.execute(sql, params)
                 conn.execute("COMMIT")
+                return True
             except BaseException:
                 if conn.in_transaction:  # a full disk rolls back by itself: ROLLBACK would raise instead
                     conn.execute("ROLLBACK")
@@ -217,10 +229,18 @@ class RunStore:
             row["cached"], row["refused"] = bool(row["cached"]), bool(row["refused"])
         return [StoredToolCall.model_validate(row) for row in rows]
 
+    def startup(self, run_id: str) -> list[StoredStartup]:
+        rows = self._rows("SELECT * FROM startup WHERE run_id = ? ORDER BY started_at, id", [run_id])
+        return [StoredStartup.model_validate(row) for row in rows]
+
     def detail(self, ref: str | None = None) -> RunDetail:
         run = self.run(ref)
         return RunDetail(
-            run=run, tasks=self.tasks(run.id), model_calls=self.model_calls(run.id), tool_calls=self.tool_calls(run.id)
+            run=run,
+            tasks=self.tasks(run.id),
+            model_calls=self.model_calls(run.id),
+            tool_calls=self.tool_calls(run.id),
+            startup=self.startup(run.id),
         )
 
     def outputs(self, run_id: str) -> dict[str, TaskOutput]:

@@ -8,7 +8,8 @@ line, and opens a step when its mark is clicked. Texts come from the store, wher
 secrets were already scrubbed.
 
 What the page shows beyond the bars: the start-up before the first task (MCP servers
-start there, one connection per run), a task that never started as a row without a bar
+start there, one connection per run; each server a mark, named, with its time and tool
+count or its failure), a task that never started as a row without a bar
 (not as a bar across the run), the work an agent delegated in a lane of its own under
 the task, and every step (a model call's prompt and reply, a tool call's arguments and
 result) in a list below, each mark a link to its step (``#step-m3``), opened on click.
@@ -21,7 +22,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from crew.store.records import RunDetail, StoredModelCall, StoredTask, StoredToolCall
+from crew.store.records import RunDetail, StoredModelCall, StoredStartup, StoredTask, StoredToolCall
 
 _WIDTH = 960  # the drawing area, after the label column
 _LABEL = 200
@@ -42,6 +43,7 @@ svg{border:1px solid #dfe3ea;border-radius:6px;background:#fbfcfe}
 .tool.cached{fill:#c5b3e6} .mark{fill:#c62828;font-weight:bold}
 .axis{stroke:#c9cfda} .tick{fill:#6b7486;font-size:11px} .label{font-size:13px;fill:#1d2430}
 .sub{font-size:11px;fill:#6b7486} .startup{fill:#eef0f4;stroke:#9aa3b2} .lane{font-size:11px;fill:#586174}
+.server{fill:#2f8f83} .server.error{fill:#c62828}
 .never{font-size:12px;fill:#6b7486;font-style:italic}
 details.step{border:1px solid #e6e9ef;border-radius:4px;margin:6px 0;padding:4px 8px}
 details.step[open]{background:#f7f9fc} details.step pre{white-space:pre-wrap;max-height:420px;overflow:auto;
@@ -130,6 +132,7 @@ def _legend() -> str:
             ("task failed", "#f6d0d0"),
             ("reused output", "#e4e9f5"),
             ("start-up", "#eef0f4"),
+            ("MCP server start", "#2f8f83"),
             ("model call", "#4a7bd0"),
             ("tool call", "#8b5cc7"),
             ("error", "#c62828"),
@@ -154,6 +157,8 @@ def _span(detail: RunDetail) -> tuple[float, float]:
         times += [t for t in (task.started_at, task.finished_at) if t is not None and not task.reused]
     for call in [*detail.model_calls, *detail.tool_calls]:
         times.append(call.started_at)
+    for step in detail.startup:
+        times += [step.started_at, step.started_at + step.duration]
     start = min(times)
     return start, max(times) if max(times) > start else start + 1.0
 
@@ -212,18 +217,43 @@ class _Steps:
 
 
 def _startup_row(detail: RunDetail, t0: float, scale: float) -> str:
-    """From the run's start to its first task: MCP servers start here, before any task can run."""
+    """From the run's start to its first task: MCP servers start here, before any task can run.
+
+    Each server the run opened is a mark inside the row, from when it began to when it
+    was ready (or failed), named in its tooltip; the row's label names them all.
+    """
     run, y = detail.run, _TOP
     starts = [t.started_at for t in detail.tasks if t.started_at is not None and not t.reused]
     first = min(starts, default=run.finished_at or run.started_at)
     seconds = max(first - run.started_at, 0.0)
+    servers = [step for step in detail.startup if step.kind == "mcp"]
     tip = f"start-up · {seconds:.2f}s\nfrom the run's start to its first task: MCP servers start, inputs are checked"
+    tip += "".join(f"\n{_server_tip(step)}" for step in servers)
     x, width = _LABEL + (run.started_at - t0) * scale, max(seconds * scale, 2.0)
+    names = f" · MCP: {', '.join(step.name for step in servers)}" if servers else ""
+    marks = "".join(_server_mark(step, y, t0, scale) for step in servers)
     return (
         f'<g class="phase" data-phase="start-up"><text class="label" x="8" y="{y + 17}">start-up</text>'
-        f'<text class="sub" x="8" y="{y + 32}">{seconds:.2f}s</text>'
+        f'<text class="sub" x="8" y="{y + 32}">{escape(_clip(f"{seconds:.2f}s{names}", 30))}</text>'
         f'<rect class="startup" x="{x:.1f}" y="{y + 4}" width="{width:.1f}" height="{_ROW - 10}" '
-        f'data-tip="{escape(tip)}"><title>{escape(tip)}</title></rect></g>'
+        f'data-tip="{escape(tip)}"><title>{escape(tip)}</title></rect>{marks}</g>'
+    )
+
+
+def _server_tip(step: StoredStartup) -> str:
+    head = f"MCP server '{step.name}' ({step.transport or '?'})"
+    if step.error is not None:
+        return f"{head} · failed after {step.duration:.2f}s: {_clip(step.error, 300)}"
+    return f"{head} · ready in {step.duration:.2f}s · {step.tools} tool{'s' if step.tools != 1 else ''}"
+
+
+def _server_mark(step: StoredStartup, y: int, t0: float, scale: float) -> str:
+    tip = escape(_server_tip(step))
+    x, width = _LABEL + (step.started_at - t0) * scale, max(step.duration * scale, 3.0)
+    kind = "server error" if step.error is not None else "server"
+    return (
+        f'<rect class="{kind}" data-server="{escape(step.name)}" x="{x:.1f}" y="{y + 14}" width="{width:.1f}" '
+        f'height="14" data-tip="{tip}"><title>{tip}</title></rect>'
     )
 
 

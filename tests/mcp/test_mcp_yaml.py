@@ -200,3 +200,24 @@ def test_approve_destructive_is_a_server_key_and_must_be_a_bool(tmp_path: Path) 
     assert "crew.yaml:3: mcp_servers.time.approve_destructive: expected true or false, got 'yes please'" in "\n".join(
         info.value.errors
     )
+
+
+def test_call_timeout_is_a_server_key_and_must_be_a_positive_number(tmp_path: Path) -> None:
+    text = """
+        llm: test
+        mcp_servers:
+          time: {command: mcp-server-time, call_timeout: 2.5}
+          other: {command: mcp-server-time}
+        agents:
+          clock: {role: Clock, goal: Tell, backstory: B., mcp: [time, other]}
+        tasks:
+          now: {description: Now, expected_output: time, agent: clock}
+        """
+    project = load_project(folder(tmp_path / "ok", text))
+    assert project.servers["time"].call_timeout == 2.5
+    assert project.servers["other"].call_timeout == 300  # the default, as in Python
+    for i, wrong in enumerate(["0", "-1", "soon", "true"]):
+        with pytest.raises(ConfigError) as info:
+            load_project(folder(tmp_path / f"bad{i}", text.replace("call_timeout: 2.5", f"call_timeout: {wrong}")))
+        errors = "\n".join(info.value.errors)
+        assert "crew.yaml:3: mcp_servers.time.call_timeout: expected a positive number of seconds" in errors, errors

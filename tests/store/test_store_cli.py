@@ -266,7 +266,7 @@ def _browse(page: Path, tmp_path: Path, fragment: str = "") -> tuple[str, Counte
 
 def _delegating_run() -> Any:
     """A run as the store hands it back: a slow start-up, a task that delegated, a task that never started."""
-    from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredTask
+    from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredStartup, StoredTask
 
     t0 = 1_000.0
     run = StoredRun(id="a" * 32, crew="desk", crew_hash="h", status="failed", started_at=t0, finished_at=t0 + 10)
@@ -296,7 +296,13 @@ def _delegating_run() -> Any:
         call(2, "plan -> Writer", "Writer", t0 + 6),
         call(3, "plan", "Manager", t0 + 8),
     ]
-    return RunDetail(run=run, tasks=tasks, model_calls=calls)
+    startup = [  # two MCP servers opened in the 4 s before the first task, one of them failed
+        StoredStartup(id=1, kind="mcp", name="time", transport="stdio", started_at=t0, duration=2.5, tools=2),
+        StoredStartup(
+            id=2, kind="mcp", name="docs", transport="http", started_at=t0, duration=1.0, error="HTTP 503 from docs"
+        ),
+    ]
+    return RunDetail(run=run, tasks=tasks, model_calls=calls, startup=startup)
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
@@ -315,3 +321,10 @@ def test_the_timeline_shows_start_up_delegation_a_never_started_task_and_opens_a
     assert "PROMPT 2 for Writer" in opened.group(1) and "REPLY 2 from Writer" in opened.group(1)
     assert not re.search(r'<details class="step" id="step-m1" open', dom)  # only the clicked one
     assert colours.get((0xEE, 0xF0, 0xF4), 0) > 500  # the start-up bar is drawn
+    assert "4.00s · MCP: time, docs" in dom  # the row names its servers
+    assert re.search(
+        r'<rect class="server" data-server="time".*?<title>MCP server \'time\' \(stdio\) · ready in 2\.50s · 2 tools',
+        dom,
+    )
+    assert re.search(r'<rect class="server error" data-server="docs".*?failed after 1\.00s: HTTP 503 from docs', dom)
+    assert colours.get((0x2F, 0x8F, 0x83), 0) > 100  # the ready server's mark is drawn
