@@ -19,10 +19,14 @@ repeated call of a cacheable tool skips validation and is served without the gen
 pipeline), ``counts`` (usage slots, the ``UsageLimits`` hook, statistics),
 ``crew.tools.approval`` (a person's say: the approval step and its verdict).
 
-The pipeline is written once, as a generator (``_flow``): ``execute`` and ``aexecute`` are
-its two drivers (the pattern of httpx's ``auth_flow``). Each step that blocks or awaits is
-yielded to the driver, which does it its own way: a sync tool inline or in a worker thread,
-a wait on an identical call with ``Future.result`` or ``asyncio.wrap_future``.
+The pipeline is written once. Its steps are plain methods (``_prepare``, ``_start``, ``_end``,
+``_cut``...); what may have to wait is a generator (``_flow``: approval, then ``_run``: an
+identical call in flight, then the tool) that ``execute`` and ``aexecute`` drive (the pattern
+of httpx's ``auth_flow``). Each step that blocks or awaits is yielded to the driver, which does
+it its own way: a sync tool inline or in a worker thread, a wait on an identical call with
+``Future.result`` or ``asyncio.wrap_future``. A call with nothing to wait for (no approval asked,
+nothing identical in flight: the common case) takes the same steps straight from its driver,
+without a generator, whose sends and frames cost a cache miss about 0.7 µs.
 """
 
 from __future__ import annotations
@@ -173,7 +177,41 @@ class ToolExecutor:
         pending = self._prepare(call, tools, context)
         if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
             return pending
-        flow = self._flow(pending)
+        flow = self._waits(pending)
+        if flow is not None:
+            return self._drive(flow)
+        stop = self._start(pending)  # the common case: nothing to wait for, the tool runs now
+        if stop is not None:
+            return stop
+        try:
+            raw = self._run_inline(pending)
+        except BaseException:
+            self._cut(pending)
+            raise
+        return self._end(pending, raw)
+
+    async def aexecute(
+        self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
+    ) -> ToolResult:
+        """Run one call from async code; a sync tool runs in a worker thread."""
+        pending = self._prepare(call, tools, context)
+        if isinstance(pending, ToolResult):
+            return pending
+        flow = self._waits(pending)
+        if flow is not None:
+            return await self._adrive(flow)
+        stop = self._start(pending)
+        if stop is not None:
+            return stop
+        try:
+            raw = await self._run_awaited(pending)
+        except BaseException:  # cancelled (its task timed out): counted, re-raised
+            self._cut(pending)
+            raise
+        return self._end(pending, raw)
+
+    def _drive(self, flow: Flow) -> ToolResult:
+        """The sync driver of a call that may wait: each step the pipeline yields is done here."""
         try:
             step = flow.send(None)
             while True:
@@ -186,14 +224,8 @@ class ToolExecutor:
         except StopIteration as done:
             return done.value
 
-    async def aexecute(
-        self, call: Call, *, tools: Sequence[BaseTool] | None = None, context: RunContext | None = None
-    ) -> ToolResult:
-        """Run one call from async code; a sync tool runs in a worker thread."""
-        pending = self._prepare(call, tools, context)
-        if isinstance(pending, ToolResult):
-            return pending
-        flow = self._flow(pending)
+    async def _adrive(self, flow: Flow) -> ToolResult:
+        """The async driver of a call that may wait, never blocking the loop."""
         try:
             step = flow.send(None)
             while True:
@@ -282,48 +314,93 @@ class ToolExecutor:
 
     # -- the pipeline, written once -------------------------------------------------
 
+    def _waits(self, pending: Pending) -> Flow | None:
+        """The pipeline of a call that may have to wait (for a person's say, or for an identical call
+        in flight), for a driver to run; None when the tool can run at once (no approval asked,
+        nothing identical in flight): the drivers then take the same steps without a generator."""
+        if pending.tool.requires_approval:
+            return self._flow(pending)
+        if pending.key is not None:
+            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
+            if waiting is not None:  # an identical call is in flight (or just stored its value)
+                return self._run(pending, waiting)
+        return None
+
     def _flow(self, pending: Pending) -> Flow:
         """A resolved, validated call from approval to its result. It yields what only a driver
         can do (ask the approver, wait for an identical call in flight, run the tool) and gets
         the answer sent back; an exception in a driver is thrown in, so counting and clean-up
         happen here whichever driver runs it."""
         tool = pending.tool
-        if tool.requires_approval:
-            context = pending.context
-            verdict = yield from approval(
-                tool.requires_approval,
-                pending.name,
-                pending.args,
-                pending.call_id,
-                context,
-                self._run_id(context),
-                self._decided,
-                self.approver is not None,
-            )
-            stop = self._apply(pending, verdict)
-            if stop is not None:
-                return stop
-        if pending.key is not None:
-            waiting = self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
-            if waiting is not None:  # an identical call is in flight (or just stored its value)
-                shared = yield from self._joined(pending, waiting)
-                if shared is not NOT_SHARED:
-                    return self._hit(pending, shared)
+        context = pending.context
+        verdict = yield from approval(
+            tool.requires_approval,
+            pending.name,
+            pending.args,
+            pending.call_id,
+            context,
+            self._run_id(context),
+            self._decided,
+            self.approver is not None,
+        )
+        stop = self._apply(pending, verdict)
+        if stop is not None:
+            return stop
+        waiting = None if pending.key is None else self._flight.join(pending, self.cache, self.run_id)  # type: ignore[arg-type]
+        return (yield from self._run(pending, waiting))
+
+    def _run(self, pending: Pending, waiting: Future[Any] | None) -> Flow:
+        """After approval: the identical call's stored value when there is one to wait for (``waiting``),
+        else the tool's run, from its usage slot to its result."""
+        if waiting is not None:
+            shared = yield from self._joined(pending, waiting)
+            if shared is not NOT_SHARED:
+                return self._hit(pending, shared)
+        stop = self._start(pending)
+        if stop is not None:
+            return stop
         try:
-            if not self._usage.claim(pending.bucket, tool.max_usage_count, self.limits):
-                return self._refused(pending)
-            pending.ran = started = perf_counter()  # from here, an unwound call was a run cut short
             raw = yield pending
+        except BaseException:
+            self._cut(pending)
+            raise
+        return self._end(pending, raw)
+
+    def _start(self, pending: Pending) -> ToolResult | None:
+        """Claim a usage slot: None, the tool may run (from here an unwound call was a run cut short);
+        else the limit's refusal. A leader that will not run hands its waiters the lead back."""
+        try:
+            if self._usage.claim(pending.bucket, pending.tool.max_usage_count, self.limits):
+                pending.ran = perf_counter()
+                return None
+            return self._refused(pending)
+        except BaseException:
+            self._unwound(pending)
+            raise
+        finally:
+            if pending.ran is None and pending.leading:
+                self._flight.release(pending)
+
+    def _end(self, pending: Pending, raw: Any) -> ToolResult:
+        """The tool's value (or ``Raised``) made the call's result; the waiters get what was stored."""
+        try:
+            started: float = pending.ran  # pyright: ignore[reportAssignmentType] - set by _start
             seconds = perf_counter() - started
             if type(raw) is Raised:
                 return self._failed(pending, raw.error, seconds)
             return self._succeeded(pending, raw, seconds)
-        except BaseException:
+        except BaseException:  # a tool that asked for its exceptions: counted already, re-raised
             self._unwound(pending)
             raise
         finally:
             if pending.leading:
                 self._flight.release(pending)
+
+    def _cut(self, pending: Pending) -> None:
+        """A run cut short by an exception (cancelled, interrupted): counted, its waiters told."""
+        self._unwound(pending)
+        if pending.leading:
+            self._flight.release(pending)
 
     def _joined(self, pending: Pending, waiting: Future[Any]) -> Generator[Future[Any], Any, Any]:
         """The value the leader of identical calls stored, or ``NOT_SHARED`` when this call must run
