@@ -35,7 +35,7 @@ from pydantic import (
 from crew.common.blocking import in_thread, run_blocking
 from crew.errors import ToolArgumentsError, ToolDefinitionError
 from crew.tools import direct as invocation
-from crew.tools.arguments import known_keys, validate_fields
+from crew.tools.calling import known_keys, validate_fields
 from crew.tools.json_schema import model_from_json_schema
 from crew.tools.messages import RunContext, ToolCall, to_text
 from crew.tools.options import (

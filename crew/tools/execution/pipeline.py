@@ -32,9 +32,9 @@ from crew.tools.approval import (
     approval,
     take_decision,
 )
-from crew.tools.arguments import known_keys
 from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
+from crew.tools.calling import known_keys
 from crew.tools.execution import caching as cache_guard
 from crew.tools.execution.caching import Recall, Seen
 from crew.tools.execution.call import (
