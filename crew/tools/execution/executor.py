@@ -15,7 +15,7 @@ one lock, so limits stay exact when threads and tasks race.
 This module holds the executor's state and its two drivers; the steps are in ``pipeline``, and
 each step's idea lives beside them: ``registry`` (names),
 ``call`` (the record of a call on its way, identical calls in flight, the result and event
-built for each call), ``caching`` (a failing cache loses nothing; calls seen before: a
+built for each call), ``crew.tools.cache`` (a failing cache loses nothing; calls seen before: a
 repeated call of a cacheable tool skips validation and is served without the general
 pipeline), ``counts`` (usage slots, the ``UsageLimits`` hook, statistics),
 ``crew.tools.approval`` (a person's say: the approval step and its verdict).
@@ -46,8 +46,7 @@ from crew.tools.approval import (
     ask_approver,
 )
 from crew.tools.base import NEVER_AWAITABLE, BaseTool
-from crew.tools.cache import CacheBackend, as_backend
-from crew.tools.execution.caching import Recall
+from crew.tools.cache import CacheBackend, Recall, as_backend
 from crew.tools.execution.call import (
     NOT_SHARED,
     Pending,

@@ -24,6 +24,7 @@ from typing import Any
 from crew.common.events import bus
 from crew.common.secrets import generation, scrub
 from crew.errors import ToolArgumentsError
+from crew.tools import cache as cache_guard
 from crew.tools.approval import (
     ApprovalRequest,
     Approver,
@@ -33,10 +34,8 @@ from crew.tools.approval import (
     take_decision,
 )
 from crew.tools.base import BaseTool
-from crew.tools.cache import CacheBackend, InMemoryCache, cache_key
+from crew.tools.cache import CacheBackend, InMemoryCache, Recall, Seen, cache_key
 from crew.tools.calling import known_keys
-from crew.tools.execution import caching as cache_guard
-from crew.tools.execution.caching import Recall, Seen
 from crew.tools.execution.call import (
     LEADER_GONE,
     NOT_SHARED,
@@ -234,7 +233,7 @@ class Pipeline:
         cache = self.cache
         plain = type(args) is dict
         if plain and cache is not None:
-            try:  # ``caching.raw_key`` inlined: this is every repeated call
+            try:  # ``cache.raw_key`` inlined: this is every repeated call
                 seen = self._seen.get(dumps((id(tool), args), 2))  # pyright: ignore[reportUnknownArgumentType] - a model's JSON
             except ValueError:  # a value marshal cannot write exactly: validated below
                 seen = None
