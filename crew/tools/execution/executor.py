@@ -149,7 +149,7 @@ class ToolExecutor(Pipeline):
         pending = self._prepare(call, tools, context)
         if isinstance(pending, ToolResult):  # finished already (a slotted dataclass: a cheap test)
             return pending
-        flow = self._waits(pending)
+        flow = None if pending.key is None and not pending.tool.requires_approval else self._waits(pending)
         if flow is not None:
             return self._drive(flow)
         stop = self._start(pending)  # the common case: nothing to wait for, the tool runs now
@@ -169,7 +169,7 @@ class ToolExecutor(Pipeline):
         pending = self._prepare(call, tools, context)
         if isinstance(pending, ToolResult):
             return pending
-        flow = self._waits(pending)
+        flow = None if pending.key is None and not pending.tool.requires_approval else self._waits(pending)
         if flow is not None:
             return await self._adrive(flow)
         stop = self._start(pending)
