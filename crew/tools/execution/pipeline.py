@@ -152,13 +152,31 @@ class Pipeline:
                 self._flight.release(pending)
 
     def _end(self, pending: Pending, raw: Any) -> ToolResult:
-        """The tool's value (or ``Raised``) made the call's result; the waiters get what was stored."""
+        """The tool's value (or ``Raised``) made the call's result, stored when it may be cached;
+        the waiters get what was stored. One frame for all of it: this runs on every cache miss."""
         try:
             started: float = pending.ran  # pyright: ignore[reportAssignmentType] - set by _start
             seconds = perf_counter() - started
             if type(raw) is Raised:
                 return self._failed(pending, raw.error, seconds)
-            return self._succeeded(pending, raw, seconds)
+            try:
+                content, artifact = pending.tool.format_result(raw)
+            except Exception as exc:  # noqa: BLE001 - e.g. a content_and_artifact tool that returned no pair
+                return self._failed(pending, exc, seconds)
+            key = pending.key
+            if key is not None:
+                tool, name, context = pending.tool, pending.name, pending.context
+                if tool.cache_function is always_cache or cache_guard.worth_storing(
+                    tool, name, pending.args, raw, context, self.run_id
+                ):
+                    value = {"content": content, "artifact": artifact, "raw": raw}
+                    cache = self.cache
+                    if type(cache) is InMemoryCache:  # a dict store, which cannot fail
+                        cache.set(key, value)
+                    else:
+                        cache_guard.store(cache, key, value, name, context, self.run_id)  # type: ignore[arg-type]
+                    pending.shared = value
+            return self._finish(pending, content, "success", artifact=artifact, raw=raw, seconds=seconds)
         except BaseException:  # a tool that asked for its exceptions: counted already, re-raised
             self._unwound(pending)
             raise
@@ -331,26 +349,6 @@ class Pipeline:
     def _refused(self, pending: Pending) -> ToolResult:
         """No usage slot left: the tool's limit message, counted as refused."""
         return self._finish(pending, pending.tool.usage_limit_message, "error", refused=True)
-
-    def _succeeded(self, pending: Pending, raw: Any, seconds: float) -> ToolResult:
-        try:
-            content, artifact = pending.tool.format_result(raw)
-        except Exception as exc:  # noqa: BLE001 - e.g. a content_and_artifact tool that returned no pair
-            return self._failed(pending, exc, seconds)
-        key = pending.key
-        if key is not None:
-            tool, name, context = pending.tool, pending.name, pending.context
-            if tool.cache_function is always_cache or cache_guard.worth_storing(
-                tool, name, pending.args, raw, context, self.run_id
-            ):
-                value = {"content": content, "artifact": artifact, "raw": raw}
-                cache = self.cache
-                if type(cache) is InMemoryCache:  # a dict store, which cannot fail
-                    cache.set(key, value)
-                else:
-                    cache_guard.store(cache, key, value, name, context, self.run_id)  # type: ignore[arg-type]
-                pending.shared = value
-        return self._finish(pending, content, "success", artifact=artifact, raw=raw, seconds=seconds)
 
     def _failed(self, pending: Pending, exc: Exception, seconds: float) -> ToolResult:
         text = pending.tool.format_error(exc)
