@@ -10,21 +10,25 @@ restores the conversation and *replays* the turn: the saved replies stand in for
 calls, the finished calls keep their results, each waiting call is decided and, if
 approved, runs once. Every field is plain data (JSON through pydantic), so a run store
 keeps it as it is.
+
+:class:`Pausing` is the loop's side of it: the checkpoint written when a turn must wait, and
+the run put back where it stopped (``AgentTaskRun`` inherits it).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from crew.agent.transcript import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
+from crew.agent.transcript import AssistantMessage, Message, SystemMessage, ToolMessage, Transcript, UserMessage
 from crew.models.base import LLMResponse
 from crew.tasks.output import ToolCallRecord
 from crew.tools.approval import ApprovalRequest
-from crew.tools.messages import ToolResult
+from crew.tools.messages import ToolCall, ToolResult
 
-__all__ = ["TaskCheckpoint", "restore_messages", "save_messages"]
+__all__ = ["Pausing", "TaskCheckpoint", "restore_messages", "save_messages"]
 
 
 class TaskCheckpoint(BaseModel):
@@ -69,3 +73,69 @@ def restore_messages(wire: list[dict[str, Any]]) -> list[Message]:
         else:
             raise ValueError(f"a saved conversation holds a message of unknown role {role!r}")
     return out
+
+
+class Pausing:
+    """How a task's run pauses for approval and goes on: ``AgentTaskRun`` (``crew.agent.loop``)
+    inherits these; they read and write the run's own record of its current turn."""
+
+    if TYPE_CHECKING:  # the run's fields these use (set by AgentTaskRun)
+        agent: Any
+        scope: Any
+        task_name: str
+        transcript: Transcript
+        records: list[ToolCallRecord]
+        empty_turn: int | None
+        corrected: bool
+        checkpoint: TaskCheckpoint | None
+        _turn_mark: tuple[int, int, bool]
+        _turn_replies: list[LLMResponse]
+        _replies: list[LLMResponse]
+        _known_results: dict[str, ToolResult] | None
+        _known_ids: list[str]
+
+    def _checkpoint(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> TaskCheckpoint:
+        turn, before, corrected = self._turn_mark
+        pending = [
+            ApprovalRequest(
+                call_id=call.id,
+                tool=result.name,
+                args=call.args,
+                agent=self.agent.role,
+                task=self.task_name,
+                run_id=self.scope.run_id,
+            )
+            for call, result in zip(calls, results, strict=True)
+            if result.pending
+        ]
+        return TaskCheckpoint(
+            task=self.task_name,
+            agent=self.agent.role,
+            turn=turn,
+            messages=save_messages(self.transcript.messages[:before]),
+            responses=list(self._turn_replies),
+            results={r.tool_call_id: r for r in results if not r.pending},
+            pending=pending,
+            records=list(self.records),
+            call_ids=[call.id for call in calls],
+            corrected=corrected,
+            empty_turn=self.empty_turn,
+        )
+
+    def _restore(self) -> int:
+        """Go back to where the checkpoint stopped; returns the turn before the one to replay."""
+        checkpoint = self.checkpoint
+        assert checkpoint is not None
+        self.transcript = Transcript(*restore_messages(checkpoint.messages))
+        self.records = list(checkpoint.records)
+        self.empty_turn = checkpoint.empty_turn
+        self.corrected = checkpoint.corrected  # the replayed turn reads its reply as it did before the pause
+        self._replies = list(checkpoint.responses)
+        self._known_results = dict(checkpoint.results)
+        self._known_ids = list(checkpoint.call_ids)
+        self.scope.checkpoints.pop(self.task_name, None)  # used once: a retry starts afresh
+        return checkpoint.turn - 1
+
+
+async def replayed(response: LLMResponse) -> LLMResponse:
+    return response

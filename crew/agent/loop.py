@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel
 
 from crew.agent import prompts
-from crew.agent.checkpoint import TaskCheckpoint, restore_messages, save_messages
+from crew.agent.checkpoint import Pausing, TaskCheckpoint, replayed
 from crew.agent.modes import Act, Answer, Correct, Turn, mode_for
 from crew.agent.steps import AgentStep, StepCallback, StepKind, describe_step
 from crew.agent.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
@@ -41,7 +41,6 @@ from crew.common.usage import Usage
 from crew.errors import AgentError, OutputValidationError, TaskPaused
 from crew.models.info import ModelCallInfo
 from crew.tasks.output import TaskOutput, ToolCallRecord
-from crew.tools.approval import ApprovalRequest
 from crew.tools.messages import RunContext, ToolCall, ToolResult
 
 if TYPE_CHECKING:
@@ -83,7 +82,7 @@ def direct_answer(results: Sequence[ToolResult]) -> Final | None:
     return None
 
 
-class AgentTaskRun:
+class AgentTaskRun(Pausing):
     """One agent's run of one task: its transcript, its usage account, and the loop that advances it."""
 
     def __init__(
@@ -290,7 +289,7 @@ class AgentTaskRun:
         if turn != self._turn_mark[0]:
             self._turn_mark, self._turn_replies = (turn, len(self.transcript), self.corrected), []
         if self._replies:  # a resumed turn: the model already answered it before the pause
-            return self._kept(_replayed(self._replies.pop(0)))
+            return self._kept(replayed(self._replies.pop(0)))
         wire = self.transcript.wire() if messages is None else Transcript(*messages).wire()
         return self._kept(
             self.scope.meter.call(self.account, chosen, wire, tools, output_schema=self.schema, info=info)
@@ -412,50 +411,6 @@ class AgentTaskRun:
         self.records.extend(ToolCallRecord(name=c.name, args=c.args, status="error", refused=True) for c in calls[cap:])
         return refused
 
-    # -- pausing for approval ----------------------------------------------------------
-
-    def _checkpoint(self, calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> TaskCheckpoint:
-        turn, before, corrected = self._turn_mark
-        pending = [
-            ApprovalRequest(
-                call_id=call.id,
-                tool=result.name,
-                args=call.args,
-                agent=self.agent.role,
-                task=self.task_name,
-                run_id=self.scope.run_id,
-            )
-            for call, result in zip(calls, results, strict=True)
-            if result.pending
-        ]
-        return TaskCheckpoint(
-            task=self.task_name,
-            agent=self.agent.role,
-            turn=turn,
-            messages=save_messages(self.transcript.messages[:before]),
-            responses=list(self._turn_replies),
-            results={r.tool_call_id: r for r in results if not r.pending},
-            pending=pending,
-            records=list(self.records),
-            call_ids=[call.id for call in calls],
-            corrected=corrected,
-            empty_turn=self.empty_turn,
-        )
-
-    def _restore(self) -> int:
-        """Go back to where the checkpoint stopped; returns the turn before the one to replay."""
-        checkpoint = self.checkpoint
-        assert checkpoint is not None
-        self.transcript = Transcript(*restore_messages(checkpoint.messages))
-        self.records = list(checkpoint.records)
-        self.empty_turn = checkpoint.empty_turn
-        self.corrected = checkpoint.corrected  # the replayed turn reads its reply as it did before the pause
-        self._replies = list(checkpoint.responses)
-        self._known_results = dict(checkpoint.results)
-        self._known_ids = list(checkpoint.call_ids)
-        self.scope.checkpoints.pop(self.task_name, None)  # used once: a retry starts afresh
-        return checkpoint.turn - 1
-
     # -- reporting ------------------------------------------------------------------
 
     async def step(
@@ -503,10 +458,6 @@ class AgentTaskRun:
             outcome = callback(step)
             if inspect.isawaitable(outcome):
                 await outcome
-
-
-async def _replayed(response: LLMResponse) -> LLMResponse:
-    return response
 
 
 _FINISH_HINTS = {

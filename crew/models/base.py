@@ -74,6 +74,33 @@ class LLMResponse(BaseModel):
     finish_reason: str | None = None
     raw_message: dict[str, Any] = Field(default_factory=dict)
 
+    @classmethod
+    def counted(
+        cls,
+        content: str | None,
+        tool_calls: list[ToolCall],
+        invalid_tool_calls: list[InvalidToolCall],
+        tokens: tuple[int, int, int],
+        cost: float,
+        *,
+        model: str,
+        latency: float,
+        finish_reason: str | None,
+    ) -> LLMResponse:
+        """A provider's reply of one request, its usage from the token counts it reported
+        (``tokens``: prompt, completion, total): what every door makes of a reply, built one way."""
+        prompt, completion, total = tokens
+        usage = Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=total, requests=1, cost=cost)
+        return cls(
+            content=content,
+            tool_calls=tool_calls,
+            invalid_tool_calls=invalid_tool_calls,
+            usage=usage,
+            model=model,
+            latency=latency,
+            finish_reason=finish_reason,
+        )
+
     @model_validator(mode="after")
     def _fill_raw_message(self) -> LLMResponse:
         if not self.raw_message:

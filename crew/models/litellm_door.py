@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from crew.common.usage import Usage
 from crew.errors import RedirectRefused
 from crew.models.attempts import Attempt, Attempts
 from crew.models.base import LLMResponse, ModelDelta, emit_call, split_tool_calls, with_tools
@@ -111,17 +110,12 @@ class LitellmDoor:
         content = message.content
         if content == "" and (tool_calls or invalid):  # litellm's assembled stream says "": OpenAI, and the
             content = None  # native door, say null for a reply that is only tool calls
-        response = LLMResponse(
-            content=content,
-            tool_calls=tool_calls,
-            invalid_tool_calls=invalid,
-            usage=Usage(
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                total_tokens=total,
-                requests=1,
-                cost=_cost(litellm, raw),
-            ),
+        response = LLMResponse.counted(
+            content,
+            tool_calls,
+            invalid,
+            (prompt, completion, total),
+            _cost(litellm, raw),
             model=self.settings.model,
             latency=this.elapsed(),
             finish_reason=choice.finish_reason,

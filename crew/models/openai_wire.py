@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from crew.common.usage import Usage
 from crew.models.base import LLMResponse, emit_call, split_tool_calls, with_tools
 from crew.models.failures import shorten
 from crew.models.openai_errors import InternalServerError, server_message
@@ -72,17 +71,13 @@ def response(
     message = cast("dict[str, Any]", found)
     tool_calls, invalid = split_tool_calls(message.get("tool_calls") or [])
     prompt, completion, total, cached = _counts(reply.get("usage") or {})
-    result = LLMResponse(
-        content=message.get("content"),
-        tool_calls=tool_calls,
-        invalid_tool_calls=invalid,
-        usage=Usage(
-            prompt_tokens=prompt,
-            completion_tokens=completion,
-            total_tokens=total,
-            requests=1,
-            cost=cost(model, prompt, completion, cached),
-        ),
+    price = cost(model, prompt, completion, cached)
+    result = LLMResponse.counted(
+        message.get("content"),
+        tool_calls,
+        invalid,
+        (prompt, completion, total),
+        price,
         model=model,
         latency=latency,
         finish_reason=choice.get("finish_reason"),

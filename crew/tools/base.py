@@ -10,7 +10,9 @@ Two families of entry points:
   are for people calling a tool directly: they validate, claim a usage slot on the tool and run it.
 - ``validate_args`` / ``dropped_args`` / ``_execute`` / ``_execute_sync`` /
   ``format_result`` / ``format_error`` are the pieces the shared ``ToolExecutor``
-  assembles itself (it keeps its own per-run usage counts, cache and statistics).
+  assembles itself (it keeps its own per-run usage counts, cache and statistics): the
+  runtime's side of a tool, inherited from ``crew.tools.calling``. This module is the
+  model's manual: the definition, its checks, and what a model is shown.
 """
 
 from __future__ import annotations
@@ -33,11 +35,11 @@ from pydantic import (
 )
 
 from crew.common.blocking import in_thread, run_blocking
-from crew.errors import ToolArgumentsError, ToolDefinitionError
+from crew.errors import ToolDefinitionError
 from crew.tools import direct as invocation
-from crew.tools.arguments import known_keys, validate_fields
+from crew.tools.calling import NEVER_AWAITABLE, ErrorHandler, ToolCalling
 from crew.tools.json_schema import model_from_json_schema
-from crew.tools.messages import RunContext, ToolCall, to_text
+from crew.tools.messages import RunContext, ToolCall
 from crew.tools.options import (
     EnvVar,
     always_cache,
@@ -57,11 +59,6 @@ from crew.tools.schema import (
     strict_schema,
 )
 
-ErrorHandler = bool | str | Callable[[Exception], str]
-
-NEVER_AWAITABLE = frozenset({str, int, float, bool, type(None), dict, list, tuple, bytes})
-"""Result types that are never awaitable: ``inspect.isawaitable`` is skipped for them (a third of a cheap call)."""
-
 
 def signature_model(source: Callable[..., Any] | None, name: str) -> type[BaseModel]:
     """The argument model of a tool whose schema comes from ``source``'s signature (none: no arguments)."""
@@ -69,7 +66,7 @@ def signature_model(source: Callable[..., Any] | None, name: str) -> type[BaseMo
     return build_args_model(model_name_for(name), params, tool_name=name)
 
 
-class BaseTool(BaseModel, ABC):
+class BaseTool(BaseModel, ToolCalling, ABC):
     """Subclass and implement ``_run`` and/or ``_arun``; the argument schema comes from their signature.
 
     ``name`` keeps what you wrote; ``tool_name`` is the provider-safe spelling that
@@ -235,12 +232,6 @@ class BaseTool(BaseModel, ABC):
         return sanitize_tool_name(self.name)
 
     @property
-    def injected_params(self) -> frozenset[str]:
-        """Parameters the runtime fills with a ``RunContext`` (hidden from the model)."""
-        rt: ToolRuntime = self.__pydantic_private__["_rt"]
-        return rt.injected
-
-    @property
     def is_async(self) -> bool:
         """True when the tool only has an async implementation."""
         rt: ToolRuntime = self.__pydantic_private__["_rt"]
@@ -271,75 +262,9 @@ class BaseTool(BaseModel, ABC):
             "and cannot be used anymore."
         )
 
-    # -- the executor-facing surface (no usage counting, no error handling) ---------------
-
-    def validate_args(self, args: Any) -> dict[str, Any]:
-        """Validated, coerced arguments keyed by parameter name; unknown extras are dropped,
-        even when the schema forbids them.
-
-        Nested models stay model instances (a parameter typed ``Address`` gets an
-        ``Address``). Raises ``ToolArgumentsError`` naming each bad argument.
-        """
-        try:
-            return validate_fields(self.args_schema, args)
-        except ValidationError as exc:
-            given = cast("dict[str, Any]", args) if isinstance(args, dict) else None
-            known = known_keys(self.args_schema) if given is not None else None
-            if given is not None and known is not None and not known.issuperset(given):  # extra="forbid"
-                return self.validate_args({key: value for key, value in given.items() if key in known})
-            raise self._arguments_error(exc) from None
-
-    def dropped_args(self, args: dict[str, Any]) -> list[str]:
-        """The argument names ``validate_args`` ignores (invented by the model)."""
-        known = known_keys(self.args_schema)
-        return [] if known is None else [key for key in args if key not in known]
-
     def args_hint(self) -> str:
         """``a (integer, required), b (string, default "x")``: what the tool expects."""
         return args_hint(self.args_schema)
-
-    def _execute_sync(self, validated: dict[str, Any], context: RunContext | None) -> Any:
-        """Run in this thread. An async-only tool returns its coroutine for the caller to await."""
-        rt: ToolRuntime = self.__pydantic_private__["_rt"]
-        if rt.injected:
-            validated = _with_context(validated, rt.injected, context)
-        if rt.async_only:
-            return self._arun(**validated)
-        return self._run(**validated)
-
-    async def _execute(self, validated: dict[str, Any], context: RunContext | None) -> Any:
-        """Run from async code: native ``_arun``, or ``_run`` in a worker thread; results awaited."""
-        rt: ToolRuntime = self.__pydantic_private__["_rt"]
-        if rt.injected:
-            validated = _with_context(validated, rt.injected, context)
-        if rt.native_async:
-            result = await self._arun(**validated)
-        else:
-            result = await in_thread(self._run, **validated)
-        if inspect.isawaitable(result):
-            result = await result
-        return result
-
-    def format_result(self, raw: Any) -> tuple[str, Any]:
-        """``(content text, artifact)``; a ``content_and_artifact`` tool returns a 2-tuple."""
-        if self.response_format == "content_and_artifact":
-            pair = cast("tuple[Any, ...] | list[Any]", raw) if isinstance(raw, tuple | list) else None
-            if pair is None or len(pair) != 2:
-                raise ValueError(
-                    f"Tool '{self.name}' has response_format='content_and_artifact' and must return "
-                    f"a (content, artifact) tuple, got {type(cast(object, raw)).__name__}"
-                )
-            return to_text(pair[0]), pair[1]
-        return to_text(raw), None
-
-    def format_error(self, exc: Exception) -> str | None:
-        """The observation for a failed run per ``handle_tool_error``; None means re-raise."""
-        default = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        return _handle(self.handle_tool_error, exc, default)
-
-    def format_validation_error(self, exc: ToolArgumentsError) -> str | None:
-        """The observation for invalid arguments per ``handle_validation_error``; None means re-raise."""
-        return _handle(self.handle_validation_error, exc, str(exc))
 
     # -- direct use ---------------------------------------------------------------------
 
@@ -469,29 +394,3 @@ class BaseTool(BaseModel, ABC):
                 return self.usage_limit_message
             self.__dict__["current_usage_count"] = count + 1  # pyright: ignore[reportIndexIssue] - the instance dict, past pydantic's slow __setattr__
         return None
-
-    def _arguments_error(self, exc: ValidationError) -> ToolArgumentsError:
-        problems: dict[str, str] = {}
-        for error in exc.errors(include_url=False):
-            where = ".".join(str(part) for part in error["loc"]) or "arguments"
-            text = error["msg"] if error["type"] == "missing" else f"{error['msg']} (got {error['input']!r})"
-            problems[where] = f"{problems[where]}; {text}" if where in problems else text
-        lines = [f"Tool '{self.name}' received invalid arguments:"]
-        lines += [f"  - {where}: {text}" for where, text in problems.items()]
-        lines.append(f"Expected arguments: {self.args_hint()}.")
-        return ToolArgumentsError("\n".join(lines), tool=self.name, problems=problems)
-
-
-def _with_context(validated: dict[str, Any], injected: frozenset[str], context: RunContext | None) -> dict[str, Any]:
-    ctx = context if context is not None else RunContext()
-    return {**validated, **dict.fromkeys(injected, ctx)}
-
-
-def _handle(handler: ErrorHandler, exc: Exception, default: str) -> str | None:
-    if handler is False:
-        return None
-    if handler is True:
-        return default
-    if isinstance(handler, str):
-        return handler
-    return to_text(handler(exc))

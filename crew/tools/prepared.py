@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import SchemaValidator
 
-from crew.tools.arguments import fields_validator
+from crew.tools.calling import fields_validator
 
 __all__ = ["ToolRuntime", "UsageLock"]
 
@@ -59,7 +59,7 @@ class ToolRuntime:
         return ToolRuntime, (self.native_async, self.async_only, self.injected)
 
     def validator(self, schema: type[BaseModel]) -> SchemaValidator | None:
-        """``schema``'s fields validator (``crew.tools.arguments``), kept here after the first call."""
+        """``schema``'s fields validator (``crew.tools.calling``), kept here after the first call."""
         pair = self.fields
         if pair[0] is not schema:
             pair = self.fields = (schema, fields_validator(schema))

@@ -153,3 +153,20 @@ def test_a_model_without_acomplete_is_not_a_chat_model():
         from crew import Agent
 
         Agent(role="r", goal="g", llm=Old())
+
+
+def test_a_reply_counted_from_token_counts_carries_one_request_of_usage_and_its_wire_message():
+    """``LLMResponse.counted``: how both doors make a provider's reply (its usage, one request, from the counts)."""
+    from crew.tools import ToolCall
+
+    call = ToolCall(name="search", args={"q": "oslo"}, id="call_1")
+    reply = LLMResponse.counted(None, [call], [], (12, 3, 15), 0.25, model="m", latency=0.5, finish_reason="tool_calls")
+    assert reply.usage.model_dump() == {
+        "prompt_tokens": 12,
+        "completion_tokens": 3,
+        "total_tokens": 15,
+        "requests": 1,
+        "cost": 0.25,
+    }
+    assert (reply.model, reply.latency, reply.finish_reason) == ("m", 0.5, "tool_calls")
+    assert reply.raw_message["tool_calls"][0]["id"] == "call_1"  # the history answers the call by this id

@@ -5,9 +5,8 @@ import pytest
 
 from crew import Agent, Crew, Task
 from crew.agent.delegation import DELEGATE_WORK
-from crew.agent.meter import Meter, active_account
+from crew.agent.meter import Meter, UsageLedger, active_account
 from crew.agent.scope import RunScope
-from crew.common.ledger import UsageLedger
 from crew.common.usage import Usage
 from crew.errors import RunStopped
 from crew.models import LLMResponse, ModelCallInfo, current_call

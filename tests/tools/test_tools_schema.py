@@ -437,7 +437,7 @@ def test_validated_fields_mean_what_the_whole_model_means():
     """The dict-only validation shortcut (tools/fields.py) gives what model validation gives, or is not used."""
     from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-    from crew.tools.arguments import _VALIDATORS, validate_fields
+    from crew.tools.calling import _VALIDATORS, validate_fields
 
     class Address(BaseModel):
         city: str

@@ -24,9 +24,9 @@ from time import perf_counter
 from typing import Any
 
 from crew.common.events import bus
+from crew.tools import cache as cache_guard
 from crew.tools.base import BaseTool
 from crew.tools.cache import CacheBackend, InMemoryCache
-from crew.tools.execution import caching as cache_guard
 from crew.tools.messages import RunContext, ToolResult, ToolStatus
 
 __all__ = [

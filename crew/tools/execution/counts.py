@@ -66,7 +66,7 @@ class UsageCounts:
 
 class ToolTally:
     """Every tool's ``ToolStats`` in one executor, by bucket (``ToolRegistry``); not the run's token
-    ``Tally`` of ``crew.common.ledger``, which counts model usage."""
+    ``UsageSum`` of ``crew.agent.meter``, which counts model usage."""
 
     __slots__ = ("_lock", "_stats")
 

@@ -1,6 +1,6 @@
 """Calls seen before skip validation: same answers as validating every time, never a shortcut's own.
 
-A repeated call of a cached tool takes the executor's fastest path (``crew.tools.execution.caching``):
+A repeated call of a cached tool takes the executor's fastest path (``crew.tools.cache``):
 its raw arguments were validated once, so the validated arguments and the cache key are
 reused. Everything observable must stay what validating again would give.
 """
