@@ -123,6 +123,9 @@ class _Batch:
         self.running: dict[asyncio.Task[KickoffResult], int] = {}
         self.held: dict[int, KickoffResult] = {}
         self.next_index = 0
+        # Finished kickoffs, as their done callbacks hand them in: waiting on the whole running set
+        # (asyncio.wait) costs a callback on every running task per wake-up, quadratic in a big batch.
+        self.finished: asyncio.Queue[asyncio.Task[KickoffResult]] = asyncio.Queue()
 
     async def results(self) -> AsyncGenerator[KickoffResult, None]:
         """Every input's result, as each is known (in input order when ``ordered``)."""
@@ -130,8 +133,7 @@ class _Batch:
         while self.waiting or running:
             if not self._start():
                 break
-            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for task in sorted(finished, key=running.__getitem__):
+            for task in sorted(await self._finished(), key=running.__getitem__):
                 del running[task]
                 state.running = len(running)
                 for ready in self._settle(task.result()):
@@ -143,12 +145,21 @@ class _Batch:
         for ready in self._skip_waiting():
             yield ready
 
+    async def _finished(self) -> list[asyncio.Task[KickoffResult]]:
+        """The kickoffs that finished since the last look (at least one), still counted as running."""
+        finished = [await self.finished.get()]
+        while not self.finished.empty():
+            finished.append(self.finished.get_nowait())
+        return [task for task in finished if task in self.running]
+
     def _start(self) -> bool:
         """Start kickoffs while slots are free and nothing stopped the batch; True while any runs."""
         waiting, running, state = self.waiting, self.running, self.state
         while waiting and len(running) < self.max_concurrency and state.stopped is None:
             index = waiting.pop()
-            running[asyncio.ensure_future(_one(self.runner, self.crew, index, self.checked[index]))] = index
+            task = asyncio.ensure_future(_one(self.runner, self.crew, index, self.checked[index]))
+            task.add_done_callback(self.finished.put_nowait)
+            running[task] = index
         state.running = len(running)
         return bool(running)
 
