@@ -9,7 +9,8 @@
   ``settings.CallSettings`` and hands them to a door (``settings.ModelDoor``) that
   ``doors`` picks: ``openai_door`` (the OpenAI protocol over aiohttp: ``openai_endpoint``
   says where, ``openai_pool`` over which connections, ``openai_wire`` what goes over the
-  wire, ``openai_errors`` what fails and how much a reply may hold) or ``litellm_door`` (litellm, imported by ``litellm_loading``).
+  wire, ``openai_errors`` what fails and how much a reply may hold) or ``litellm_door``
+  (litellm, imported by ``litellm_loading``).
   ``providers``: which providers speak the OpenAI protocol.
 - ``resolve``: ``as_chat_model``, which turns ``llm=...`` into a model.
 - ``pricing``: litellm's bundled price table read as data; ``failures``: errors both doors share.

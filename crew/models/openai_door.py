@@ -148,7 +148,13 @@ class _Call:
     def send(self, client: Pool) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
         """The POST, as a context manager whose response is read as it arrives; redirects are answers."""
         return client.session.post(
-            self.url, data=self.content, headers=self.headers, timeout=self.timeout, allow_redirects=False
+            self.url,
+            data=self.content,
+            headers=self.headers,
+            timeout=self.timeout,
+            allow_redirects=False,
+            proxy=client.proxy,
+            proxy_auth=client.proxy_auth,
         )
 
 

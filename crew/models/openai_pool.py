@@ -8,8 +8,10 @@ port) and ``max_connections``, so one endpoint's connections are reused by every
 the loop, and two LLMs asking for different limits each get theirs.
 
 A pool never follows redirects (a cross-origin one would carry the key), keeps no cookies
-(a model's server has no session to keep), and, like httpx, reads proxies and CA bundles
-from the environment (``HTTPS_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE``).
+(a model's server has no session to keep), and, like httpx, takes its proxy and CA bundle
+from the environment (``HTTPS_PROXY``, ``NO_PROXY``, ``SSL_CERT_FILE``): read once, when the
+pool opens. (aiohttp's own ``trust_env`` reads them, and ``~/.netrc``, in a worker thread at
+every request: two thread hops a call, the largest cost of a big batch.)
 """
 
 from __future__ import annotations
@@ -36,11 +38,12 @@ _KEEPALIVE_S = 30.0
 class Pool:
     """One loop's keep-alive connections to one endpoint: an ``aiohttp.ClientSession`` and its limit."""
 
-    __slots__ = ("max_connections", "session")
+    __slots__ = ("max_connections", "proxy", "proxy_auth", "session")
 
-    def __init__(self, session: aiohttp.ClientSession, max_connections: int) -> None:
+    def __init__(self, session: aiohttp.ClientSession, max_connections: int, url: str) -> None:
         self.session = session
         self.max_connections = max_connections
+        self.proxy, self.proxy_auth = _env_proxy(url)
 
     @property
     def is_closed(self) -> bool:
@@ -82,7 +85,7 @@ async def pool(url: str, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> Pool
     entry = held.get(key)
     if entry is not None and not entry[0].is_closed:
         return entry[0]
-    found = Pool(_session(key[0] == "https", max_connections), max_connections)
+    found = Pool(_session(key[0] == "https", max_connections), max_connections, url)
     closer = _close_with_loop(found)
     await closer.__anext__()  # registers the generator with the loop's shutdown_asyncgens
     held[key] = (found, closer)  # the loop keeps generators weakly: hold it here
@@ -102,8 +105,18 @@ def _session(tls: bool, max_connections: int) -> aiohttp.ClientSession:
         connector=connector,
         timeout=aiohttp.ClientTimeout(total=None),  # each call sets its own
         cookie_jar=aiohttp.DummyCookieJar(),
-        trust_env=True,
     )
+
+
+def _env_proxy(url: str) -> tuple[Any, aiohttp.BasicAuth | None]:
+    """The proxy the environment names for ``url`` (``HTTP(S)_PROXY`` unless ``NO_PROXY`` covers its host)."""
+    from aiohttp.helpers import get_env_proxy_for_url
+    from yarl import URL
+
+    try:
+        return get_env_proxy_for_url(URL(url))
+    except LookupError:
+        return None, None
 
 
 async def _close_with_loop(found: Pool) -> AsyncIterator[None]:
