@@ -17,6 +17,7 @@ from contextlib import aclosing
 from typing import Any, Literal
 
 from crew.backends.base import Backend, BatchStatus, KickoffResult
+from crew.backends.collector import spaced_collections
 from crew.common.usage import Usage
 from crew.errors import CrewError
 from crew.tasks.inputs import as_inputs, fill_inputs
@@ -96,9 +97,10 @@ async def for_each(
     await runner.open(crew)
     batch = _Batch(runner, crew, checked, state, max_concurrency, on_error, ordered, (max_tokens, max_cost))
     try:
-        async with aclosing(batch.results()) as results:
-            async for result in results:
-                yield result
+        with spaced_collections(min(max_concurrency, len(checked))):
+            async with aclosing(batch.results()) as results:
+                async for result in results:
+                    yield result
     finally:
         await batch.close()
 
