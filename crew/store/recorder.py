@@ -137,7 +137,7 @@ class RunRecorder:
             )
         self.store.transaction(statements)
         recording.add(self.run_id)
-        self._unsubscribe = bus.subscribe(self._on_event)
+        self._unsubscribe = bus.subscribe(self._on_event, run_id=self.run_id)
 
     def finish(self, status: str, usage: Usage | None = None, error: str | None = None) -> None:
         """The run's final row; without ``usage`` (an interrupted run) it is summed from its model calls."""
