@@ -244,14 +244,15 @@ def cli_row(url: str, n: int, concurrency: int) -> dict[str, Any]:
         (root / "tools.py").write_text(_TOOLS)
         (root / "crew.yaml").write_text(
             f"llm: {{model: openai/gpt-4o-mini, api_base: '{url}', api_key: sk-bench, transport: native}}\n"
-            "agents:\n  doubler: {role: Doubler, goal: Double numbers, backstory: Exact., tools: [tools:double]}\n"
+            "tools:\n  double: tools:double\n"
+            "agents:\n  doubler: {role: Doubler, goal: Double numbers, backstory: Exact., tools: [double]}\n"
             "tasks:\n  double: {description: 'Double the number {n}.', expected_output: the number, agent: doubler}\n"
         )
         lines = root / "inputs.jsonl"
         lines.write_text("".join(json.dumps({"n": i}) + "\n" for i in range(n)))
         stub_call(url, "reset")
         command = [sys.executable, "-m", "crew", "kickoff", str(root), "--for-each", str(lines), "--max-concurrency",
-                   str(concurrency), "-q"]  # fmt: skip
+                   str(concurrency)]  # fmt: skip
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=root, env=_env())
         wall = time.perf_counter() - started
@@ -260,7 +261,12 @@ def cli_row(url: str, n: int, concurrency: int) -> dict[str, Any]:
     results = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     right = {r.get("index"): r for r in results if r.get("status") == "done"}
     wrong = n - sum(str(right[i].get("output", {}).get("raw", "")).strip() == str(2 * i) for i in right)
-    row = {"wall": wall, "wrong": wrong, "lines": len(results), "progress": done.stderr.count("\r") > 0}
+    row = {
+        "wall": wall,
+        "wrong": wrong,
+        "lines": len(results),
+        "progress": any(line.startswith("[") for line in done.stderr.splitlines()),
+    }
     row.update(stub_call(url, "stats"))
     return row
 
@@ -326,7 +332,7 @@ def main() -> None:
         mode, url, n = args.child
         child(mode, url, int(n))
         return
-    sizes = [int(s) for s in args.sizes.split(",") if not args.quick or int(s) <= 1000]
+    sizes = [int(s) for s in args.sizes.split(",") if s and (not args.quick or int(s) <= 1000)]
     stub = subprocess.Popen([sys.executable, __file__, "--serve", "--latency", str(args.latency)],
                             stdout=subprocess.PIPE, text=True)  # fmt: skip
     try:
