@@ -117,12 +117,15 @@ class RunScope:
     def subscribe(self, fn: Callable[[Event], Any]) -> Callable[[], None]:
         """``fn(event)`` for every event of this run until :meth:`close` (or the returned remover)."""
         run_id = self.run_id
+        if run_id is None:  # a scope with no run hears only the events of no run
 
-        def mine(event: Event) -> None:
-            if event.run_id == run_id:
-                fn(event)
+            def mine(event: Event) -> None:
+                if event.run_id is None:
+                    fn(event)
 
-        unsubscribe = bus.subscribe(mine)
+            unsubscribe = bus.subscribe(mine)
+        else:
+            unsubscribe = bus.subscribe(fn, run_id=run_id)
         self._subscriptions.append(unsubscribe)
         return unsubscribe
 

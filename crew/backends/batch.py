@@ -17,6 +17,7 @@ from contextlib import aclosing
 from typing import Any, Literal
 
 from crew.backends.base import Backend, BatchStatus, KickoffResult
+from crew.backends.collector import spaced_collections
 from crew.common.usage import Usage
 from crew.errors import CrewError
 from crew.tasks.inputs import as_inputs, fill_inputs
@@ -96,9 +97,10 @@ async def for_each(
     await runner.open(crew)
     batch = _Batch(runner, crew, checked, state, max_concurrency, on_error, ordered, (max_tokens, max_cost))
     try:
-        async with aclosing(batch.results()) as results:
-            async for result in results:
-                yield result
+        with spaced_collections(min(max_concurrency, len(checked))):
+            async with aclosing(batch.results()) as results:
+                async for result in results:
+                    yield result
     finally:
         await batch.close()
 
@@ -123,6 +125,9 @@ class _Batch:
         self.running: dict[asyncio.Task[KickoffResult], int] = {}
         self.held: dict[int, KickoffResult] = {}
         self.next_index = 0
+        # Finished kickoffs, as their done callbacks hand them in: waiting on the whole running set
+        # (asyncio.wait) costs a callback on every running task per wake-up, quadratic in a big batch.
+        self.finished: asyncio.Queue[asyncio.Task[KickoffResult]] = asyncio.Queue()
 
     async def results(self) -> AsyncGenerator[KickoffResult, None]:
         """Every input's result, as each is known (in input order when ``ordered``)."""
@@ -130,8 +135,7 @@ class _Batch:
         while self.waiting or running:
             if not self._start():
                 break
-            finished, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
-            for task in sorted(finished, key=running.__getitem__):
+            for task in sorted(await self._finished(), key=running.__getitem__):
                 del running[task]
                 state.running = len(running)
                 for ready in self._settle(task.result()):
@@ -143,12 +147,21 @@ class _Batch:
         for ready in self._skip_waiting():
             yield ready
 
+    async def _finished(self) -> list[asyncio.Task[KickoffResult]]:
+        """The kickoffs that finished since the last look (at least one), still counted as running."""
+        finished = [await self.finished.get()]
+        while not self.finished.empty():
+            finished.append(self.finished.get_nowait())
+        return [task for task in finished if task in self.running]
+
     def _start(self) -> bool:
         """Start kickoffs while slots are free and nothing stopped the batch; True while any runs."""
         waiting, running, state = self.waiting, self.running, self.state
         while waiting and len(running) < self.max_concurrency and state.stopped is None:
             index = waiting.pop()
-            running[asyncio.ensure_future(_one(self.runner, self.crew, index, self.checked[index]))] = index
+            task = asyncio.ensure_future(_one(self.runner, self.crew, index, self.checked[index]))
+            task.add_done_callback(self.finished.put_nowait)
+            running[task] = index
         state.running = len(running)
         return bool(running)
 

@@ -46,7 +46,7 @@ def collected(run_id: str, types: frozenset[str], task: str | None = None) -> It
         if event.run_id == run_id and event.type in types and (task is None or event.data.get("task") == task):
             events.append(portable(event))
 
-    unsubscribe = bus.subscribe(keep)
+    unsubscribe = bus.subscribe(keep, run_id=run_id)
     try:
         yield events
     finally:

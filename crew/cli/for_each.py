@@ -220,8 +220,14 @@ class _Writer:
         self.out.flush()
 
 
+_LIVE_EVERY = 0.1
+"""Seconds between two rewrites of the live line: a batch of thousands finishes hundreds of
+kickoffs a second, and a terminal write for each cost more than the kickoff."""
+
+
 class _View:
-    """One status line on stderr: rewritten in place on a terminal, every few seconds when piped."""
+    """One status line on stderr: rewritten in place on a terminal (ten times a second at most),
+    every few seconds when piped."""
 
     def __init__(self, status: Any, stream: IO[str] | None) -> None:
         self.status = status
@@ -234,14 +240,12 @@ class _View:
         if self.stream is None:
             return
         now = time.perf_counter()
+        if now - self.last < (_LIVE_EVERY if self.live else 5.0):
+            return
+        self.last = now
         line = f"[{now - self.started:6.1f}s] {self.status.summary()}"
-        if self.live:
-            self.stream.write("\r\x1b[K" + line)
-            self.stream.flush()
-        elif now - self.last >= 5.0:
-            self.last = now
-            self.stream.write(line + "\n")
-            self.stream.flush()
+        self.stream.write("\r\x1b[K" + line if self.live else line + "\n")
+        self.stream.flush()
 
     def close(self) -> None:
         if self.live and self.stream is not None:

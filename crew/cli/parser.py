@@ -274,7 +274,7 @@ def _transport_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--transport",
         choices=["native", "litellm"],
-        help="the door every model call takes: native (OpenAI protocol over httpx) or litellm (default: per model)",
+        help="the door every model call takes: native (OpenAI protocol over aiohttp) or litellm (default: per model)",
     )
 
 

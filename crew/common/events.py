@@ -97,20 +97,37 @@ def redact(data: dict[str, Any]) -> dict[str, Any]:
 
 
 class EventBus:
-    """A thread-safe list of subscribers; a failing subscriber never breaks a run."""
+    """Thread-safe lists of subscribers; a failing subscriber never breaks a run.
+
+    A subscriber of one run (``run_id=``) is kept apart from those of every event, so an event
+    reaches only its own run's: with thousands of runs recorded at once, each event used to
+    visit every run's recorder, and a batch cost grew with the square of its kickoffs. The
+    lists are replaced, never changed in place, so an emit reads them without the lock.
+    """
 
     def __init__(self) -> None:
-        self._subscribers: list[Subscriber] = []
+        self._subscribers: tuple[Subscriber, ...] = ()
+        self._by_run: dict[str, tuple[Subscriber, ...]] = {}
         self._lock = threading.Lock()
 
-    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+    def subscribe(self, fn: Subscriber, *, run_id: str | None = None) -> Callable[[], None]:
+        """``fn(event)`` for every event, or only for run ``run_id``'s; returns the remover."""
         with self._lock:
-            self._subscribers.append(fn)
+            if run_id is None:
+                self._subscribers = (*self._subscribers, fn)
+            else:
+                self._by_run[run_id] = (*self._by_run.get(run_id, ()), fn)
 
         def unsubscribe() -> None:
             with self._lock:
-                if fn in self._subscribers:
-                    self._subscribers.remove(fn)
+                if run_id is None:
+                    self._subscribers = _without(self._subscribers, fn)
+                elif run_id in self._by_run:
+                    rest = _without(self._by_run[run_id], fn)
+                    if rest:
+                        self._by_run[run_id] = rest
+                    else:
+                        del self._by_run[run_id]
 
         return unsubscribe
 
@@ -120,7 +137,7 @@ class EventBus:
         Building an event costs microseconds; hot paths (every tool call) check this
         first and skip building the payload when nobody listens.
         """
-        if self._subscribers:
+        if self._subscribers or self._by_run:
             return True
         level = _LEVELS.get(type) or _level(type)
         return _crew_logger.isEnabledFor(level) and _logged(level)
@@ -133,8 +150,7 @@ class EventBus:
                 data["task"] = origin.task
             if origin.agent is not None and data.get("agent") is None:
                 data["agent"] = origin.agent
-        with self._lock:
-            subscribers = list(self._subscribers)
+        subscribers = self._for(run_id)
         if not subscribers and not _logged(_level(type)):
             return Event(type=type, run_id=run_id, data={})  # nobody listens: nothing to scrub or build
         event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
@@ -144,17 +160,29 @@ class EventBus:
     def publish(self, event: Event) -> None:
         """Hand an event made elsewhere (a Ray worker's, already scrubbed there) to the
         subscribers and the log, as if emitted here, keeping its time."""
-        with self._lock:
-            subscribers = list(self._subscribers)
-        self._deliver(event, subscribers)
+        self._deliver(event, self._for(event.run_id))
 
-    def _deliver(self, event: Event, subscribers: list[Subscriber]) -> None:
+    def _for(self, run_id: str | None) -> tuple[Subscriber, ...]:
+        """Who hears an event of ``run_id``: every event's subscribers first, then the run's own."""
+        everyone = self._subscribers
+        mine = self._by_run.get(run_id, ()) if run_id is not None else ()
+        return everyone + mine if mine else everyone
+
+    def _deliver(self, event: Event, subscribers: tuple[Subscriber, ...]) -> None:
         for fn in subscribers:
             try:
                 fn(event)
             except Exception:
                 logging.getLogger("crew").exception("event subscriber failed")
         _log(event)
+
+
+def _without(subscribers: tuple[Subscriber, ...], fn: Subscriber) -> tuple[Subscriber, ...]:
+    """``subscribers`` less the first ``fn`` among them (the one its ``subscribe`` added)."""
+    if fn not in subscribers:
+        return subscribers
+    at = subscribers.index(fn)
+    return subscribers[:at] + subscribers[at + 1 :]
 
 
 _logger: Any = None

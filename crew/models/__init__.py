@@ -7,9 +7,10 @@
 - ``wrapped``: ``WrappedModel``, the base of models that decorate another (``.wrapped``).
 - ``llm``: ``LLM``, the user's configuration object. Each call reads it once into
   ``settings.CallSettings`` and hands them to a door (``settings.ModelDoor``) that
-  ``doors`` picks: ``openai_door`` (the OpenAI protocol over httpx: ``openai_endpoint``
-  says where, ``openai_wire`` what goes over the wire, ``openai_errors`` what fails and
-  how much a reply may hold) or ``litellm_door`` (litellm, imported by ``litellm_loading``).
+  ``doors`` picks: ``openai_door`` (the OpenAI protocol over aiohttp: ``openai_endpoint``
+  says where, ``openai_pool`` over which connections, ``openai_wire`` what goes over the
+  wire, ``openai_errors`` what fails and how much a reply may hold) or ``litellm_door``
+  (litellm, imported by ``litellm_loading``).
   ``providers``: which providers speak the OpenAI protocol.
 - ``resolve``: ``as_chat_model``, which turns ``llm=...`` into a model.
 - ``pricing``: litellm's bundled price table read as data; ``failures``: errors both doors share.
@@ -17,7 +18,7 @@
 - ``attempts``: the attempt loop both doors run; a door only says how to make one attempt.
 
 An agent talks to a model only through the contract. Importing this package imports
-neither httpx nor litellm: litellm comes on the first call that needs it, or in the background when
+neither aiohttp, httpx nor litellm: litellm comes on the first call that needs it, or in the background when
 :func:`prewarm_litellm` is asked to.
 """
 

@@ -110,7 +110,7 @@ _prewarmed = False
 
 
 def prewarm_native() -> None:
-    """Load the native transport (httpx, ~0.1 s) and the price table in a daemon thread; idempotent.
+    """Load the native transport (aiohttp, ~0.1 s) and the price table in a daemon thread; idempotent.
 
     Like ``prewarm_litellm``: a crew that will call an OpenAI-protocol model starts this
     when it is built, so the imports overlap loading, validating and prompt building.
@@ -131,5 +131,3 @@ def _load_native() -> None:
 
         importlib.import_module("crew.models.openai_door")
         table()
-        importlib.import_module("anyio")  # and this on the first connection
-        importlib.import_module("httpcore")  # httpx imports it with its first client (~0.1 s with HTTP/2 support)

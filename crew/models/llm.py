@@ -21,7 +21,7 @@ from crew.models.doors import Door, Transport, choose, model_name_problem, open_
 from crew.models.litellm_loading import prewarm_litellm
 from crew.models.ratelimit import RateLimiter, shared_limiter
 from crew.models.retry import RetryPolicy
-from crew.models.settings import CallSettings, ModelDoor
+from crew.models.settings import DEFAULT_MAX_CONNECTIONS, CallSettings, ModelDoor
 
 __all__ = ["LLM"]
 
@@ -34,7 +34,7 @@ class LLM(BaseModel):
     """A model: ``LLM("openai/gpt-4o-mini", temperature=0)``.
 
     ``transport`` picks the door its calls take: ``native`` (OpenAI chat completions over
-    httpx, :mod:`crew.models.openai_door`), ``litellm``, or ``auto`` (the default: native
+    aiohttp, :mod:`crew.models.openai_door`), ``litellm``, or ``auto`` (the default: native
     for ``openai/...``, bare OpenAI names and OpenAI-compatible ``api_base`` endpoints,
     litellm for the rest; see :func:`crew.models.doors.choose`).
 
@@ -45,6 +45,8 @@ class LLM(BaseModel):
     more widely (e.g. across models of one account). Unknown keyword arguments go
     to the provider as they are (``top_p``, ``seed``, ``response_format``, ``tool_choice``,
     ``parallel_tool_calls``, ``extra_headers``...).
+    ``max_connections`` bounds the native door's open connections per endpoint and event loop
+    (default 10,000: above any batch's ``max_concurrency``, see docs/scaling.md).
     ``output_schema`` is accepted for the ChatModel interface and not sent: the
     agent validates structured output itself, which works with every provider.
     """
@@ -65,6 +67,7 @@ class LLM(BaseModel):
     retry_max_delay: float = Field(default=60.0, ge=0)
     rate_limiter: RateLimiter | None = Field(default=None, exclude=True)
     transport: Transport = "auto"
+    max_connections: int = Field(default=DEFAULT_MAX_CONNECTIONS, ge=1)
 
     _supports_fc: tuple[str, bool] | None = PrivateAttr(default=None)
 
@@ -152,6 +155,7 @@ class LLM(BaseModel):
             api_base=self.api_base,
             api_key=self.api_key.get_secret_value() if self.api_key is not None else None,
             stream=self.stream,
+            max_connections=self.max_connections,
             extra=dict(self.model_extra or {}),
         )
 

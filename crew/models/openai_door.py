@@ -1,23 +1,23 @@
-"""The native door: OpenAI chat completions over httpx, without litellm or the openai SDK.
+"""The native door: OpenAI chat completions over aiohttp, without litellm or the openai SDK.
 
-``LLM`` hands a call here when :func:`crew.models.doors.choose` says ``native``. One pooled
-``httpx.AsyncClient`` serves each event loop (closed when the loop shuts its async
-generators down, as ``asyncio.run`` does); sync callers drive the same async path
-(:func:`crew.models.calling.complete_sync`). Retries, rate limits and error reporting are
+``LLM`` hands a call here when :func:`crew.models.doors.choose` says ``native``. One
+keep-alive pool serves each event loop and endpoint (:mod:`crew.models.openai_pool`, closed
+when the loop shuts its async generators down, as ``asyncio.run`` does); sync callers drive
+the same async path (:func:`crew.models.calling.complete_sync`). Retries, rate limits and error reporting are
 the ones the litellm door uses (:mod:`crew.models.attempts`); the bytes on the wire are
 :mod:`crew.models.openai_wire`'s, their size and clock :mod:`crew.models.openai_errors`'s.
 """
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import contextlib
-import ssl
-import threading
-import weakref
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-import httpx
+import aiohttp
 
 from crew.common.secrets import register_url
 from crew.models.attempts import Attempt, Attempts
@@ -34,11 +34,12 @@ from crew.models.openai_errors import (
     shown,
     transport_error,
 )
+from crew.models.openai_pool import DEFAULT_MAX_CONNECTIONS, Pool, pool
 from crew.models.openai_wire import ChunkStream, json_reply, request_body, request_headers, response
 from crew.models.settings import CallSettings, Messages
 
 if TYPE_CHECKING:
-    import asyncio
+    from contextlib import AbstractAsyncContextManager
 
 __all__ = ["NativeDoor"]
 
@@ -107,8 +108,11 @@ class _Call:
         self.point: Endpoint = endpoint(settings.model, settings.api_base, settings.api_key)
         register_url(self.point.base_url)  # from OPENAI_BASE_URL, maybe: a server's error may quote it
         self.headers = request_headers(settings, self.point.api_key, stream=stream)
+        self.url = _with_url_credentials(self.point.url, self.headers)
         self.content = request_body(settings, self.point.wire_model, messages, tools, stream=stream)
-        self.timeout = httpx.Timeout(settings.timeout)
+        # each wait (to connect, for a chunk) is bounded; the clocks of a whole attempt are the door's
+        self.timeout = aiohttp.ClientTimeout(total=None, connect=settings.timeout, sock_read=settings.timeout)
+        self.max_connections = settings.max_connections
 
     def reading(self) -> Reading:
         """How this attempt's reply is read: a body within ``timeout`` of the request, a stream with
@@ -124,8 +128,8 @@ class _Call:
         settings = self.settings
         return Attempts(settings.model, settings.policy, settings.limiter, [self.point.api_key], _refused)
 
-    def fail_status(self, answer: httpx.Response, body: bytes) -> ProviderError:
-        return http_error(answer.status_code, body, answer.headers, self.point)
+    def fail_status(self, answer: aiohttp.ClientResponse, body: bytes) -> ProviderError:
+        return http_error(answer.status, body, answer.headers, self.point)
 
     def finish(self, reply: dict[str, Any], this: Attempt) -> LLMResponse:
         stream = self.stream or self.settings.stream
@@ -141,44 +145,60 @@ class _Call:
         if isinstance(message, dict):
             reply["usage"] = estimated_usage(self.messages, self.tools, cast("dict[str, Any]", message))
 
-    def send(self, client: httpx.AsyncClient) -> Any:
-        """The POST, as a context manager whose response is read as it arrives."""
-        return client.stream("POST", self.point.url, content=self.content, headers=self.headers, timeout=self.timeout)
+    def send(self, client: Pool) -> AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        """The POST, as a context manager whose response is read as it arrives; redirects are answers."""
+        return client.session.post(
+            self.url,
+            data=self.content,
+            headers=self.headers,
+            timeout=self.timeout,
+            allow_redirects=False,
+            proxy=client.proxy,
+            proxy_auth=client.proxy_auth,
+        )
+
+
+def _with_url_credentials(url: str, headers: dict[str, str]) -> str:
+    """``url`` without its ``user:password@``, sent as basic auth instead (over the key, as httpx did):
+    aiohttp refuses a URL's credentials beside an ``Authorization`` header."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}".encode()
+    headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 def _refused(exc: Exception) -> str | None:
     return "refused before sending: a configuration problem" if isinstance(exc, MissingKeyError) else None
 
 
-def _is_sse(answer: httpx.Response) -> bool:
+def _is_sse(answer: aiohttp.ClientResponse) -> bool:
     return answer.headers.get("content-type", "").startswith("text/event-stream")
 
 
 async def _apost(call: _Call) -> dict[str, Any]:
     """One attempt of a whole reply: the request, the headers and the body within ``timeout``."""
-    import asyncio
-
-    client = await _async_client(call.point.url)
+    client = await _async_client(call.point.url, call.max_connections)
     reading = call.reading()
     try:
         async with asyncio.timeout(call.settings.timeout), call.send(client) as answer:  # the whole attempt
-            body = await aread_body(answer, reading)
+            body = await aread_body(answer.headers, answer.content.iter_any(), reading)
     except APITimeoutError:
         raise
     except TimeoutError:
         raise APITimeoutError(f"no answer from {shown(call.point)} in {call.settings.timeout:g} s") from None
-    except httpx.TransportError as exc:
+    except aiohttp.ClientError as exc:
         raise transport_error(exc, call.point) from None
-    if answer.status_code != 200:
+    if answer.status != 200:
         raise call.fail_status(answer, body)
     return json_reply(body)
 
 
-async def _opened(stack: contextlib.AsyncExitStack, call: _Call, client: httpx.AsyncClient) -> httpx.Response:
-    """The stream's response, its headers in within ``timeout``: httpx bounds each read only, so a
+async def _opened(stack: contextlib.AsyncExitStack, call: _Call, client: Pool) -> aiohttp.ClientResponse:
+    """The stream's response, its headers in within ``timeout``: the client bounds each read only, so a
     server sending its headers a byte at a time would otherwise hold the call forever."""
-    import asyncio
-
     try:
         async with asyncio.timeout(call.settings.timeout):
             return await stack.enter_async_context(call.send(client))
@@ -188,18 +208,18 @@ async def _opened(stack: contextlib.AsyncExitStack, call: _Call, client: httpx.A
 
 async def _astream_reply(call: _Call) -> AsyncGenerator[ModelDelta | tuple[dict[str, Any], bool]]:
     """One attempt of a stream: its text deltas, then the reply joined and whether it came as events."""
-    client = await _async_client(call.point.url)
+    client = await _async_client(call.point.url, call.max_connections)
     reading = call.reading()
     try:
         async with contextlib.AsyncExitStack() as stack:
             answer = await _opened(stack, call, client)
-            if answer.status_code != 200:
-                raise call.fail_status(answer, await aread_body(answer, reading))
+            if answer.status != 200:
+                raise call.fail_status(answer, await aread_body(answer.headers, answer.content.iter_any(), reading))
             if not _is_sse(answer):  # a server that ignored stream=true: one JSON reply
-                yield json_reply(await aread_body(answer, reading)), False
+                yield json_reply(await aread_body(answer.headers, answer.content.iter_any(), reading)), False
                 return
             stream = ChunkStream()
-            async for chunk in answer.aiter_bytes():
+            async for chunk in answer.content.iter_any():
                 for line in reading.lines(chunk):
                     text = stream.feed(line)
                     if text:
@@ -207,56 +227,15 @@ async def _astream_reply(call: _Call) -> AsyncGenerator[ModelDelta | tuple[dict[
             for line in reading.rest():
                 stream.feed(line)
             yield stream.reply(), True
-    except httpx.TransportError as exc:
+    except APITimeoutError:
+        raise
+    except (aiohttp.ClientError, TimeoutError) as exc:  # a chunk's wait past ``timeout`` is a TimeoutError
         raise transport_error(exc, call.point) from None
 
 
-# -- one pooled client per event loop ---------------------------------------------------
-
-_loop_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, tuple[httpx.AsyncClient, Any]]] = (
-    weakref.WeakKeyDictionary()
-)
-_lock = threading.Lock()
-_contexts: dict[str, ssl.SSLContext] = {}
-_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=32)
+# -- the connections ------------------------------------------------------------------
 
 
-def _ssl_context(scheme: str) -> ssl.SSLContext:
-    """One context per process: loading the CA bundle costs ~30 ms, which a client per loop
-    would pay at every kickoff. Plain-HTTP clients get a context with no trust anchors at
-    all: they never speak TLS (clients are kept per scheme), and could not trust anyone if they did."""
-    with _lock:
-        context = _contexts.get(scheme)
-        if context is None:
-            context = httpx.create_ssl_context() if scheme == "https" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-            _contexts[scheme] = context
-        return context
-
-
-def _scheme(url: str) -> str:
-    return "https" if url[:6].lower() == "https:" else "http"
-
-
-async def _async_client(url: str) -> httpx.AsyncClient:
-    """This loop's client for the URL's scheme. A parked async generator closes it when the
-    loop shuts its generators down (``asyncio.run`` does), so no connection outlives the loop."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    scheme = _scheme(url)
-    held = _loop_clients.setdefault(loop, {})
-    entry = held.get(scheme)
-    if entry is not None and not entry[0].is_closed:
-        return entry[0]
-    client = httpx.AsyncClient(timeout=None, limits=_LIMITS, verify=_ssl_context(scheme), follow_redirects=False)
-    closer = _close_with_loop(client)
-    await closer.__anext__()  # registers the generator with the loop's shutdown_asyncgens
-    held[scheme] = (client, closer)  # the loop keeps generators weakly: hold it here
-    return client
-
-
-async def _close_with_loop(client: httpx.AsyncClient) -> AsyncIterator[None]:
-    try:
-        yield
-    finally:
-        await client.aclose()
+async def _async_client(url: str, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> Pool:
+    """This loop's pool for the URL's endpoint (see :mod:`crew.models.openai_pool`)."""
+    return await pool(url, max_connections)

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import cast
-
-import httpx
+from collections.abc import AsyncIterable, Mapping
+from typing import Any, cast
 
 from crew.common.secrets import public_url
 from crew.models.failures import shorten
@@ -44,7 +43,7 @@ __all__ = [
 class ProviderError(Exception):
     """An HTTP error answer of the server; ``status_code`` and ``headers`` feed the retry policy."""
 
-    def __init__(self, message: str, status_code: int, headers: httpx.Headers | None = None) -> None:
+    def __init__(self, message: str, status_code: int, headers: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.headers = headers
@@ -96,7 +95,7 @@ _KINDS: dict[int, type[ProviderError]] = {
 }
 
 
-def http_error(status: int, body: bytes, headers: httpx.Headers, point: Endpoint) -> ProviderError:
+def http_error(status: int, body: bytes, headers: Mapping[str, Any], point: Endpoint) -> ProviderError:
     """The server's own message, with what it means for this call (which key, which model, where)."""
     message = server_message(body) or f"HTTP {status}"
     if status == 401:
@@ -123,8 +122,9 @@ def server_message(body: bytes) -> str:
     return shorten(text, 300)
 
 
-def transport_error(exc: httpx.TransportError, point: Endpoint) -> Exception:
-    if isinstance(exc, httpx.TimeoutException):
+def transport_error(exc: Exception, point: Endpoint) -> Exception:
+    """A failure of the connection (the client's, e.g. ``aiohttp.ClientError``), said for this call."""
+    if isinstance(exc, TimeoutError):  # a connect or read timeout of the client
         return APITimeoutError(f"no answer from {shown(point)} in time ({type(exc).__name__})")
     text = scrub_url(str(exc), point.base_url)
     return APIConnectionError(f"{shown(point)}: {type(exc).__name__}: {text}".rstrip(": "))
@@ -136,7 +136,7 @@ def shown(point: Endpoint) -> str:
 
 
 def scrub_url(text: str, url: str) -> str:
-    """``text`` (an httpx error may quote the URL) with ``url`` in its public form."""
+    """``text`` (a client's error may quote the URL) with ``url`` in its public form."""
     return text.replace(url, public_url(url)) if url else text
 
 
@@ -160,11 +160,11 @@ class Reading:
     """One reply as its bytes arrive, held to the size limit and to the clock.
 
     Every chunk counts against ``MAX_REPLY_BYTES`` as it arrives, a line that never ends
-    included (httpx's line reader would hold it whole). The clock: a body must be complete
+    included (a line reader would hold it whole). The clock: a body must be complete
     within ``timeout`` of the request; a stream may run long, but ``timeout`` may not pass
     without a ``data:`` line, so a server sending only keep-alive comments, or dripping one
-    line a byte at a time, fails instead of holding the call forever. httpx's own timeout
-    bounds each wait for a chunk.
+    line a byte at a time, fails instead of holding the call forever. The client's read
+    timeout bounds each wait for a chunk.
     """
 
     __slots__ = ("_partial", "point", "size", "started", "stream", "timeout", "touched")
@@ -204,17 +204,17 @@ class Reading:
         return [partial.decode("utf-8", "replace")] if partial else []
 
 
-def _declared_too_large(response: httpx.Response) -> bool:
-    declared = response.headers.get("content-length", "")
+def _declared_too_large(headers: Mapping[str, Any]) -> bool:
+    declared = str(headers.get("content-length", ""))
     return declared.isdigit() and int(declared) > MAX_REPLY_BYTES
 
 
-async def aread_body(response: httpx.Response, reading: Reading) -> bytes:
-    """The body, read up to ``MAX_REPLY_BYTES`` and within the reading's time."""
-    if _declared_too_large(response):
+async def aread_body(headers: Mapping[str, Any], body: AsyncIterable[bytes], reading: Reading) -> bytes:
+    """The body (its chunks as they arrive), read up to ``MAX_REPLY_BYTES`` and within the reading's time."""
+    if _declared_too_large(headers):
         raise too_large(reading.point)
     chunks: list[bytes] = []
-    async for chunk in response.aiter_bytes():
+    async for chunk in body:
         reading.take(chunk)
         chunks.append(chunk)
     return b"".join(chunks)

@@ -15,9 +15,15 @@ from crew.models.base import LLMResponse, ModelDelta
 from crew.models.ratelimit import RateLimiter
 from crew.models.retry import RetryPolicy
 
-__all__ = ["CallSettings", "Messages", "ModelDoor"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "CallSettings", "Messages", "ModelDoor"]
 
 Messages = list[dict[str, Any]]
+
+DEFAULT_MAX_CONNECTIONS = 10_000
+"""Open connections the native door's pool may hold per endpoint and event loop: above any
+``max_concurrency`` a batch in one process runs at, so the pool never queues kickoffs the
+batch let through (a kickoff has one call in flight at a time). Lower it with
+``LLM(max_connections=...)`` for a server that limits connections per client."""
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,8 @@ class CallSettings:
     """One call's view of an ``LLM``: what is sent, how long each attempt may take, how it is retried.
 
     ``extra`` holds the provider keyword arguments as the user gave them (``top_p``,
-    ``extra_headers``...); each door decides what of it goes on the wire.
+    ``extra_headers``...); each door decides what of it goes on the wire. ``max_connections``
+    bounds the native door's pool per endpoint and event loop.
     """
 
     model: str
@@ -37,6 +44,7 @@ class CallSettings:
     api_base: str | None = None
     api_key: str | None = None
     stream: bool = False
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
     extra: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 

@@ -35,7 +35,7 @@ def start_tracing(run_id: str) -> Callable[[], None] | None:
     if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
         return None  # imported, but nobody configured where spans go
     tracer = _RunTracer(trace, provider.get_tracer("crew"), run_id)
-    unsubscribe = bus.subscribe(tracer.handle)
+    unsubscribe = bus.subscribe(tracer.handle, run_id=run_id)
 
     def stop() -> None:
         unsubscribe()

@@ -2,7 +2,7 @@
 
 A task's first step resolves its agent's model and calls it. Done inside the first task,
 a cold import there (``"test"`` imports ``crew.testing``; the native transport imports
-httpx and its connection stack) runs on the event loop and freezes it: the tasks next to
+aiohttp) runs on the event loop and freezes it: the tasks next to
 it start a tenth of a second or more later. So the kickoff resolves every performer's
 model before the scheduler starts, and loads the native transport in a worker thread
 (joining the prewarm thread when one is still at it). The litellm door needs nothing: it
@@ -45,14 +45,7 @@ async def doors_ready(models: Iterable[Any]) -> None:
 
 def _load_native() -> None:
     with contextlib.suppress(Exception):  # the first call imports again and reports the error
-        import importlib
-
-        import httpcore  # noqa: F401 - what httpx's first connection imports, and then its asyncio backend
-        import sniffio  # noqa: F401
-
-        importlib.import_module("anyio._backends._asyncio")
-
-        import crew.models.openai_door  # noqa: F401
+        import crew.models.openai_door  # noqa: F401 - and aiohttp with it
         from crew.models.pricing import table
 
         table()

@@ -142,7 +142,7 @@ class RunRecorder:
             check_not_continued(self.store, self.continued_from or "")  # raises, naming the run that won
             raise StoreError(f"run {self.continued_from} is no longer in the store {self.store.path}")
         recording.add(self.run_id)
-        self._unsubscribe = bus.subscribe(self._on_event)
+        self._unsubscribe = bus.subscribe(self._on_event, run_id=self.run_id)
 
     def _claim(self) -> tuple[str, tuple[Any, ...]] | None:
         """The conditional write by which a resume takes the paused run it continues.

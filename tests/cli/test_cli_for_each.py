@@ -208,3 +208,48 @@ def never(output):
     (row,) = lines(out)
     assert row["status"] == "failed" and row["output"]["status"] == "failed"
     assert row["error"].startswith("task 'write' failed: ") and "never good enough" in row["error"]
+
+
+DOUBLING_YAML = """
+name: doubling
+llm: {{model: openai/gpt-4o-mini, api_base: "{base}", api_key: sk-batch, transport: native}}
+tools:
+  double: tools:double
+agents:
+  doubler: {{role: Doubler, goal: Double numbers, backstory: Exact., tools: [double]}}
+tasks:
+  double: {{description: "Double the number {{n}}.", expected_output: the number, agent: doubler}}
+"""
+
+DOUBLE = '''
+from crew import tool
+
+@tool
+def double(x: int) -> int:
+    """Double a number."""
+    return 2 * x
+'''
+
+
+def test_a_wide_batch_on_the_native_door_writes_every_line_and_its_progress(crew_dir, tmp_path, openai_server):
+    """All forty kickoffs at once, each a tool call and an answer over one pool: no line lost or wrong."""
+    from crew.testing import Reply
+
+    def answer(request):
+        last = request.messages[-1]
+        if last["role"] == "tool":
+            return Reply.text(str(last["content"]))
+        number = int(request.messages[-1]["content"].split("number ")[1].split(".")[0])
+        return Reply.tools({"name": "double", "args": {"x": number}})
+
+    openai_server.handler = answer
+    folder = crew_dir({"crew.yaml": DOUBLING_YAML.format(base=openai_server.url), "tools.py": DOUBLE})
+    inputs = tmp_path / "inputs.jsonl"
+    inputs.write_text("".join(json.dumps({"n": i}) + "\n" for i in range(40)))
+    done = run_crew("kickoff", str(folder), "--for-each", str(inputs), "--max-concurrency", "40", "--no-store")
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert sorted(r["index"] for r in rows) == list(range(40))
+    assert all(r["status"] == "done" and r["output"]["raw"] == str(2 * r["index"]) for r in rows)
+    assert len(openai_server.requests) == 80
+    assert any(line.startswith("[") and "40" in line for line in done.stderr.splitlines())  # the progress line

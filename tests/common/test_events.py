@@ -111,3 +111,21 @@ def test_configure_logging_is_what_the_cli_flags_do() -> None:
     first = json.loads(lines[0])
     assert (first["event"], first["run_id"], first["level"]) == ("run.start", "r", "info")
     assert "llm.call" in lines[1] and "model=m" in lines[1] and "long" not in lines[1]
+
+
+def test_a_runs_subscriber_hears_only_its_run_after_every_events_ones() -> None:
+    from crew.common.events import EventBus
+
+    events = EventBus()
+    heard: list[tuple[str, str | None]] = []
+    stop_all = events.subscribe(lambda e: heard.append(("all", e.run_id)))
+    stop_a = events.subscribe(lambda e: heard.append(("a", e.run_id)), run_id="a")
+    stop_b = events.subscribe(lambda e: heard.append(("b", e.run_id)), run_id="b")
+    events.emit("x.one", run_id="a")
+    events.emit("x.two", run_id="b")
+    events.emit("x.three")
+    assert heard == [("all", "a"), ("a", "a"), ("all", "b"), ("b", "b"), ("all", None)]
+    stop_a(), stop_a(), stop_b(), stop_all()  # a remover twice is harmless
+    heard.clear()
+    events.emit("x.four", run_id="a")
+    assert heard == [] and not events._by_run
