@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from crew.flow.asking import FeedbackSpec, feedback_of
 from crew.flow.conditions import Trigger, names_in
 from crew.flow.decorators import StepSpec, spec_of
 
@@ -28,6 +29,13 @@ class Step:
     spec: StepSpec
     takes_input: bool
     is_async: bool
+    feedback: FeedbackSpec | None = None
+    """``@human_feedback``: a person is asked about the output before it is handed on."""
+
+    @property
+    def routes(self) -> bool:
+        """Its output names a label: a ``@router``, or a ``@human_feedback`` step with outcomes."""
+        return self.spec.router or (self.feedback is not None and self.feedback.emit is not None)
 
     @property
     def start_trigger(self) -> Trigger | None:
@@ -81,7 +89,7 @@ class Steps:
 
     @property
     def routers(self) -> list[Step]:
-        return [s for s in self.by_name.values() if s.spec.router]
+        return [s for s in self.by_name.values() if s.routes]
 
     def unknown_triggers(self) -> list[tuple[Step, str]]:
         """(step, name) for each listener's trigger name that is neither a step nor a possible label.
@@ -103,4 +111,5 @@ class Steps:
 def _step(name: str, fn: Callable[..., Any], spec: StepSpec) -> Step:
     params = [p for p in inspect.signature(fn).parameters.values() if p.name != "self"]
     takes = any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params)
-    return Step(name=name, fn=fn, spec=spec, takes_input=takes, is_async=inspect.iscoroutinefunction(fn))
+    async_ = inspect.iscoroutinefunction(fn)
+    return Step(name=name, fn=fn, spec=spec, takes_input=takes, is_async=async_, feedback=feedback_of(fn))
