@@ -29,7 +29,7 @@ def continue_flow(args: argparse.Namespace, store: Any, stored: Any, mode: str) 
     if mode == "resume":
         plan_flow_resume(store, stored)  # refused before anything loads: finished, or finished by a later resume
     cls: Any = flow_class(stored.settings.get("flow"), args.path or stored.folder)
-    flow = cls(store=store, max_steps=stored.settings.get("max_steps"))
+    flow = _made(cls, store, stored.settings.get("max_steps"))
     resumed = mode == "resume"
     work = flow.resume_async(stored.id) if resumed else flow.replay_async(stored.id, from_step=args.from_task)
     if not args.quiet:
@@ -47,6 +47,19 @@ def continue_flow(args: argparse.Namespace, store: Any, stored: Any, mode: str) 
     else:
         sys.stdout.write(plain(str(output)).rstrip("\n") + "\n")
     return EXIT_OK
+
+
+def _made(cls: Any, store: Any, max_steps: Any) -> Any:
+    """The flow, on ``store``, with the run's ``max_steps``; a flow whose own ``__init__`` takes no
+    such keywords is made with none, then given them."""
+    try:
+        return cls(store=store, max_steps=max_steps)
+    except TypeError:
+        flow = cls()
+        flow.store = store
+        if isinstance(max_steps, int):
+            flow.max_steps = max_steps
+        return flow
 
 
 def _say_paused(paused: Any) -> None:
