@@ -66,25 +66,15 @@ class Steps:
 
     @classmethod
     def of(cls, flow_cls: type) -> Steps:
-        found: dict[str, Step] = {}
-        for klass in reversed(flow_cls.__mro__):
-            for name, value in vars(klass).items():
-                spec = spec_of(getattr(value, "__func__", value))
-                if spec is not None and (spec.start is not None or spec.listen is not None):
-                    found[name] = _step(name, getattr(value, "__func__", value), spec)
-                elif name in found:  # overridden by an undecorated method: no longer a step
-                    del found[name]
+        found = _collect(flow_cls)
         starts = [s.name for s in found.values() if s.spec.start is True]
         if not starts:
             starts = [s.name for s in found.values() if s.spec.start is not None]
         steps = cls(by_name=found, starts=starts)
         for step in found.values():
-            if step.spec.listen is not None:
-                for name in dict.fromkeys(names_in(step.spec.listen)):
-                    steps.listeners.setdefault(name, []).append(step.name)
-            if step.start_trigger is not None:
-                for name in dict.fromkeys(names_in(step.start_trigger)):
-                    steps.labelled_starts.setdefault(name, []).append(step.name)
+            for trigger, index in ((step.spec.listen, steps.listeners), (step.start_trigger, steps.labelled_starts)):
+                for name in dict.fromkeys(names_in(trigger)) if trigger is not None else ():
+                    index.setdefault(name, []).append(step.name)
         return steps
 
     @property
@@ -106,6 +96,20 @@ class Steps:
             for name in names_in(step.spec.listen)
             if name not in self.by_name
         ]
+
+
+def _collect(flow_cls: type) -> dict[str, Step]:
+    """The decorated methods of ``flow_cls`` and its bases, a subclass's definition winning."""
+    found: dict[str, Step] = {}
+    for klass in reversed(flow_cls.__mro__):
+        for name, value in vars(klass).items():
+            fn = getattr(value, "__func__", value)
+            spec = spec_of(fn)
+            if spec is not None and (spec.start is not None or spec.listen is not None):
+                found[name] = _step(name, fn, spec)
+            elif name in found:  # overridden by an undecorated method: no longer a step
+                del found[name]
+    return found
 
 
 def _step(name: str, fn: Callable[..., Any], spec: StepSpec) -> Step:
