@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from typing_extensions import TypeVar  # a TypeVar with a default: plain `Flow` is `Flow[dict[str, Any]]`
 
 from crew.common.events import bus
-from crew.errors import FlowDefinitionError, FlowError
+from crew.errors import FlowDefinitionError, FlowError, FlowPaused
 from crew.flow.engine import FlowRun
 from crew.flow.state import apply_inputs, dump_state, initial_state, load_state
 from crew.flow.steps import Steps
@@ -230,7 +230,7 @@ class Flow(Generic[S]):
             status = "done"
             return result
         except FlowError as exc:
-            status = "paused" if type(exc).__name__ == "FlowPaused" else "failed"
+            status = "paused" if isinstance(exc, FlowPaused) else "failed"
             raise
         except BaseException:
             status = "cancelled"
