@@ -26,6 +26,10 @@ def continue_flow(args: argparse.Namespace, store: Any, stored: Any, mode: str) 
     from crew.flow.locate import flow_class
     from crew.store.flow_runs import plan_flow_resume
 
+    if getattr(args, "inputs", None):
+        from crew.cli import UsageError
+
+        raise UsageError(f"-i: flow run {stored.id[:12]} goes on with its stored state; inputs do not apply to it")
     if mode == "resume":
         plan_flow_resume(store, stored)  # refused before anything loads: finished, or finished by a later resume
     cls: Any = flow_class(stored.settings.get("flow"), args.path or stored.folder)

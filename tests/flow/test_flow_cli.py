@@ -113,3 +113,5 @@ def test_a_step_failing_again_exits_1_and_replay_reruns_from_a_step(project: Any
     assert len(db.children(replayed.id)) == 1  # the crew ran again: it is at or after the step replayed from
     assert crew.cli.main(["replay", run_id[:12], "--from", "sav"]) == 2
     assert "no step 'sav'" in capsys.readouterr().err
+    assert crew.cli.main(["resume", run_id[:12], "-i", "topic=x"]) == 2
+    assert "goes on with its stored state" in capsys.readouterr().err
