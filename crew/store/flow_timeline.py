@@ -58,7 +58,8 @@ def render_flow_timeline(detail: RunDetail) -> str:
     duration = "running" if run.duration is None else f"{run.duration:.2f}s"
     meta = (
         f"flow run {escape(run.id)} · {escape(run.status)} · {escape(run.mode)} · {duration} · "
-        f"{len(detail.steps)} step runs · {len(detail.children)} crews · {run.usage.total_tokens:,} tokens"
+        f"{_count(len(detail.steps), 'step run')} · {_count(len(detail.children), 'crew')} · "
+        f"{run.usage.total_tokens:,} tokens"
     )
     if run.continued_from:
         meta += f" · continues {escape(run.continued_from[:12])}"
@@ -70,6 +71,10 @@ def render_flow_timeline(detail: RunDetail) -> str:
         f"<script type='application/json' id='run-data'>{_script_json(_summary(detail))}</script>"
         f"<script>{_JS}</script></body></html>\n"
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _summary(detail: RunDetail) -> dict[str, Any]:
