@@ -221,10 +221,12 @@ def migrate(command: Command) -> None:
 
 
 def serve(command: Command) -> None:
-    p = command("serve", "serve crews to other programs: each crew folder a tool of an MCP server")
+    p = command("serve", "serve crews to other programs: as the tools of an MCP server, or an HTTP API")
     p.add_argument("paths", nargs="+", metavar="PATH", help="crew folders to serve (one tool each)")
     p.add_argument("--mcp", action="store_true", help="an MCP server (on stdio, or streamable HTTP with --http)")
-    p.add_argument("--http", metavar="HOST:PORT", help="listen on HOST:PORT (default host 127.0.0.1)")
+    p.add_argument(
+        "--http", metavar="HOST:PORT", help="listen on HOST:PORT (default host 127.0.0.1); without --mcp: the HTTP API"
+    )
     p.add_argument(
         "--token",
         metavar="TOKEN",

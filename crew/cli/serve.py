@@ -1,11 +1,11 @@
-"""``crew serve DIR... --mcp [--http HOST:PORT]``: crews as the tools of an MCP server.
+"""``crew serve DIR... --mcp [--http HOST:PORT]`` (an MCP server) or ``--http HOST:PORT`` alone (an HTTP API).
 
 Everything a user can get wrong is checked before anything listens: the folders load (the
 loader's file/line/key errors), the mode and the address parse, a non-loopback address
 has a token. Each folder's runs are recorded in its own store (``--store``, else
 ``$CREW_STORE``, else ``DIR/.crew/runs.db``), as ``crew kickoff`` records them, so
 ``crew runs``, ``crew show``, ``crew approve`` and ``crew resume`` work on served runs too.
-The MCP SDK (and uvicorn for HTTP) are imported only here, when the command runs.
+The MCP SDK, Starlette and uvicorn are imported only here, when the command runs.
 """
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ from crew.cli import UsageError, llm_option
 def run(args: argparse.Namespace) -> int:
     from crew.serve.guard import parse_bind, server_token
 
-    if not args.mcp:
-        raise UsageError("crew serve needs a mode: --mcp (MCP over stdio, or streamable HTTP with --http HOST:PORT)")
+    if not args.mcp and args.http is None:
+        raise UsageError(
+            "crew serve needs a mode: --mcp (MCP on stdio, or streamable HTTP with --http HOST:PORT), "
+            "or --http HOST:PORT alone (an HTTP API for web apps)"
+        )
     if args.max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be at least 1, got {args.max_concurrency}")
     bind = None
@@ -53,11 +56,12 @@ def _load(args: argparse.Namespace) -> list[Any]:
         for path in args.paths:
             one = load_served(path, llm=llm, live_tools=args.live_tools)
             apply_budgets(one.crew, args)  # --max-tokens / --max-cost: for each run of the crew
-            for warning in one.project.warnings:
+            for warning in one.warnings:
                 print(warning, file=sys.stderr)
-            if not args.no_store:
-                path = str(store_path(args.store, one.folder)[0].resolve())
-                one.store = stores.get(path) or stores.setdefault(path, open_store(args.store, one.folder))
+            if not args.no_store and one.folder is not None:
+                folder = one.folder
+                path = str(store_path(args.store, folder)[0].resolve())
+                one.store = stores.get(path) or stores.setdefault(path, open_store(args.store, folder))
             served.append(one)
     unique_names(served)
     return served
@@ -69,8 +73,16 @@ def _serve(args: argparse.Namespace, served: list[Any], bind: Any, token: str | 
     from crew.serve.mcp_server import build_mcp_server
 
     kickoffs = Kickoffs(args.max_concurrency)
-    server = build_mcp_server(served, kickoffs)
     names = ", ".join(one.name for one in served)
+    if not args.mcp:
+        from crew.serve.guard import guarded
+        from crew.serve.http_api import HttpApi
+
+        api = HttpApi(served, kickoffs)
+        announce = f"crew serve: HTTP API on http://{bind}/crews (crews: {names})"
+        asyncio.run(serve_asgi(guarded(api.app, token), bind, kickoffs, announce=announce))
+        return 0
+    server = build_mcp_server(served, kickoffs)
     if bind is None:
         print(f"crew serve: MCP on stdio (tools: {names})", file=sys.stderr, flush=True)
         asyncio.run(serve_stdio(server.run_stdio_async, kickoffs))

@@ -85,7 +85,7 @@ class Kickoffs:
                 run_id=run_id,
                 store=served.store,
                 settings=served.settings,
-                folder=str(served.folder),
+                folder=str(served.folder) if served.folder is not None else None,
                 approver=approver,
             )
 

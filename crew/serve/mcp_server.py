@@ -129,7 +129,7 @@ def _error(text: str, meta: dict[str, Any]) -> CallToolResult:
 def paused_text(one: ServedCrew, output: Any) -> str:
     """What a paused run waits on, and the commands that approve and continue it."""
     run = (output.run_id or "")[:12]
-    where = f" --path {shlex.quote(str(one.folder))}" if one.store is not None else ""
+    where = f" --path {shlex.quote(str(one.folder))}" if one.store is not None and one.folder is not None else ""
     lines = [f"The run {run} of crew '{one.name}' is paused: tool calls wait for a person's approval."]
     for request in output.pending_approvals:
         args = json.dumps(scrub_data(request.args), ensure_ascii=False)

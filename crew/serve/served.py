@@ -22,7 +22,7 @@ from typing import Any
 
 from crew.errors import ServeInputError
 
-__all__ = ["MAX_INPUT_BYTES", "ServedCrew", "load_served", "unique_names"]
+__all__ = ["MAX_INPUT_BYTES", "ServedCrew", "load_served", "serve_crew", "unique_names"]
 
 MAX_INPUT_BYTES = 256 * 1024
 """The JSON size of one call's inputs past which it is refused (a crew's inputs are a prompt's parts)."""
@@ -43,21 +43,22 @@ class ServedCrew:
 
     name: str
     description: str
-    folder: Path
-    project: Any
-    """The loaded ``CrewProject``; each call runs a copy of its crew."""
+    crew: Any
+    """The loaded crew; each call runs a copy of it."""
+    defaults: dict[str, Any]
+    """The inputs' defaults (crew.yaml's ``inputs:``)."""
     input_schema: dict[str, Any]
+    folder: Path | None = None
+    """The crew folder it was loaded from (None: a crew built in Python)."""
     output_schema: dict[str, Any] | None = None
     llm: str | None = None
     live_tools: bool = False
     store: Any = None
     """The ``RunStore`` its runs are recorded in (None: not recorded)."""
+    warnings: list[str] = field(default_factory=list)
+    """What the loader noticed (said once when the server starts)."""
     settings: dict[str, Any] = field(default_factory=dict)
     """Kept with each run's record, so ``crew resume`` continues it as this server ran it."""
-
-    @property
-    def crew(self) -> Any:
-        return self.project.crew
 
     def check_inputs(self, given: Any) -> dict[str, Any]:
         """The call's inputs, over the defaults, checked against the input schema; else ``ServeInputError``."""
@@ -85,7 +86,7 @@ class ServedCrew:
         if problems:
             listed = "; ".join(f"input '{key}': {why}" for key, why in problems.items())
             raise ServeInputError(f"crew '{self.name}': {listed}", crew=self.name, problems=problems)
-        return {**self.project.inputs, **dict(given)}
+        return {**self.defaults, **dict(given)}
 
     def fresh_crew(self, inputs: Mapping[str, Any]) -> Any:
         """A crew for one call: a copy of the loaded one (so calls never share a test model's
@@ -93,8 +94,10 @@ class ServedCrew:
         from crew.testing.dry_run import offline
 
         try:
-            crew = self.project.crew.model_copy(deep=True)
-        except Exception:  # noqa: BLE001 - a tool holding what cannot be copied (a lock, a client): load it again
+            crew = self.crew.model_copy(deep=True)
+        except Exception:  # a tool holding what cannot be copied (a lock, a client): load it again
+            if self.folder is None:
+                raise
             crew = _load(self.folder, self.llm).crew
         offline(crew, inputs, live_tools=self.live_tools)
         return crew
@@ -114,16 +117,45 @@ def load_served(path: str | Path, *, llm: str | None = None, live_tools: bool = 
     crew = project.crew
     folder = Path(project.folder).resolve()
     name = crew.name if crew.name and crew.name != "crew" else folder.name
-    return ServedCrew(
+    names = [p.name for p in project.placeholders]
+    served = ServedCrew(
         name=_tool_name(name),
         description=describe(crew),
-        folder=folder,
-        project=project,
-        input_schema=input_schema(project),
+        crew=crew,
+        defaults=dict(project.inputs),
+        input_schema=input_schema(names, project.inputs),
         output_schema=output_schema(crew),
+        folder=folder,
         llm=llm,
         live_tools=live_tools,
         settings={"llm": llm, "out": None, "live_tools": live_tools},
+    )
+    served.warnings = [str(w) for w in project.warnings]
+    return served
+
+
+def serve_crew(
+    crew: Any, *, name: str | None = None, inputs: Mapping[str, Any] | None = None, store: Any = None
+) -> ServedCrew:
+    """A crew built in Python, served: its placeholders are its inputs, ``inputs`` their defaults.
+
+    ``store``: a ``RunStore`` its runs are recorded in (default: the crew's own ``store``, if any).
+    """
+    from crew.tasks.interpolate import placeholders
+
+    texts = [t for a in crew.all_agents() for t in (a.role, a.goal, a.backstory)]
+    texts += [t for task in crew.tasks for t in (task.description, task.expected_output, task.output_file or "")]
+    names = [found for text in texts for found in placeholders(str(text or ""))]
+    defaults = dict(inputs or {})
+    return ServedCrew(
+        name=_tool_name(name or crew.name),
+        description=describe(crew),
+        crew=crew,
+        defaults=defaults,
+        input_schema=input_schema(names, defaults),
+        output_schema=output_schema(crew),
+        live_tools=True,  # a crew built in Python runs as its author built it
+        store=store if store is not None else crew.run_store(),
     )
 
 
@@ -150,15 +182,15 @@ def describe(crew: Any) -> str:
     return f"Runs the crew '{crew.name}' ({len(parts)} tasks). " + " ".join(parts)
 
 
-def input_schema(project: Any) -> dict[str, Any]:
+def input_schema(placeholders: list[str], defaults: Mapping[str, Any]) -> dict[str, Any]:
     """A JSON schema of the crew's inputs: every placeholder, and every default of ``inputs:``."""
-    names = list(dict.fromkeys([p.name for p in project.placeholders] + list(project.inputs)))
+    names = list(dict.fromkeys([*placeholders, *defaults]))
     properties: dict[str, Any] = {}
     required: list[str] = []
     for name in names:
         spec: dict[str, Any] = {"type": "string"}
-        if name in project.inputs:
-            default = project.inputs[name]
+        if name in defaults:
+            default = defaults[name]
             spec = {"type": _json_type(default), "default": default}
         else:
             required.append(name)
