@@ -221,12 +221,13 @@ def migrate(command: Command) -> None:
 
 
 def serve(command: Command) -> None:
-    p = command("serve", "serve crews to other programs: as the tools of an MCP server, or an HTTP API")
+    p = command("serve", "serve crews to other programs: an MCP server, an HTTP API or an A2A agent")
     p.add_argument("paths", nargs="+", metavar="PATH", help="crew folders to serve (one tool each)")
     p.add_argument("--mcp", action="store_true", help="an MCP server (on stdio, or streamable HTTP with --http)")
     p.add_argument(
         "--http", metavar="HOST:PORT", help="listen on HOST:PORT (default host 127.0.0.1); without --mcp: the HTTP API"
     )
+    p.add_argument("--a2a", metavar="HOST:PORT", help="an A2A agent on HOST:PORT, a skill per crew folder")
     p.add_argument(
         "--token",
         metavar="TOKEN",

@@ -21,23 +21,26 @@ from crew.cli import UsageError, llm_option
 def run(args: argparse.Namespace) -> int:
     from crew.serve.guard import parse_bind, server_token
 
-    if not args.mcp and args.http is None:
+    if args.a2a is not None and (args.mcp or args.http is not None):
+        raise UsageError("--a2a is a mode of its own: serve MCP or the HTTP API from another `crew serve`")
+    if not args.mcp and args.http is None and args.a2a is None:
         raise UsageError(
             "crew serve needs a mode: --mcp (MCP on stdio, or streamable HTTP with --http HOST:PORT), "
-            "or --http HOST:PORT alone (an HTTP API for web apps)"
+            "--http HOST:PORT alone (an HTTP API for web apps), or --a2a HOST:PORT (an A2A agent)"
         )
     if args.max_concurrency < 1:
         raise UsageError(f"--max-concurrency must be at least 1, got {args.max_concurrency}")
-    bind = None
-    if args.http is not None:
+    bind, option = None, "--a2a" if args.a2a is not None else "--http"
+    address: str | None = args.a2a if args.a2a is not None else args.http
+    if address is not None:
         try:
-            bind = parse_bind(args.http, "--http")
+            bind = parse_bind(address, option)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     token = server_token(args.token)
     if bind is not None and not bind.loopback and token is None:
         raise UsageError(
-            f"--http {bind}: listening beyond this machine needs a token: pass --token TOKEN or set "
+            f"{option} {bind}: listening beyond this machine needs a token: pass --token TOKEN or set "
             "CREW_SERVE_TOKEN (clients then send 'Authorization: Bearer TOKEN'), or bind 127.0.0.1"
         )
     served = _load(args)
@@ -74,6 +77,15 @@ def _serve(args: argparse.Namespace, served: list[Any], bind: Any, token: str | 
 
     kickoffs = Kickoffs(args.max_concurrency)
     names = ", ".join(one.name for one in served)
+    if args.a2a is not None:
+        from crew.serve.a2a_agent import build_a2a_app
+        from crew.serve.guard import guarded
+
+        url = f"http://{bind}/"
+        app = build_a2a_app(served, kickoffs, url, token=token is not None)
+        announce = f"crew serve: A2A agent at {url} (card: {url}.well-known/agent-card.json; skills: {names})"
+        asyncio.run(serve_asgi(guarded(app, token), bind, kickoffs, announce=announce))
+        return 0
     if not args.mcp:
         from crew.serve.guard import guarded
         from crew.serve.http_api import HttpApi
