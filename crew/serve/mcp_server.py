@@ -115,6 +115,8 @@ async def _call(one: ServedCrew, kickoffs: Kickoffs, arguments: dict[str, Any], 
         why = "; ".join(f"task '{t.name}' failed: {t.error}" for t in failed)
         return _error(scrub(why), {"run_id": run_id, "status": "failed"})
     structured = one.final_output(output)
+    if one.output_schema is not None and structured is None:  # the schema promises it: no result without it
+        return _error("the crew's last task gave no structured output", {"run_id": run_id, "status": "failed"})
     return CallToolResult(
         content=[TextContent(type="text", text=scrub(output.raw))],
         structured_content=scrub_data(structured) if structured is not None else None,
@@ -154,7 +156,10 @@ class _Progress:
             return
         if isinstance(event, TaskFinished | TaskFailed | TaskSkipped):
             self.ended += 1
-        await self.context.report_progress(self.ended, self.total, scrub(message))
+        try:
+            await self.context.report_progress(self.ended, self.total, scrub(message))
+        except Exception:  # noqa: BLE001 - a notification that cannot be sent must not stop the run
+            return
 
 
 def _describe(event: StreamEvent) -> str | None:
