@@ -69,6 +69,8 @@ class Crew(BaseModel):
     """Decides tool calls that require approval (docs/approvals.md); None: such a call pauses the run."""
     llm: Any = None
     name: str = "crew"
+    description: str = ""
+    """What the crew does, in a sentence: ``crew serve`` describes the crew's tool (or skill) with it."""
     store: Any = Field(default=None, description="a RunStore or the path of one: record every kickoff there")
     max_tokens: int | None = Field(default=None, gt=0, description="budget: total tokens a run may spend")
     max_cost: float | None = Field(default=None, gt=0, description="budget: USD a run may spend")

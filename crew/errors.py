@@ -10,6 +10,7 @@ of crew, so every layer can raise and catch these::
     ├── ToolException                       a tool's failure, shown to the model
     │   └── DelegationError                 a coworker's delegated run failed
     ├── AmbiguousCall (ValueError)          an approval by a call id several tasks share
+    ├── ServeInputError (ValueError)        a served crew called with inputs its schema refuses
     ├── LLMError                            a model call failed for good
     ├── RedirectRefused                     a model server redirected a call to another origin
     ├── ConfigError                         a crew definition is invalid (before any model call)
@@ -90,6 +91,19 @@ class AmbiguousCall(CrewError, ValueError):
         super().__init__(message)
         self.call_id = call_id
         self.tasks = tasks
+
+
+class ServeInputError(CrewError, ValueError):
+    """A served crew (``crew serve``) was called with inputs that do not fit its input schema.
+
+    ``problems`` maps each offending input to what is wrong with it; the message names them
+    all, so an MCP client, an A2A peer or a web app can show it as it is.
+    """
+
+    def __init__(self, message: str, *, crew: str, problems: dict[str, str] | None = None):
+        super().__init__(message)
+        self.crew = crew
+        self.problems = problems or {}
 
 
 class LLMError(CrewError):

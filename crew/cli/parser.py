@@ -220,6 +220,27 @@ def migrate(command: Command) -> None:
     p.set_defaults(handler="crew.cli.migrate:run")
 
 
+def serve(command: Command) -> None:
+    p = command("serve", "serve crews to other programs: an MCP server, an HTTP API or an A2A agent")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="crew folders to serve (one tool each)")
+    p.add_argument("--mcp", action="store_true", help="an MCP server (on stdio, or streamable HTTP with --http)")
+    p.add_argument(
+        "--http", metavar="HOST:PORT", help="listen on HOST:PORT (default host 127.0.0.1); without --mcp: the HTTP API"
+    )
+    p.add_argument("--a2a", metavar="HOST:PORT", help="an A2A agent on HOST:PORT, a skill per crew folder")
+    p.add_argument(
+        "--token",
+        metavar="TOKEN",
+        help="HTTP requests must send 'Authorization: Bearer TOKEN' "
+        "(default: $CREW_SERVE_TOKEN; required beyond 127.0.0.1)",
+    )
+    p.add_argument("--max-concurrency", type=int, default=4, metavar="N", help="kickoffs at once (default: 4)")
+    p.add_argument("--llm", metavar="MODEL", help="use this model for every agent (e.g. test)")
+    p.add_argument("--live-tools", action="store_true", help="let the test model really call the tools")
+    _run_options(p)
+    p.set_defaults(handler="crew.cli.serve:run")
+
+
 def schema(command: Command) -> None:
     p = command("schema", "print the JSON Schema of crew.yaml (for editors)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
@@ -238,6 +259,7 @@ COMMANDS: tuple[Callable[[Command], None], ...] = (
     tools,
     create,
     migrate,
+    serve,
     schema,
 )
 """Every command, in the order ``crew --help`` lists them."""

@@ -1,21 +1,21 @@
-"""A crew's run, live in a web page: a Starlette app serving ``Crew.astream`` as server-sent events.
+"""A crew's run, live in a web page, on crew's built-in HTTP API (``crew.serve.http_api``).
 
-Run it:  pip install "crew-agents[web-stream]" uvicorn && uvicorn app:app --app-dir examples/web_stream
+Run it:  pip install "crew-agents[serve]" && uvicorn app:app --app-dir examples/web_stream
 then open http://127.0.0.1:8000 and press "Run". ``CREW_LLM`` picks a real model (the default,
 "test", runs offline).
 
-``GET /`` is the page; ``GET /events?topic=...`` runs the crew and sends one SSE message per
-event (``event: <type>``, ``data: <the event as JSON>``), the last one ``event: output``. When
-the browser goes away Starlette cancels the response, which closes the stream, which cancels
-the run: nobody pays for tokens nobody reads.
+The API does the work: ``POST /crews/web_stream/kickoffs`` starts a run, ``GET /runs/ID/events``
+streams its events as server-sent events (``event: <type>``, ``data: <the event as JSON>``, the
+last one ``event: output``, or ``event: run.error`` when it failed), ``GET /runs/ID`` reads its
+status and output, ``POST /runs/ID/approvals`` decides a tool call that waits for a person (see
+docs/serving.md). This app adds the page, and ``GET /events?topic=...``, which starts a run and
+follows it in one request: when the browser goes away the response is cancelled, and the run
+with it, so nobody pays for tokens nobody reads.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import AsyncIterator
-from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,9 @@ from starlette.responses import HTMLResponse, StreamingResponse
 from starlette.routing import Route
 
 from crew import Agent, Crew, Task
-from crew.stream import to_json
+from crew.serve.http_api import HttpApi
+from crew.serve.kickoffs import Kickoffs
+from crew.serve.served import serve_crew
 
 PAGE = Path(__file__).with_name("index.html")
 
@@ -51,37 +53,24 @@ def build_crew(llm: Any = None) -> Crew:
     return Crew(agents=[facts, angles, writer], tasks=[find, angle, write], process="graph", name="web_stream")
 
 
-async def sse(crew: Crew, inputs: dict[str, str]) -> AsyncIterator[str]:
-    """One server-sent event per stream item; closing this generator cancels the run.
-
-    A run that fails ends with ``event: run.error`` (its error type and message), so the page
-    can say why; the response has started, so an exception here would only cut the connection.
-    (Not ``event: error``: an EventSource reports its own connection errors under that name.)
-    """
-    try:
-        async with aclosing(crew.astream(inputs)) as events:
-            async for item in events:
-                kind = getattr(item, "type", "output")
-                yield f"event: {kind}\ndata: {to_json(item)}\n\n"
-    except Exception as exc:  # noqa: BLE001 - the run's failure is the page's to show, not the server's log's
-        error = json.dumps({"type": "run.error", "error": type(exc).__name__, "message": str(exc)})
-        yield f"event: run.error\ndata: {error}\n\n"
-
-
 async def page(request: Request) -> HTMLResponse:
     return HTMLResponse(PAGE.read_text(encoding="utf-8"))
 
 
 async def events(request: Request) -> StreamingResponse:
+    """Start a run of the topic and stream its events; the page closing cancels the run."""
     topic = request.query_params.get("topic", "").strip()[:200] or "bees"
-    crew: Crew = request.app.state.crew
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(sse(crew, {"topic": topic}), media_type="text/event-stream", headers=headers)
+    api: HttpApi = request.app.state.api
+    run = api.start("web_stream", {"topic": topic})
+    return api.event_stream(run, cancel_on_close=True)
 
 
 def create_app(crew: Crew | None = None) -> Starlette:
-    application = Starlette(routes=[Route("/", page), Route("/events", events)])
-    application.state.crew = crew or build_crew()
+    """The API over the crew (``/crews``, ``/runs/...``), with the page and its one-request ``/events``."""
+    api = HttpApi([serve_crew(crew or build_crew(), name="web_stream")], Kickoffs(max_concurrency=4))
+    application = api.app
+    application.router.routes.extend([Route("/", page), Route("/events", events)])
+    application.state.api = api
     return application
 
 

@@ -418,6 +418,7 @@ class Hit(BaseModel):
 
 EVERY_KEY = """
     name: everything
+    description: Sets every key.
     process: graph
     llm: test
     manager_llm: {model: openai/gpt-4o-mini, temperature: 0.1}
@@ -511,6 +512,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
     expected = {
         "crew": {
             "name": "everything",
+            "description": "Sets every key.",
             "process": "graph",
             "llm": "test",
             "max_concurrency": 3,

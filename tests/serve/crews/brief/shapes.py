@@ -1,0 +1,6 @@
+from pydantic import BaseModel
+
+
+class Brief(BaseModel):
+    title: str
+    summary: str
