@@ -222,7 +222,14 @@ def _flows_v6(conn: sqlite3.Connection) -> None:
     conn.execute(_FLOW_STEPS)
 
 
-MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3, _continued_by_v4, _startup_v5, _flows_v6]
+MIGRATIONS: list[Migration] = [
+    _create_v1,
+    _approvals_v2,
+    _approvals_by_task_v3,
+    _continued_by_v4,
+    _startup_v5,
+    _flows_v6,
+]
 """``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
 
 _SHAREABLE = frozenset({"tool_cache", "sqlite_sequence"})

@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from crew.common.usage import Usage
 from crew.errors import StoreError
-from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredStartup, StoredStep, StoredTask, StoredToolCall
+from crew.store.records import (
+    RunDetail,
+    StoredModelCall,
+    StoredRun,
+    StoredStartup,
+    StoredStep,
+    StoredTask,
+    StoredToolCall,
+)
 from crew.store.schema import connect, host
 
 if TYPE_CHECKING:
