@@ -15,6 +15,7 @@ of crew, so every layer can raise and catch these::
     │   ├── MissingInputError               a {placeholder} without a value
     │   ├── GraphError                      a cycle, an unknown context task, a task without agent
     │   ├── StoreError                      a run store that cannot be used
+    │   ├── KnowledgeSourceError            a knowledge source that cannot be read (file, line, page)
     │   └── NotShippableError               part of a crew cannot be pickled for Ray
     ├── MCPStartupError                     an MCP server did not start or shake hands
     ├── TaskTimeoutError (TimeoutError)     a task or agent ran past its time limit
@@ -177,6 +178,20 @@ class BudgetExceededError(CrewRunError):
 
 class StoreError(ConfigError):
     """A run store cannot be used: not a crew store, corrupt, from a newer crew, or no such run."""
+
+
+class KnowledgeSourceError(ConfigError):
+    """A knowledge source cannot be read: a missing file, a PDF that is encrypted or has no text,
+    a CSV or JSON that does not parse, a text that is not UTF-8, a path leaving ``knowledge/``.
+
+    ``source`` names it (the file as given, or ``string #n``); ``where`` says where in it (a line,
+    a byte offset, a page), or is empty. Raised before the run; nothing of the source is indexed.
+    """
+
+    def __init__(self, message: str, *, source: str, where: str = ""):
+        super().__init__(message)
+        self.source = source
+        self.where = where
 
 
 class AgentError(CrewError):
