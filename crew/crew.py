@@ -11,12 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from crew.agent.agent import Agent
-from crew.common.keywords import known_keys
+from crew.common.keywords import knowledge_sources_only, known_keys
 from crew.errors import ConfigError
 from crew.models import LLM, prewarm_litellm
 from crew.models.doors import choose, door_of, prewarm_native
@@ -73,6 +74,15 @@ class Crew(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0, description="budget: total tokens a run may spend")
     max_cost: float | None = Field(default=None, gt=0, description="budget: USD a run may spend")
     backend: Any = "local"
+    knowledge_sources: list[Any] = Field(
+        default_factory=list,
+        repr=False,
+        exclude=True,
+        description="knowledge sources (crew.knowledge) every agent reads",
+    )
+    knowledge_folder: Path | None = Field(
+        default=None, description="where relative knowledge paths resolve (default: ./knowledge)"
+    )
     """Where the tasks of a kickoff run: "local" (this event loop) or "ray" (each task a Ray
     task; a ``crew.backends.RayBackend(...)`` for an address or options). See docs/scaling.md."""
 
@@ -101,6 +111,11 @@ class Crew(BaseModel):
             f"cache must be true (in memory), false, or a backend with get/set/clear such as "
             f"SQLiteCache('cache.db'), not {shown}"
         )
+
+    @field_validator("knowledge_sources", mode="before")
+    @classmethod
+    def _knowledge_sources(cls, value: Any) -> Any:
+        return knowledge_sources_only(value)
 
     @field_validator("backend")
     @classmethod

@@ -40,7 +40,6 @@ CREWAI_KEYS: dict[Section, frozenset[str]] = {
             "full_output",
             "language",
             "language_file",
-            "knowledge_sources",
             "chat_llm",
             "before_kickoff_callbacks",
             "after_kickoff_callbacks",
@@ -71,7 +70,6 @@ CREWAI_KEYS: dict[Section, frozenset[str]] = {
             "reasoning",
             "max_reasoning_attempts",
             "embedder",
-            "knowledge_sources",
             "knowledge",
             "knowledge_config",
             "use_system_prompt",
@@ -150,3 +148,22 @@ def known_keys(section: Section, model: type, data: Any) -> Any:
 def _model_keys(model: type) -> frozenset[str]:
     fields = model.model_fields  # type: ignore[attr-defined]
     return frozenset(fields) | {info.alias for info in fields.values() if isinstance(info.alias, str)}
+
+
+def knowledge_sources_only(value: Any) -> Any:
+    """``knowledge_sources`` as a list of knowledge sources (``crew.knowledge``), or a clear error.
+
+    Sources are recognised by shape (``__crew_knowledge_source__``), so the agent layer can
+    check them without importing the knowledge package above it.
+    """
+    if value is None:
+        return []
+    items = [value] if not isinstance(value, list | tuple) else list(value)
+    for item in items:
+        if not getattr(item, "__crew_knowledge_source__", False):
+            shown = f"{type(item).__name__} {item!r}"[:80]
+            raise ValueError(
+                "knowledge_sources takes knowledge sources such as StringKnowledgeSource(content=...) or "
+                f"PDFKnowledgeSource(file_paths=[...]) (from crew.knowledge), not {shown}"
+            )
+    return items

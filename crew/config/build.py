@@ -18,6 +18,7 @@ from typing import Any
 from crew.common.keywords import CREWAI_KEYS, did_you_mean
 from crew.config.fields import FieldSpec, Section, fields_of, model_class
 from crew.config.imports import ImportProblem, as_tool, check_import_path, import_object, risky
+from crew.config.knowledge import knowledge_list
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
 from crew.models.doors import model_name_problem
@@ -459,6 +460,12 @@ class Builder:
                 good, resolved = self.tool_list(entry, key, value)
             elif spec.kind == "servers":
                 good, resolved = self.server_list(entry, key, value)
+            elif spec.kind == "knowledge":
+                good, resolved = knowledge_list(self, entry, key, value)
+                if good:
+                    kwargs["knowledge_sources"] = [*kwargs.get("knowledge_sources", []), *(resolved or [])]
+                ok = ok and good
+                continue
             elif spec.kind in ("agent", "tasks", "section"):
                 continue
             else:

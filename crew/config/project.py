@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from crew.common.keywords import did_you_mean
 from crew.config.build import Builder, Entry, Placeholder, key_path, plain
+from crew.config.knowledge import knowledge_folder, knowledge_list
 from crew.config.loader import YamlList, YamlMap, YamlSyntaxError, load_yaml
 from crew.config.problems import Problem, Problems, display_path
 from crew.config.servers import build_servers
@@ -357,11 +358,20 @@ def _crew_kwargs(
     builder: Builder, settings: Entry, fields: dict[str, Any], agents: dict[str, Any], agent_names: set[str]
 ) -> dict[str, Any]:
     """The Crew's keyword arguments from its settings; a setting that fails is reported and left out."""
-    kwargs: dict[str, Any] = {"llm": builder.crew_llm, "name": builder.folder.resolve().name}
+    kwargs: dict[str, Any] = {
+        "llm": builder.crew_llm,
+        "name": builder.folder.resolve().name,
+        "knowledge_folder": knowledge_folder(builder.folder),
+    }
     for key, spec in fields.items():
         if spec.kind == "section" or key == "llm":
             continue
         value = settings.data[key]
+        if spec.kind == "knowledge":
+            good, sources = knowledge_list(builder, settings, key, value)
+            if good:
+                kwargs["knowledge_sources"] = [*kwargs.get("knowledge_sources", []), *(sources or [])]
+            continue
         if spec.kind == "agent":
             if not isinstance(value, str) or value not in agent_names:
                 builder.error(settings, key, f"unknown agent {value!r}{did_you_mean(value, agent_names)}")

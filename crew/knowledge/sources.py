@@ -49,12 +49,15 @@ class BaseKnowledgeSource(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     kind: ClassVar[str] = "base"
+    __crew_knowledge_source__: ClassVar[bool] = True
     chunk_size: int = CHUNK_SIZE
     chunk_overlap: int = CHUNK_OVERLAP
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _sizes(self) -> BaseKnowledgeSource:
+        if "chunk_overlap" not in self.model_fields_set and self.chunk_overlap >= self.chunk_size:
+            self.chunk_overlap = self.chunk_size // 20  # small chunks, the default overlap: keep 5%
         check_sizes(self.chunk_size, self.chunk_overlap)
         return self
 
