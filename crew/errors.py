@@ -15,6 +15,8 @@ of crew, so every layer can raise and catch these::
     │   ├── MissingInputError               a {placeholder} without a value
     │   ├── GraphError                      a cycle, an unknown context task, a task without agent
     │   ├── StoreError                      a run store that cannot be used
+    │   ├── SearchIndexError                a search/memory file that cannot be used as asked
+    │   │   └── EmbedderMismatchError       a collection embedded by another embedder
     │   └── NotShippableError               part of a crew cannot be pickled for Ray
     ├── MCPStartupError                     an MCP server did not start or shake hands
     ├── TaskTimeoutError (TimeoutError)     a task or agent ran past its time limit
@@ -177,6 +179,22 @@ class BudgetExceededError(CrewRunError):
 
 class StoreError(ConfigError):
     """A run store cannot be used: not a crew store, corrupt, from a newer crew, or no such run."""
+
+
+class SearchIndexError(ConfigError):
+    """A search or memory file cannot be used as asked: not a crew index, from a newer crew, no embedder."""
+
+
+class EmbedderMismatchError(SearchIndexError):
+    """A collection's vectors came from another embedder (or dimension); they are never mixed.
+
+    ``recorded`` and ``requested`` are the two embedders' names.
+    """
+
+    def __init__(self, message: str, *, recorded: str, requested: str):
+        super().__init__(message)
+        self.recorded = recorded
+        self.requested = requested
 
 
 class AgentError(CrewError):
