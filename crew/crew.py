@@ -86,6 +86,10 @@ class Crew(BaseModel):
     """Where the tasks of a kickoff run: "local" (this event loop) or "ray" (each task a Ray
     task; a ``crew.backends.RayBackend(...)`` for an address or options). See docs/scaling.md."""
 
+    context_providers: list[Any] = Field(default_factory=list)
+    """``crew.agent.context.ContextProvider``s each task's prompt asks before the task starts, after
+    the crew's memory (docs/memory.md)."""
+
     _limiter: Any = PrivateAttr(default=None)
     _store: Any = PrivateAttr(default=None)
 
@@ -251,6 +255,10 @@ class Crew(BaseModel):
         return iterate_sync(lambda: self.astream(inputs, buffer=buffer, run_id=run_id, **options))
 
     # -- the run store ---------------------------------------------------------------------
+
+    def all_context_providers(self) -> list[Any]:
+        """The providers a kickoff's tasks ask, in order: the crew's memory, then ``context_providers``."""
+        return [*self.context_providers]
 
     def run_store(self) -> Any:
         """The ``RunStore`` of ``store=...`` (opened on first use), or None without one."""

@@ -120,6 +120,8 @@ class CrewRun:
             self.scope.meter.before_call(budget.before_call)
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
+        self.scope.crew_name = crew.name
+        self.scope.context_providers = crew.all_context_providers()
 
     async def execute(
         self,
@@ -182,6 +184,7 @@ class CrewRun:
             check_decision_keys(approvals, [p for c in checkpoints.values() for p in c.pending])
             scope.executor.decisions.update(approvals)
         scope.checkpoints.update(checkpoints)
+        scope.replayed_sections.update(continuation.sections)
 
     def _scheduler(
         self, runner: TaskRunner, continuation: Continuation, on_task_done: Callable[[TaskOutput], Any] | None
