@@ -205,6 +205,18 @@ def tools(command: Command) -> None:
     p.set_defaults(handler="crew.cli.inspect:tools")
 
 
+def knowledge(command: Command) -> None:
+    p = command("knowledge", "index a crew's knowledge sources, or search them as a task would")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p.add_argument("action", choices=("index", "search"), help="index: index new or changed sources; search: QUERY")
+    p.add_argument("query", nargs="?", metavar="QUERY", help="what to search for (search)")
+    p.add_argument("--agent", metavar="NAME", help="search as this agent (its own sources too)")
+    p.add_argument("--limit", type=int, default=5, metavar="N", help="passages to show (default 5)")
+    p.add_argument("--store", metavar="FILE", help="the run store beside which knowledge.db lives")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler="crew.cli.knowledge:run")
+
+
 def create(command: Command) -> None:
     p = command("create", "make a new crew folder that runs at once (offline with the test model)")
     p.add_argument("name", metavar="NAME", help="name of the folder to create")
@@ -236,6 +248,7 @@ COMMANDS: tuple[Callable[[Command], None], ...] = (
     validate,
     plot,
     tools,
+    knowledge,
     create,
     migrate,
     schema,

@@ -60,7 +60,8 @@ def test_yaml_knowledge_mistakes_are_located(tmp_path: Path):
         load_project(write(tmp_path, {"crew.yaml": bad}))
     assert [error.rsplit("/", 1)[-1] for error in caught.value.errors] == [
         "crew.yaml:4: knowledge[1]: unknown key 'contnt' (did you mean 'content'?)",
-        "crew.yaml:12: agents.writer.knowledge[1]: unknown type 'txt' (did you mean 'text'?) (one of text, pdf, csv, json)",
+        "crew.yaml:12: agents.writer.knowledge[1]: unknown type 'txt' (did you mean 'text'?) "
+        "(one of text, pdf, csv, json)",
     ]
 
 
@@ -101,7 +102,9 @@ CREWAI_PROJECT = {
 
             @agent
             def expert(self) -> Agent:
-                return Agent(config=self.agents_config["expert"], knowledge_sources=[StringKnowledgeSource(content=NOTE)])
+                return Agent(
+                    config=self.agents_config["expert"], knowledge_sources=[StringKnowledgeSource(content=NOTE)]
+                )
 
             @task
             def answer(self) -> Task:
@@ -109,7 +112,9 @@ CREWAI_PROJECT = {
 
             @crew
             def crew(self) -> Crew:
-                return Crew(agents=self.agents, tasks=self.tasks, process=Process.sequential, knowledge_sources=[pdf_source])
+                return Crew(
+                    agents=self.agents, tasks=self.tasks, process=Process.sequential, knowledge_sources=[pdf_source]
+                )
     """,
 }
 
