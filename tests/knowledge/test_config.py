@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
+from knowledge_kit import CREWAI_PROJECT, crewai_project, write
 
 from crew import Agent, Crew, Task
 from crew.config import load_project
@@ -32,14 +32,6 @@ tasks:
     expected_output: An answer
     agent: writer
 """
-
-
-def write(folder: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return folder
 
 
 def test_yaml_knowledge_per_crew_and_per_agent(tmp_path: Path):
@@ -69,69 +61,6 @@ def test_python_takes_only_knowledge_sources():
     agent = Agent(role="r", goal="g", llm="test", knowledge_sources=[StringKnowledgeSource(content="x")])
     with pytest.raises(ValueError, match="knowledge_sources takes knowledge sources such as"):
         Crew(agents=[agent], tasks=[Task(description="d", expected_output="e", agent=agent)], knowledge_sources=["x"])
-
-
-CREWAI_PROJECT = {
-    "pyproject.toml": '[project]\nname = "quest_help"\nversion = "0.1.0"\n',
-    "src/quest_help/__init__.py": "",
-    "src/quest_help/config/agents.yaml": """
-        expert:
-          role: Headset Expert
-          goal: Answer questions about the headset
-          backstory: Knows the manual by heart.
-    """,
-    "src/quest_help/config/tasks.yaml": """
-        answer:
-          description: "Answer the user question from the knowledge sources. Question: {question}"
-          expected_output: The best answer
-          agent: expert
-    """,
-    "src/quest_help/crew.py": """
-        from crewai import Agent, Crew, Process, Task
-        from crewai.project import CrewBase, agent, crew, task
-        from crewai.knowledge.source.pdf_knowledge_source import PDFKnowledgeSource
-        from crewai.knowledge.source.string_knowledge_source import StringKnowledgeSource
-
-        pdf_source = PDFKnowledgeSource(file_paths=["manual.pdf"])
-        NOTE = "The headset is called Quest."
-
-        @CrewBase
-        class QuestHelp:
-            agents_config = "config/agents.yaml"
-            tasks_config = "config/tasks.yaml"
-
-            @agent
-            def expert(self) -> Agent:
-                return Agent(
-                    config=self.agents_config["expert"], knowledge_sources=[StringKnowledgeSource(content=NOTE)]
-                )
-
-            @task
-            def answer(self) -> Task:
-                return Task(config=self.tasks_config["answer"])
-
-            @crew
-            def crew(self) -> Crew:
-                return Crew(
-                    agents=self.agents, tasks=self.tasks, process=Process.sequential, knowledge_sources=[pdf_source]
-                )
-    """,
-}
-
-
-def crewai_project(tmp_path: Path, **changes: str) -> Path:
-    from crew.testing.pdf import write_pdf
-
-    folder = write(tmp_path, {**CREWAI_PROJECT, **changes})
-    (folder / "knowledge").mkdir()
-    write_pdf(
-        folder / "knowledge" / "manual.pdf",
-        [
-            "Welcome. Charge the headset before first use.",
-            "Health and safety. Take a break every 30 minutes, even if you do not feel you need one.",
-        ],
-    )
-    return folder
 
 
 def test_crewai_knowledge_sources_are_read_not_ignored(tmp_path: Path):
