@@ -70,6 +70,13 @@ _EXPORTS: dict[str, str] = {
     "GraphError": "crew.errors",
     "BudgetExceededError": "crew.errors",
     "StoreError": "crew.errors",
+    "KnowledgeSourceError": "crew.errors",
+    # knowledge (docs/memory.md): documents the agents read
+    "CSVKnowledgeSource": "crew.knowledge.sources",
+    "JSONKnowledgeSource": "crew.knowledge.sources",
+    "PDFKnowledgeSource": "crew.knowledge.sources",
+    "StringKnowledgeSource": "crew.knowledge.sources",
+    "TextFileKnowledgeSource": "crew.knowledge.sources",
 }
 
 __all__ = [
@@ -81,6 +88,7 @@ __all__ = [
     "ApprovalRequested",
     "BaseTool",
     "BudgetExceededError",
+    "CSVKnowledgeSource",
     "ConfigError",
     "Crew",
     "CrewError",
@@ -88,11 +96,14 @@ __all__ = [
     "CrewRunError",
     "Event",
     "GraphError",
+    "JSONKnowledgeSource",
     "KickoffResult",
+    "KnowledgeSourceError",
     "LLMError",
     "LLMResponse",
     "MCPServer",
     "MissingInputError",
+    "PDFKnowledgeSource",
     "Process",
     "RayBackend",
     "RunContext",
@@ -100,6 +111,7 @@ __all__ = [
     "RunStore",
     "StoreError",
     "StreamEvent",
+    "StringKnowledgeSource",
     "Task",
     "TaskFailed",
     "TaskFinished",
@@ -107,6 +119,7 @@ __all__ = [
     "TaskSkipped",
     "TaskStarted",
     "TextDelta",
+    "TextFileKnowledgeSource",
     "Tool",
     "ToolCall",
     "ToolCallFinished",
@@ -148,10 +161,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         CrewError,
         CrewRunError,
         GraphError,
+        KnowledgeSourceError,
         LLMError,
         MissingInputError,
         StoreError,
         ToolException,
+    )
+    from crew.knowledge.sources import (
+        CSVKnowledgeSource,
+        JSONKnowledgeSource,
+        PDFKnowledgeSource,
+        StringKnowledgeSource,
+        TextFileKnowledgeSource,
     )
     from crew.mcp.server import MCPServer
     from crew.models import LLM, LLMResponse

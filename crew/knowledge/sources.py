@@ -100,7 +100,8 @@ class BaseFileKnowledgeSource(BaseKnowledgeSource):
     """Sources read from files: ``file_paths`` (one path or a list; ``file_path``, CrewAI's older
     name, is taken too)."""
 
-    file_paths: list[Path | str] = Field(default_factory=list)
+    file_paths: Path | str | list[Path | str] = Field(default_factory=list)
+    """One path or a list of them (CrewAI takes both); a list once validated (``paths``)."""
     file_path: Path | str | list[Path | str] | None = Field(default=None, exclude=True)
 
     @field_validator("file_paths", mode="before")
@@ -112,14 +113,19 @@ class BaseFileKnowledgeSource(BaseKnowledgeSource):
     def _some_file(self) -> BaseFileKnowledgeSource:
         if self.file_path is not None:
             older = self.file_path if isinstance(self.file_path, list) else [self.file_path]
-            self.file_paths = [*self.file_paths, *older]
+            self.file_paths = [*self.paths, *older]
             self.file_path = None
-        if not self.file_paths:
+        if not self.paths:
             raise ValueError(f"{type(self).__name__} needs file_paths: one path or a list of them")
         return self
 
+    @property
+    def paths(self) -> list[Path | str]:
+        """``file_paths`` as a list."""
+        return self.file_paths if isinstance(self.file_paths, list) else [self.file_paths]
+
     def units(self, folder: Path) -> list[Unit]:
-        return [self._unit(resolve_path(raw, folder), str(raw)) for raw in self.file_paths]
+        return [self._unit(resolve_path(raw, folder), str(raw)) for raw in self.paths]
 
     def _unit(self, path: Path, label: str) -> Unit:
         return Unit(
