@@ -10,8 +10,9 @@ Each item is a file name (its kind from its extension), or a mapping::
 
 A CrewAI ``crew.py``'s ``knowledge_sources=[PDFKnowledgeSource(...)]`` is read into the same
 form (``crew.config.crewai.compose``), so both are checked here, each mistake at its line.
-Files are not opened here: a missing or unreadable one is found when the crew indexes its
-sources, before the run (``crew validate`` says nothing of file contents).
+A missing file, or a path leaving ``knowledge/``, is reported here, at its line; what is inside a
+file (a PDF without text, bytes that are not UTF-8) is found when the crew indexes its sources,
+before the run.
 """
 
 from __future__ import annotations
@@ -68,11 +69,26 @@ def knowledge_list(builder: Any, entry: Any, key: str, value: Any) -> tuple[bool
         line = value.line_of(i) if isinstance(value, YamlList) else entry.line_of(key)
         where = f"{entry.path}.{key}[{i}]" if entry.path else f"{key}[{i}]"
         problem, sources = _item(item)
+        problem = problem or _missing(sources, knowledge_folder(builder.folder))
         if problem:
             builder.problems.add(entry.file_of(key), line, where, problem)
             ok = False
         out.extend(sources)
     return ok, out if ok else None
+
+
+def _missing(sources: list[Any], folder: Path) -> str | None:
+    """A file that is not there, or a path leaving ``knowledge/``: said at its line now, not at kickoff."""
+    from crew.errors import KnowledgeSourceError
+
+    for source in sources:
+        try:
+            for unit in source.units(folder):
+                if unit.path is not None and not unit.path.is_file():
+                    return f"knowledge source {unit.label}: no such file ({unit.path})"
+        except KnowledgeSourceError as exc:
+            return str(exc)
+    return None
 
 
 def _item(item: Any) -> tuple[str | None, list[Any]]:

@@ -34,9 +34,16 @@ tasks:
 """
 
 
+def knowledge_files(folder: Path) -> Path:
+    from crew.testing.pdf import write_pdf
+
+    write(folder / "knowledge", {"staff.csv": "name,role\nAda,engineer\n", "notes.md": "# Notes\n"})
+    write_pdf(folder / "knowledge" / "manual.pdf", ["The manual."])
+    return folder
+
+
 def test_yaml_knowledge_per_crew_and_per_agent(tmp_path: Path):
-    (tmp_path / "knowledge").mkdir()
-    crew = load_project(write(tmp_path, {"crew.yaml": CREW_YAML})).crew
+    crew = load_project(write(knowledge_files(tmp_path), {"crew.yaml": CREW_YAML})).crew
     pdf, string = crew.knowledge_sources
     assert isinstance(pdf, PDFKnowledgeSource) and pdf.file_paths == ["manual.pdf"]
     assert isinstance(string, StringKnowledgeSource) and string.content == "The office opens at 9."
@@ -49,12 +56,21 @@ def test_yaml_knowledge_per_crew_and_per_agent(tmp_path: Path):
 def test_yaml_knowledge_mistakes_are_located(tmp_path: Path):
     bad = CREW_YAML.replace("type: text", "type: txt").replace("- content: The office", "- contnt: The office")
     with pytest.raises(ConfigError) as caught:
-        load_project(write(tmp_path, {"crew.yaml": bad}))
+        load_project(write(knowledge_files(tmp_path), {"crew.yaml": bad}))
     assert [error.rsplit("/", 1)[-1] for error in caught.value.errors] == [
         "crew.yaml:4: knowledge[1]: unknown key 'contnt' (did you mean 'content'?)",
         "crew.yaml:12: agents.writer.knowledge[1]: unknown type 'txt' (did you mean 'text'?) "
         "(one of text, pdf, csv, json)",
     ]
+
+
+def test_a_missing_file_or_a_path_out_of_knowledge_is_said_at_its_line(tmp_path: Path):
+    bad = CREW_YAML.replace("- manual.pdf", "- manuel.pdf").replace("files: [notes.md]", "files: [../crew.yaml]")
+    with pytest.raises(ConfigError) as caught:
+        load_project(write(knowledge_files(tmp_path), {"crew.yaml": bad}))
+    first, second = caught.value.errors
+    assert "crew.yaml:3: knowledge[0]: knowledge source manuel.pdf: no such file (" in first
+    assert "crew.yaml:12: agents.writer.knowledge[1]: knowledge source ../crew.yaml: the path leaves" in second
 
 
 def test_python_takes_only_knowledge_sources():
