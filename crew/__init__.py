@@ -60,6 +60,13 @@ _EXPORTS: dict[str, str] = {
     "bus": "crew.common.events",
     "Event": "crew.common.events",
     "RunStore": "crew.store",
+    # memory and search (docs/memory.md); numpy and the embedder load only when vectors are used
+    "Memory": "crew.memory.memory",
+    "MemoryRecord": "crew.memory.memory",
+    "MemoryMatch": "crew.memory.memory",
+    "SearchIndex": "crew.search.index",
+    "Doc": "crew.search.documents",
+    "Hit": "crew.search.documents",
     # errors
     "CrewError": "crew.errors",
     "ConfigError": "crew.errors",
@@ -86,18 +93,24 @@ __all__ = [
     "CrewError",
     "CrewOutput",
     "CrewRunError",
+    "Doc",
     "Event",
     "GraphError",
+    "Hit",
     "KickoffResult",
     "LLMError",
     "LLMResponse",
     "MCPServer",
+    "Memory",
+    "MemoryMatch",
+    "MemoryRecord",
     "MissingInputError",
     "Process",
     "RayBackend",
     "RunContext",
     "RunStarted",
     "RunStore",
+    "SearchIndex",
     "StoreError",
     "StreamEvent",
     "Task",
@@ -154,7 +167,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolException,
     )
     from crew.mcp.server import MCPServer
+    from crew.memory.memory import Memory, MemoryMatch, MemoryRecord
     from crew.models import LLM, LLMResponse
+    from crew.search.documents import Doc, Hit
+    from crew.search.index import SearchIndex
     from crew.store import RunStore
     from crew.stream.events import (
         AgentTurnStarted,

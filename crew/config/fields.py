@@ -32,7 +32,8 @@ _REFS: dict[str, dict[str, Kind]] = {
 }
 # Fields that are runtime state or are given by the surrounding YAML structure.
 _HIDDEN: dict[str, frozenset[str]] = {
-    "crew": frozenset({"agents", "tasks", "store"}),  # the CLI records every run in .crew/runs.db
+    # the CLI records every run in .crew/runs.db; context providers are Python objects
+    "crew": frozenset({"agents", "tasks", "store", "context_providers"}),
     "agent": frozenset(),
     "task": frozenset(),
     "tool": frozenset({"name", "current_usage_count", "func", "coroutine"}),

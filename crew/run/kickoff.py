@@ -58,7 +58,7 @@ async def kickoff(
     store = store if store is not None else crew.run_store()
     budget = Budget.of(crew, spent_before=continuation.spent_before, continued_from=continuation.from_run)
     if store is None:
-        run = CrewRun(crew, inputs, run_id=run_id, budget=budget)
+        run = CrewRun(crew, inputs, run_id=run_id, budget=budget, store_path=None)
         return await run.execute(continuation, on_task_done=on_task_done, approver=approver)
     from crew.store.lifecycle import recorded, recording_first, run_recorder
 
@@ -66,7 +66,7 @@ async def kickoff(
     recorder = run_recorder(
         crew, store, inputs, run_id=run_id, continuation=continuation, settings=settings, folder=folder
     )
-    run = CrewRun(crew, dict(inputs), run_id=run_id, budget=budget)
+    run = CrewRun(crew, dict(inputs), run_id=run_id, budget=budget, store_path=store.path)
     done = recording_first(recorder, on_task_done)
     return await recorded(
         recorder, run.execute(continuation, on_task_done=done, approver=approver), continuation.from_run
@@ -99,7 +99,15 @@ class CrewRun:
     there, to every agent run and every coworker a manager delegates to.
     """
 
-    def __init__(self, crew: Crew, inputs: Mapping[str, Any], *, run_id: str, budget: Budget | None = None) -> None:
+    def __init__(
+        self,
+        crew: Crew,
+        inputs: Mapping[str, Any],
+        *,
+        run_id: str,
+        budget: Budget | None = None,
+        store_path: Any = None,
+    ) -> None:
         from crew.tools.execution.executor import ToolExecutor
 
         self.crew = crew
@@ -121,7 +129,7 @@ class CrewRun:
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
         self.scope.crew_name = crew.name
-        self.scope.context_providers = crew.all_context_providers()
+        self.scope.context_providers = crew.all_context_providers(store_path)
 
     async def execute(
         self,
