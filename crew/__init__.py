@@ -60,6 +60,13 @@ _EXPORTS: dict[str, str] = {
     "bus": "crew.common.events",
     "Event": "crew.common.events",
     "RunStore": "crew.store",
+    # memory and search (docs/memory.md); numpy and the embedder load only when vectors are used
+    "Memory": "crew.memory.memory",
+    "MemoryRecord": "crew.memory.memory",
+    "MemoryMatch": "crew.memory.memory",
+    "SearchIndex": "crew.search.index",
+    "Doc": "crew.search.documents",
+    "Hit": "crew.search.documents",
     # errors
     "CrewError": "crew.errors",
     "ConfigError": "crew.errors",
@@ -94,14 +101,19 @@ __all__ = [
     "CrewError",
     "CrewOutput",
     "CrewRunError",
+    "Doc",
     "Event",
     "GraphError",
+    "Hit",
     "JSONKnowledgeSource",
     "KickoffResult",
     "KnowledgeSourceError",
     "LLMError",
     "LLMResponse",
     "MCPServer",
+    "Memory",
+    "MemoryMatch",
+    "MemoryRecord",
     "MissingInputError",
     "PDFKnowledgeSource",
     "Process",
@@ -109,6 +121,7 @@ __all__ = [
     "RunContext",
     "RunStarted",
     "RunStore",
+    "SearchIndex",
     "StoreError",
     "StreamEvent",
     "StringKnowledgeSource",
@@ -175,7 +188,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         TextFileKnowledgeSource,
     )
     from crew.mcp.server import MCPServer
+    from crew.memory.memory import Memory, MemoryMatch, MemoryRecord
     from crew.models import LLM, LLMResponse
+    from crew.search.documents import Doc, Hit
+    from crew.search.index import SearchIndex
     from crew.store import RunStore
     from crew.stream.events import (
         AgentTurnStarted,

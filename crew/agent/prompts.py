@@ -58,6 +58,16 @@ SCHEMA = "\n\nYour final answer must be only a JSON object matching this JSON sc
 
 CONTEXT = "\n\nContext from earlier tasks:\n{context}"
 
+MEMORY_TITLE = "What you remember (from earlier runs; use what helps, ignore the rest)"
+"""The title of the section memory adds to a task prompt (``crew.memory.provider``)."""
+
+MEMORY_FACTS = (
+    "Extract the facts worth remembering for future tasks from this output of the task "
+    "'{task}': one short, self-contained fact per line, no numbering, no commentary. "
+    "Reply with nothing if there is nothing worth keeping.\n\nOutput:\n{output}"
+)
+"""With ``memory: {analyze: true}``, what the agent's model is asked after a task (one call)."""
+
 FEEDBACK = "\n\nYour previous answer was rejected with this feedback; address it:\n{feedback}"
 
 FEEDBACK_ON_ANSWER = (

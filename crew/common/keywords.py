@@ -2,7 +2,7 @@
 
 ``Crew(proces="graph")`` must not quietly run the sequential process: an unknown
 keyword is an error naming it with a suggestion. A keyword CrewAI accepts that has no
-field here (``memory=True``) is a warning naming it, and is ignored, so code and YAML
+field here (``planning=True``) is a warning naming it, and is ignored, so code and YAML
 written for CrewAI load as they are. It sits at the bottom of the package because the
 models of every layer (tasks, agents, crews) and the YAML loader share it.
 """
@@ -30,8 +30,6 @@ def did_you_mean(word: Any, candidates: Iterable[Any]) -> str:
 CREWAI_KEYS: dict[Section, frozenset[str]] = {
     "crew": frozenset(
         {
-            "memory",
-            "embedder",
             "share_crew",
             "planning",
             "planning_llm",
@@ -120,7 +118,7 @@ def known_keys(section: Section, model: type, data: Any) -> Any:
 
     A misspelt keyword must not be dropped silently (``Crew(proces="graph")`` would run
     sequentially): it is an error naming it, with a suggestion. A key CrewAI accepts that
-    is not a field here (``memory=True``) is a warning naming it, and is left out, as in YAML.
+    is not a field here (``planning=True``) is a warning naming it, and is left out, as in YAML.
     """
     if not isinstance(data, dict):
         return data

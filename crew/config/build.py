@@ -178,6 +178,8 @@ class Builder:
                 return False, None
         if spec.kind == "model":
             return self.model_value(entry, key, value)
+        if key == "memory" and isinstance(value, dict) and isinstance(value.get("path"), str):
+            value = {**value, "path": str(self.folder / value["path"])}  # a crew's memory file is in its folder
         return True, plain(value)
 
     def field_ok(self, entry: Entry, section: Section, key: str, value: Any) -> bool:

@@ -34,8 +34,9 @@ _REFS: dict[str, dict[str, Kind]] = {
 }
 # Fields that are runtime state or are given by the surrounding YAML structure.
 _HIDDEN: dict[str, frozenset[str]] = {
-    # the CLI records every run in .crew/runs.db; knowledge paths resolve in the crew folder's knowledge/
-    "crew": frozenset({"agents", "tasks", "store", "knowledge_folder"}),
+    # the CLI records every run in .crew/runs.db; knowledge paths resolve in the crew folder's knowledge/;
+    # context providers are Python objects
+    "crew": frozenset({"agents", "tasks", "store", "knowledge_folder", "context_providers"}),
     "agent": frozenset(),
     "task": frozenset(),
     "tool": frozenset({"name", "current_usage_count", "func", "coroutine"}),

@@ -28,6 +28,7 @@ def request_for(scope: RunScope, name: str, task: Task, agent: Any) -> ContextRe
         expected_output=task.expected_output or "",
         agent=agent,
         crew=scope.crew_name,
+        extra={"scope": scope},
     )
 
 

@@ -131,7 +131,7 @@ class CrewRun:
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
         self.scope.crew_name = crew.name
-        self.scope.context_providers = crew.all_context_providers()
+        self.scope.context_providers = crew.all_context_providers(store_path)
 
     async def execute(
         self,

@@ -48,13 +48,34 @@ class WordLlamaEmbedder:
         return as_matrix(vectors, len(texts), self.name)
 
 
+def _import_keeping_logging() -> tuple[Any, Any]:
+    """Import wordllama, undoing what its import does to the application's logging.
+
+    Its ``__init__`` calls ``logging.basicConfig(level=INFO)``: a root handler and level the
+    application did not ask for, after which every INFO record of every library (crew's own
+    events among them) is printed on stderr. The root logger is put back as it was.
+    """
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        import wordllama
+        from wordllama import WordLlama
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
+    return wordllama, WordLlama
+
+
 def _load(where: str) -> Any:
     with _lock:
         if _model:
             return _model[0]
         try:
-            import wordllama
-            from wordllama import WordLlama
+            wordllama, WordLlama = _import_keeping_logging()
         except ImportError:
             raise ConfigError(
                 f"{where}: the default embedder (WordLlama) is not installed: {INSTALL_HINT} "

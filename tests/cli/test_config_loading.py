@@ -434,6 +434,8 @@ EVERY_KEY = """
     approver: hooks:ask
     verbose: true
     backend: ray
+    memory: {limit: 3, embedder: none, path: mem/memory.db}
+    embedder: none
     inputs: {topic: tea}
     mcp_servers:
       time: {command: mcp-server-time}
@@ -525,6 +527,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "approver": hooks.ask,
             "verbose": True,
             "backend": "ray",
+            "embedder": "none",
         },
         "agent": {
             "role": "Writer",
@@ -582,6 +585,8 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
     assert crew.manager_llm.model == "openai/gpt-4o-mini" and crew.manager_llm.temperature == 0.1
     assert crew.manager_agent.name == "lead" and crew.manager_agent not in crew.agents
     assert project.inputs == {"topic": "tea"}
+    assert (crew.memory.limit, crew.memory.embedder) == (3, "none")
+    assert crew.memory.path == project.folder / "mem" / "memory.db"  # a relative path is in the crew's folder
     assert [t.name for t in writer.tools] == ["search", "full"]
     assert writer.mcp == [project.servers["time"]] and project.servers["time"].command == "mcp-server-time"
     assert second.agent is writer and [t.name for t in second.tools] == ["search"]
@@ -589,7 +594,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
     assert [v.name for v in full.env_vars] == ["SEARCH_KEY"]
     checked = {
         "crew": set(expected["crew"])
-        | {"manager_llm", "manager_agent", "agents", "tasks", "tools", "inputs", "mcp_servers"},
+        | {"manager_llm", "manager_agent", "agents", "tasks", "tools", "inputs", "mcp_servers", "memory"},
         "agent": set(expected["agent"]) | {"tools", "mcp"},
         "task": set(expected["task"]) | {"agent", "tools", "output_json"},
         "tool": set(expected["tool"]) | {"env_vars", "import"},
