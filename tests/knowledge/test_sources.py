@@ -170,3 +170,18 @@ def test_a_pdf_without_text_an_encrypted_one_and_a_broken_one_are_refused(folder
     assert "the PDF is encrypted" in str(_error(PDFKnowledgeSource(file_paths="locked.pdf"), folder))
     (folder / "broken.pdf").write_bytes(b"%PDF-1.4\nthis is not a PDF body")
     assert "not a readable PDF" in str(_error(PDFKnowledgeSource(file_paths="broken.pdf"), folder))
+
+
+def test_reading_a_large_file_holds_about_one_chunk_in_memory(folder: Path):
+    import tracemalloc
+
+    (folder / "big.txt").write_text("All work and no play. " * 250_000, encoding="utf-8")  # 5.5 MB
+    source = TextFileKnowledgeSource(file_paths="big.txt")
+    [unit] = source.units(folder)
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in unit.chunks())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert count == 1448 and peak < 1_000_000  # the file is 5.5 MB; one block and one chunk are < 0.2 MB
