@@ -358,11 +358,7 @@ def _crew_kwargs(
     builder: Builder, settings: Entry, fields: dict[str, Any], agents: dict[str, Any], agent_names: set[str]
 ) -> dict[str, Any]:
     """The Crew's keyword arguments from its settings; a setting that fails is reported and left out."""
-    kwargs: dict[str, Any] = {
-        "llm": builder.crew_llm,
-        "name": builder.folder.resolve().name,
-        "knowledge_folder": knowledge_folder(builder.folder),
-    }
+    kwargs: dict[str, Any] = {"llm": builder.crew_llm, "name": builder.folder.resolve().name}
     for key, spec in fields.items():
         if spec.kind == "section" or key == "llm":
             continue
@@ -383,6 +379,8 @@ def _crew_kwargs(
             kwargs[key] = resolved
     if builder.llm_override:
         kwargs.update({k: builder.llm_override for k, spec in fields.items() if spec.kind == "model"})
+    if kwargs.get("knowledge_sources") or any(getattr(a, "knowledge_sources", None) for a in agents.values()):
+        kwargs["knowledge_folder"] = knowledge_folder(builder.folder)  # relative paths resolve there
     return kwargs
 
 

@@ -436,6 +436,8 @@ EVERY_KEY = """
     backend: ray
     memory: {limit: 3, embedder: none, path: mem/memory.db}
     embedder: none
+    knowledge: [{content: Tea grows on hills.}]
+    knowledge_sources: [{content: Tea is picked by hand.}]
     inputs: {topic: tea}
     mcp_servers:
       time: {command: mcp-server-time}
@@ -476,6 +478,8 @@ EVERY_KEY = """
         prompt_template: "{prompt} Be brief."
         function_calling_llm: test
         step_callback: hooks:on_step
+        knowledge: [{content: Green tea is steamed.}]
+        knowledge_sources: [{content: Black tea is oxidised.}]
     tasks:
       first: {description: First, agent: writer}
       second:
@@ -592,10 +596,14 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
     assert second.agent is writer and [t.name for t in second.tools] == ["search"]
     assert third.output_json is hooks.Hit
     assert [v.name for v in full.env_vars] == ["SEARCH_KEY"]
+    assert [s.content for s in crew.knowledge_sources] == ["Tea grows on hills.", "Tea is picked by hand."]
+    assert [s.content for s in writer.knowledge_sources] == ["Green tea is steamed.", "Black tea is oxidised."]
+    knowledge = {"knowledge", "knowledge_sources"}
     checked = {
         "crew": set(expected["crew"])
-        | {"manager_llm", "manager_agent", "agents", "tasks", "tools", "inputs", "mcp_servers", "memory"},
-        "agent": set(expected["agent"]) | {"tools", "mcp"},
+        | {"manager_llm", "manager_agent", "agents", "tasks", "tools", "inputs", "mcp_servers", "memory"}
+        | knowledge,
+        "agent": set(expected["agent"]) | {"tools", "mcp"} | knowledge,
         "task": set(expected["task"]) | {"agent", "tools", "output_json"},
         "tool": set(expected["tool"]) | {"env_vars", "import"},
     }
