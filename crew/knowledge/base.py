@@ -79,7 +79,9 @@ class KnowledgeBase:
 
         self.path = Path(path)
         self.folder = Path(folder)
-        self.index = SearchIndex(self.path, COLLECTION, resolve_embedder(embedder, where="knowledge embedder"))
+        # another embedder than the one that filled the file: re-embed (knowledge is derived, rebuilt at will)
+        chosen = resolve_embedder(embedder, where="knowledge embedder")
+        self.index = SearchIndex(self.path, COLLECTION, chosen, reembed=True)
         self._lock = threading.Lock()
         self._conn = open_shared(self.path, _setup)
 

@@ -97,3 +97,17 @@ def test_paths_are_checked_before_anything_is_written(base: KnowledgeBase, folde
     with pytest.raises(KnowledgeSourceError, match="leaves the knowledge folder"):
         base.ingest(CREW, sources)
     assert base.index.count() == 0
+
+
+def test_another_embedder_re_embeds_the_knowledge_rather_than_refusing_it(tmp_path: Path, folder: Path):
+    path = tmp_path / "k.db"
+    with KnowledgeBase(path, folder=folder, embedder="none") as keywords:
+        keywords.ingest(CREW, [StringKnowledgeSource(content="The lighthouse keeper rows to the island.")])
+    with KnowledgeBase(path, folder=folder) as hybrid:  # the offline embedder now
+        assert (
+            hybrid.ingest(CREW, [StringKnowledgeSource(content="The lighthouse keeper rows to the island.")]).chunks
+            == 0
+        )
+        assert hybrid.index.embedder is not None
+        [found] = hybrid.search("who goes to the island by boat", [CREW])
+        assert "lighthouse" in found.text
