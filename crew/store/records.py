@@ -111,6 +111,20 @@ class StoredToolCall(BaseModel):
         return is_stand_in(self.result)
 
 
+class StoredContext(BaseModel):
+    """What a context provider (memory, knowledge) gave one task's prompt; ``items`` each have
+    ``id``, ``score``, ``source`` and ``text``. ``replayed``: shown again from the run a replay continued."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    task: str
+    position: int = 0
+    provider: str
+    title: str
+    items: list[dict[str, Any]] = Field(default_factory=list)
+    replayed: bool = False
+
+
 class RunDetail(BaseModel):
     """A run with everything recorded about it (``crew show``)."""
 
@@ -120,6 +134,8 @@ class RunDetail(BaseModel):
     tasks: list[StoredTask] = Field(default_factory=list)
     model_calls: list[StoredModelCall] = Field(default_factory=list)
     tool_calls: list[StoredToolCall] = Field(default_factory=list)
+    context: list[StoredContext] = Field(default_factory=list)
+    """What memory and knowledge gave each task's prompt, in task order."""
 
     def task(self, name: str) -> StoredTask:
         for task in self.tasks:

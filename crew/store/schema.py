@@ -171,7 +171,28 @@ def _approvals_by_task_v3(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE approvals_v2")
 
 
-MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3]
+_V4 = """
+CREATE TABLE IF NOT EXISTS task_context (
+    run_id TEXT NOT NULL,
+    task TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    provider TEXT NOT NULL,
+    title TEXT NOT NULL,
+    items TEXT NOT NULL,
+    replayed INTEGER NOT NULL DEFAULT 0,
+    recorded_at REAL NOT NULL,
+    PRIMARY KEY (run_id, task, position)
+)
+"""
+
+
+def _task_context_v4(conn: sqlite3.Connection) -> None:
+    """What context providers (memory, knowledge) gave each task's prompt: each item's id, score,
+    source and text, so ``crew show`` says what a task recalled and a replay recalls the same."""
+    conn.execute(_V4)
+
+
+MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3, _task_context_v4]
 """``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
 
 _SHAREABLE = frozenset({"tool_cache", "sqlite_sequence"})

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from crew.common.usage import Usage
 from crew.errors import StoreError
-from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredTask, StoredToolCall
+from crew.store.records import RunDetail, StoredContext, StoredModelCall, StoredRun, StoredTask, StoredToolCall
 from crew.store.schema import connect, host
 
 if TYPE_CHECKING:
@@ -217,10 +217,22 @@ class RunStore:
             row["cached"], row["refused"] = bool(row["cached"]), bool(row["refused"])
         return [StoredToolCall.model_validate(row) for row in rows]
 
+    def context(self, run_id: str) -> list[StoredContext]:
+        """What context providers gave the run's tasks (memory's recalls), in the order recorded."""
+        rows = self._rows("SELECT * FROM task_context WHERE run_id = ? ORDER BY recorded_at, task, position", [run_id])
+        for row in rows:
+            row["items"] = _loads(row["items"]) or []
+            row["replayed"] = bool(row["replayed"])
+        return [StoredContext.model_validate(row) for row in rows]
+
     def detail(self, ref: str | None = None) -> RunDetail:
         run = self.run(ref)
         return RunDetail(
-            run=run, tasks=self.tasks(run.id), model_calls=self.model_calls(run.id), tool_calls=self.tool_calls(run.id)
+            run=run,
+            tasks=self.tasks(run.id),
+            model_calls=self.model_calls(run.id),
+            tool_calls=self.tool_calls(run.id),
+            context=self.context(run.id),
         )
 
     def outputs(self, run_id: str) -> dict[str, TaskOutput]:
