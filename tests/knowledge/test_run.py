@@ -101,3 +101,26 @@ def test_crew_knowledge_index_and_search_on_the_command_line(quest: Path, tmp_pa
     assert capsys.readouterr().out.startswith("1. manual.pdf, page 3  (score ")
     assert main(["knowledge", str(quest), "search", "--store", store]) == 2
     assert "give the words to search for" in capsys.readouterr().err
+
+
+def test_what_a_task_was_given_is_recorded_and_a_replay_gives_it_again(tmp_path: Path, capsys):
+    from crew import RunStore
+    from crew.cli import main
+    from crew.testing.pdf import write_pdf
+
+    folder = crewai_project(tmp_path / "project")
+    crew = load_project(folder).crew
+    crew.store = tmp_path / "runs.db"
+    prompts = prompts_of(crew)
+    first = crew.kickoff(inputs={"question": "How often should I take breaks?"})
+    store = RunStore(tmp_path / "runs.db")
+    (section,) = store.detail(first.run_id).context
+    best = section.items[0]
+    assert (section.provider, best["source"]) == ("knowledge", "manual.pdf, page 2") and best["score"] > 0
+    assert main(["show", first.run_id, "--store", str(store.path)]) == 0
+    shown = capsys.readouterr().out
+    assert "knowledge: 4 items in the prompt" in shown and "manual.pdf, page 2: Health and safety." in shown
+    write_pdf(folder / "knowledge" / "manual.pdf", ["A manual that says nothing of breaks."])  # the file changes
+    crew.replay(first.run_id, from_task="answer")
+    given = prompts[0][prompts[0].index("Relevant knowledge") :]
+    assert prompts[1][prompts[1].index("Relevant knowledge") :] == given  # what the run was given, not a new search
