@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
             f"{args.path}: the crew has no knowledge sources (`knowledge:` in crew.yaml, per crew or agent)"
         )
     store, _ = store_path(args.store, Path(args.path))
-    prepared = CrewKnowledge.prepare(crew, store=store, embedder=getattr(crew, "embedder", None))
+    prepared = CrewKnowledge.prepare(crew, store=store, embedder=crew.embedder)
     assert prepared is not None  # has_knowledge said so
     try:
         if args.action == "index":

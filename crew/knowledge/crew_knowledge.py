@@ -12,7 +12,6 @@ with no store, ``.crew/knowledge.db`` beside the ``knowledge/`` folder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,16 +77,6 @@ class CrewKnowledge:
 
     def close(self) -> None:
         self.base.close()
-
-
-def section(passages: Sequence[Passage]) -> str:
-    """The prompt's knowledge section: each passage under the source (and page) it came from."""
-    if not passages:
-        return ""
-    parts = ["Relevant knowledge (from the crew's documents; cite the source when you use it):"]
-    for passage in passages:
-        parts.append(f"[{passage.label}]\n{passage.text.strip()}")
-    return "\n\n".join(parts)
 
 
 def _part(name: str) -> str:

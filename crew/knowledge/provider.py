@@ -66,6 +66,5 @@ async def open_knowledge(crew: Any, store_path: Any = None) -> KnowledgeProvider
     """The run's knowledge provider, its sources indexed first; None when the crew has none."""
     if not has_knowledge(crew):
         return None
-    embedder = getattr(crew, "embedder", None)
-    knowledge = await asyncio.to_thread(CrewKnowledge.prepare, crew, store_path, embedder)
+    knowledge = await asyncio.to_thread(CrewKnowledge.prepare, crew, store_path, crew.embedder)
     return None if knowledge is None else KnowledgeProvider(knowledge)
