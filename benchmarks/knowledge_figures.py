@@ -108,7 +108,7 @@ def _overlaps(passage: object, answer: Section, step: int, size: int) -> bool:
     source = Path(getattr(passage, "source", ""))
     if f"docs/{source.name}" != answer.file:
         return False
-    index = int(str(getattr(passage, "id", "")).rsplit(":", 1)[-1])
+    index = int(str(getattr(passage, "id", "")).rsplit("-", 1)[-1])
     start = index * step
     return start < answer.end and answer.start < start + size
 

@@ -119,7 +119,8 @@ class KnowledgeBase:
         from crew.search import Doc
 
         home = _unit_scope(scope, unit.key)
-        prefix = f"{home}#{fingerprint[:16]}:"
+        # short ids that differ from unit to unit and version to version (`crew show` prints 12 characters)
+        prefix = hashlib.sha256(f"{home}\n{fingerprint}".encode()).hexdigest()[:10] + "-"
         added: list[str] = []
         try:
             for batch in _batches(unit.chunks(), BATCH):
