@@ -238,6 +238,30 @@ def schema(command: Command) -> None:
     p.set_defaults(handler="crew.cli.inspect:schema")
 
 
+def memory(command: Command) -> None:
+    p = command("memory", "list, search, forget or reset what a crew remembers (its memory file)")
+    p.add_argument("path", metavar="DIR", help="the crew folder")
+    p.add_argument(
+        "--file", metavar="FILE", help="the memory file (default: memory.db beside the run store, DIR/.crew/)"
+    )
+    p.add_argument("--store", metavar="FILE", help="the run store whose folder holds memory.db")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="every record (oldest first)")
+    listing.add_argument("--scope", metavar="S", help="only records under the scope S (a path: /crew/NAME)")
+    search = actions.add_parser("search", help="the records that best match QUERY, best first")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--scope", metavar="S", help="search only under the scope S")
+    search.add_argument("-n", "--limit", type=int, default=5, metavar="N", help="at most N records (default 5)")
+    forget = actions.add_parser("forget", help="remove the record ID")
+    forget.add_argument("id", metavar="ID")
+    reset = actions.add_parser("reset", help="remove every record (or those under --scope)")
+    reset.add_argument("--scope", metavar="S", help="only records under the scope S")
+    for sub in (listing, search, forget, reset):
+        sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the result as JSON")
+    p.set_defaults(handler="crew.cli.memory:run")
+
+
 COMMANDS: tuple[Callable[[Command], None], ...] = (
     kickoff,
     runs,
@@ -252,6 +276,7 @@ COMMANDS: tuple[Callable[[Command], None], ...] = (
     create,
     migrate,
     schema,
+    memory,
 )
 """Every command, in the order ``crew --help`` lists them."""
 
