@@ -1,6 +1,7 @@
 """Knowledge figures: ingest speed (a 10 MB text corpus, a 100-page PDF) and retrieval quality.
 
-Run: python benchmarks/knowledge_figures.py  (``benchmarks/memory.py`` prints them too)
+Run: python benchmarks/knowledge_figures.py (``main(say)`` prints them through ``say``, for a script that
+gathers memory's and knowledge's figures, such as ``benchmarks/memory.py``)
 
 - Ingest: chunks per second through ``KnowledgeBase.ingest`` (read, chunk at CrewAI's 4000/200,
   embed, write), with the offline embedder (WordLlama) and with keywords only.
