@@ -69,6 +69,13 @@ _EXPORTS: dict[str, str] = {
     "bus": "crew.common.events",
     "Event": "crew.common.events",
     "RunStore": "crew.store",
+    # memory and search (docs/memory.md); numpy and the embedder load only when vectors are used
+    "Memory": "crew.memory.memory",
+    "MemoryRecord": "crew.memory.memory",
+    "MemoryMatch": "crew.memory.memory",
+    "SearchIndex": "crew.search.index",
+    "Doc": "crew.search.documents",
+    "Hit": "crew.search.documents",
     # errors
     "CrewError": "crew.errors",
     "ConfigError": "crew.errors",
@@ -80,6 +87,13 @@ _EXPORTS: dict[str, str] = {
     "BudgetExceededError": "crew.errors",
     "StoreError": "crew.errors",
     "FlowError": "crew.errors",
+    "KnowledgeSourceError": "crew.errors",
+    # knowledge (docs/memory.md): documents the agents read
+    "CSVKnowledgeSource": "crew.knowledge.sources",
+    "JSONKnowledgeSource": "crew.knowledge.sources",
+    "PDFKnowledgeSource": "crew.knowledge.sources",
+    "StringKnowledgeSource": "crew.knowledge.sources",
+    "TextFileKnowledgeSource": "crew.knowledge.sources",
 }
 
 __all__ = [
@@ -91,28 +105,39 @@ __all__ = [
     "ApprovalRequested",
     "BaseTool",
     "BudgetExceededError",
+    "CSVKnowledgeSource",
     "ConfigError",
     "Crew",
     "CrewError",
     "CrewOutput",
     "CrewRunError",
+    "Doc",
     "Event",
     "Flow",
     "FlowError",
     "FlowState",
     "GraphError",
+    "Hit",
+    "JSONKnowledgeSource",
     "KickoffResult",
+    "KnowledgeSourceError",
     "LLMError",
     "LLMResponse",
     "MCPServer",
+    "Memory",
+    "MemoryMatch",
+    "MemoryRecord",
     "MissingInputError",
+    "PDFKnowledgeSource",
     "Process",
     "RayBackend",
     "RunContext",
     "RunStarted",
     "RunStore",
+    "SearchIndex",
     "StoreError",
     "StreamEvent",
+    "StringKnowledgeSource",
     "Task",
     "TaskFailed",
     "TaskFinished",
@@ -120,6 +145,7 @@ __all__ = [
     "TaskSkipped",
     "TaskStarted",
     "TextDelta",
+    "TextFileKnowledgeSource",
     "Tool",
     "ToolCall",
     "ToolCallFinished",
@@ -168,6 +194,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         CrewRunError,
         FlowError,
         GraphError,
+        KnowledgeSourceError,
         LLMError,
         MissingInputError,
         StoreError,
@@ -177,8 +204,18 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from crew.flow.decorators import listen, persist, router, start
     from crew.flow.flow import Flow
     from crew.flow.state import FlowState
+    from crew.knowledge.sources import (
+        CSVKnowledgeSource,
+        JSONKnowledgeSource,
+        PDFKnowledgeSource,
+        StringKnowledgeSource,
+        TextFileKnowledgeSource,
+    )
     from crew.mcp.server import MCPServer
+    from crew.memory.memory import Memory, MemoryMatch, MemoryRecord
     from crew.models import LLM, LLMResponse
+    from crew.search.documents import Doc, Hit
+    from crew.search.index import SearchIndex
     from crew.store import RunStore
     from crew.stream.events import (
         AgentTurnStarted,

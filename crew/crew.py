@@ -11,12 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from crew.agent.agent import Agent
-from crew.common.keywords import known_keys
+from crew.common.keywords import knowledge_sources_only, known_keys
 from crew.errors import ConfigError
 from crew.models import LLM, prewarm_litellm
 from crew.models.doors import choose, door_of, prewarm_native
@@ -75,11 +76,31 @@ class Crew(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0, description="budget: total tokens a run may spend")
     max_cost: float | None = Field(default=None, gt=0, description="budget: USD a run may spend")
     backend: Any = "local"
+    knowledge_sources: list[Any] = Field(
+        default_factory=list,
+        repr=False,
+        exclude=True,
+        description="knowledge sources (crew.knowledge) every agent reads",
+    )
+    knowledge_folder: Path | None = Field(
+        default=None, description="where relative knowledge paths resolve (default: ./knowledge)"
+    )
     """Where the tasks of a kickoff run: "local" (this event loop) or "ray" (each task a Ray
     task; a ``crew.backends.RayBackend(...)`` for an address or options). See docs/scaling.md."""
 
+    memory: Any = None
+    """What the crew remembers across runs (docs/memory.md): ``True``, a ``Memory(...)``, or a mapping
+    of ``path``, ``embedder``, ``limit``, ``analyze``, ``scope``; checked into ``MemorySettings``."""
+    embedder: Any = None
+    """The embedder of the crew's memory when ``memory`` names none (CrewAI's key): a model name,
+    a mapping, or ``"none"``; default: the offline one."""
+    context_providers: list[Any] = Field(default_factory=list)
+    """``crew.agent.context.ContextProvider``s each task's prompt asks before the task starts, after
+    the crew's memory (docs/memory.md)."""
+
     _limiter: Any = PrivateAttr(default=None)
     _store: Any = PrivateAttr(default=None)
+    _memory: Any = PrivateAttr(default=None)
 
     @field_validator("agents", "tasks", mode="before")
     @classmethod
@@ -103,6 +124,18 @@ class Crew(BaseModel):
             f"cache must be true (in memory), false, or a backend with get/set/clear such as "
             f"SQLiteCache('cache.db'), not {shown}"
         )
+
+    @field_validator("knowledge_sources", mode="before")
+    @classmethod
+    def _knowledge_sources(cls, value: Any) -> Any:
+        return knowledge_sources_only(value)
+
+    @field_validator("memory")
+    @classmethod
+    def _memory_settings(cls, value: Any) -> Any:
+        from crew.memory.settings import parse
+
+        return parse(value)
 
     @field_validator("backend")
     @classmethod
@@ -238,6 +271,39 @@ class Crew(BaseModel):
         return iterate_sync(lambda: self.astream(inputs, buffer=buffer, run_id=run_id, **options))
 
     # -- the run store ---------------------------------------------------------------------
+
+    def all_context_providers(self, store_path: Any = None) -> list[Any]:
+        """The providers a kickoff's tasks ask, in order: the crew's memory, then ``context_providers``.
+
+        ``store_path``: the run store's file, beside which the memory file lives by default.
+        """
+        memory = self.open_memory(store_path)
+        if memory is None:
+            return [*self.context_providers]
+        from crew.memory.provider import MemoryProvider
+
+        return [MemoryProvider(memory, self.memory), *self.context_providers]
+
+    def open_memory(self, store_path: Any = None) -> Any:
+        """The crew's ``Memory`` (opened once, then kept), or None without ``memory=``.
+
+        Its file: ``memory.path``, else ``memory.db`` beside the run store, else ``.crew/memory.db``.
+        """
+        settings = self.memory
+        if settings is None:
+            return None
+        if settings.memory is not None:
+            return settings.memory
+        from pathlib import Path
+
+        from crew.memory.memory import DEFAULT_PATH, Memory
+
+        near = store_path if store_path is not None else getattr(self.run_store(), "path", None)
+        path = settings.path or (Path(near).parent / "memory.db" if near is not None else DEFAULT_PATH)
+        if self._memory is None or Path(self._memory.path) != Path(path):
+            embedder = settings.embedder if settings.embedder != "default" or self.embedder is None else self.embedder
+            self._memory = Memory(path, embedder)
+        return self._memory
 
     def run_store(self) -> Any:
         """The ``RunStore`` of ``store=...`` (opened on first use), or None without one."""

@@ -19,6 +19,9 @@ of crew, so every layer can raise and catch these::
     │   ├── StoreError                      a run store that cannot be used
     │   ├── FlowDefinitionError             a flow declared wrongly (a trigger no step or label names)
     │   ├── FlowStateError                  a flow's state does not validate (the field named)
+    │   ├── KnowledgeSourceError            a knowledge source that cannot be read (file, line, page)
+    │   ├── SearchIndexError                a search/memory file that cannot be used as asked
+    │   │   └── EmbedderMismatchError       a collection embedded by another embedder
     │   └── NotShippableError               part of a crew cannot be pickled for Ray
     ├── MCPStartupError                     an MCP server did not start or shake hands
     ├── TaskTimeoutError (TimeoutError)     a task or agent ran past its time limit
@@ -208,6 +211,36 @@ class BudgetExceededError(CrewRunError):
 
 class StoreError(ConfigError):
     """A run store cannot be used: not a crew store, corrupt, from a newer crew, or no such run."""
+
+
+class KnowledgeSourceError(ConfigError):
+    """A knowledge source cannot be read: a missing file, a PDF that is encrypted or has no text,
+    a CSV or JSON that does not parse, a text that is not UTF-8, a path leaving ``knowledge/``.
+
+    ``source`` names it (the file as given, or ``string '<its first words>'``); ``where`` says where in it (a line,
+    a byte offset, a page), or is empty. Raised before the run; nothing of the source is indexed.
+    """
+
+    def __init__(self, message: str, *, source: str, where: str = ""):
+        super().__init__(message)
+        self.source = source
+        self.where = where
+
+
+class SearchIndexError(ConfigError):
+    """A search or memory file cannot be used as asked: not a crew index, from a newer crew, no embedder."""
+
+
+class EmbedderMismatchError(SearchIndexError):
+    """A collection's vectors came from another embedder (or dimension); they are never mixed.
+
+    ``recorded`` and ``requested`` are the two embedders' names.
+    """
+
+    def __init__(self, message: str, *, recorded: str, requested: str):
+        super().__init__(message)
+        self.recorded = recorded
+        self.requested = requested
 
 
 class AgentError(CrewError):

@@ -17,7 +17,7 @@ from crew.agent.loop import AgentTaskRun
 from crew.agent.meter import Account
 from crew.agent.scope import RunScope
 from crew.agent.steps import AgentStep, StepCallback
-from crew.common.keywords import known_keys
+from crew.common.keywords import knowledge_sources_only, known_keys
 from crew.errors import MissingInputError, TaskTimeoutError
 from crew.tasks.interpolate import fill
 from crew.tasks.output import TaskOutput
@@ -68,6 +68,12 @@ class Agent(BaseModel):
     prompt_template: str | None = None
     function_calling_llm: Any = None
     step_callback: StepCallback | None = None
+    knowledge_sources: list[Any] = Field(
+        default_factory=list,
+        repr=False,
+        exclude=True,
+        description="knowledge sources (crew.knowledge) only this agent reads",
+    )
 
     _models: dict[str, tuple[Any, Any]] = PrivateAttr(default_factory=dict)
 
@@ -122,6 +128,11 @@ class Agent(BaseModel):
             if not getattr(item, "__crew_mcp_server__", False):
                 raise ValueError(f"mcp takes MCPServer objects (crew.mcp), got {type(item).__name__}")
         return value
+
+    @field_validator("knowledge_sources", mode="before")
+    @classmethod
+    def _knowledge_sources(cls, value: Any) -> Any:
+        return knowledge_sources_only(value)
 
     @model_validator(mode="after")
     def _default_name(self) -> Agent:

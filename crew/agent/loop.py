@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from crew.agent import prompts
 from crew.agent.checkpoint import Pausing, TaskCheckpoint, replayed
+from crew.agent.context import render_sections
 from crew.agent.modes import Act, Answer, Correct, Turn, mode_for
 from crew.agent.steps import AgentStep, StepCallback, StepKind, describe_step
 from crew.agent.structured import MAX_OUTPUT_RETRIES, OutputProblem, json_schema, output_model, parse_output
@@ -158,6 +159,7 @@ class AgentTaskRun(Pausing):
             previous_answer=previous_answer,
             schema=self.schema,
             template=self.agent.prompt_template,
+            sections=render_sections(self.scope.sections.get(self.task_name, ())),
         )
 
     # -- the loop -----------------------------------------------------------------

@@ -9,8 +9,9 @@ the prefix across tasks and turns.
 Overrides (``Agent.system_template`` / ``prompt_template``) are filled by name:
 ``{role}``, ``{goal}``, ``{backstory}``, ``{tools}``, ``{tool_names}`` and ``{system}``
 (our full default system text) for the system message; ``{description}``,
-``{expected_output}``, ``{context}``, ``{feedback}``, ``{previous_answer}`` and ``{prompt}`` (our full
-default task text) for the user message. CrewAI's ``{{ .System }}`` and
+``{expected_output}``, ``{context}``, ``{sections}`` (what context providers gave: memory,
+knowledge), ``{feedback}``, ``{previous_answer}`` and ``{prompt}`` (our full default task text)
+for the user message. CrewAI's ``{{ .System }}`` and
 ``{{ .Prompt }}`` markers mean ``{system}`` and ``{prompt}``. Any other brace is left
 alone, so templates may contain JSON.
 """
@@ -56,6 +57,16 @@ TASK_OPEN = "Task: {description}"
 SCHEMA = "\n\nYour final answer must be only a JSON object matching this JSON schema:\n{schema}"
 
 CONTEXT = "\n\nContext from earlier tasks:\n{context}"
+
+MEMORY_TITLE = "What you remember (from earlier runs; use what helps, ignore the rest)"
+"""The title of the section memory adds to a task prompt (``crew.memory.provider``)."""
+
+MEMORY_FACTS = (
+    "Extract the facts worth remembering for future tasks from this output of the task "
+    "'{task}': one short, self-contained fact per line, no numbering, no commentary. "
+    "Reply with nothing if there is nothing worth keeping.\n\nOutput:\n{output}"
+)
+"""With ``memory: {analyze: true}``, what the agent's model is asked after a task (one call)."""
 
 FEEDBACK = "\n\nYour previous answer was rejected with this feedback; address it:\n{feedback}"
 
@@ -220,8 +231,10 @@ def task_prompt(
     previous_answer: str | None = None,
     schema: dict[str, Any] | None = None,
     template: str | None = None,
+    sections: str = "",
 ) -> str:
-    """The user message: the task, what to return, the dependencies' outputs, any feedback.
+    """The user message: the task, what to return, the dependencies' outputs, what context
+    providers gave (``sections``, rendered: ``crew.agent.context``), any feedback.
 
     With feedback, the rejected answer is quoted too: the agent starts a fresh conversation
     and could not otherwise tell what the feedback is about (nor fix only what it names).
@@ -230,16 +243,22 @@ def task_prompt(
     fields["context"] = context_block = context_text(context)
     fields["feedback"] = feedback or ""
     fields["previous_answer"] = previous_answer or ""
+    fields["sections"] = sections
     default = render(TASK if expected_output else TASK_OPEN, fields)
     if schema is not None:
         default += render(SCHEMA, {"schema": json.dumps(schema, separators=(",", ":"))})
     if context_block:
         default += render(CONTEXT, {"context": context_block})
+    if sections:
+        default += "\n\n" + sections
     if feedback:
         default += render(FEEDBACK_ON_ANSWER if previous_answer else FEEDBACK, fields)
     if template is None:
         return default
-    return render(template, fields | {"prompt": default})
+    out = render(template, fields | {"prompt": default})
+    if sections and not _mentions(template, ("prompt", "sections")):
+        out += "\n\n" + sections  # what memory recalled reaches the model whatever the template says
+    return out
 
 
 def _tidy(text: str) -> str:

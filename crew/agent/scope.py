@@ -66,6 +66,14 @@ class RunScope:
         self.checkpoints: dict[str, Any] = {}
         """Where paused tasks stopped (``crew.agent.checkpoint.TaskCheckpoint`` by task name): a resumed
         run's agent takes its task's checkpoint and goes on from there."""
+        self.crew_name = "crew"
+        """The crew's name: memory files its records under ``/crew/<name>/<agent>``."""
+        self.context_providers: list[Any] = []
+        """``crew.agent.context.ContextProvider``s asked before each task (memory, knowledge)."""
+        self.sections: dict[str, tuple[Any, ...]] = {}
+        """By task name, the ``PromptSection``s its prompt shows (set by ``crew.run.context`` before it starts)."""
+        self.replayed_sections: dict[str, tuple[Any, ...]] = {}
+        """By task name, sections recorded by the run this one replays: shown again, providers not asked."""
         self._relays: list[Callable[[Any], Any]] = []
         self._subscriptions: list[Callable[[], None]] = []
         self._throttled: dict[int, tuple[ChatModel, ChatModel]] = {}

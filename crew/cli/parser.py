@@ -205,6 +205,18 @@ def tools(command: Command) -> None:
     p.set_defaults(handler="crew.cli.inspect:tools")
 
 
+def knowledge(command: Command) -> None:
+    p = command("knowledge", "index a crew's knowledge sources, or search them as a task would")
+    p.add_argument("path", metavar="PATH", help=PATH_HELP)
+    p.add_argument("action", choices=("index", "search"), help="index: index new or changed sources; search: QUERY")
+    p.add_argument("query", nargs="?", metavar="QUERY", help="what to search for (search)")
+    p.add_argument("--agent", metavar="NAME", help="search as this agent (its own sources too)")
+    p.add_argument("--limit", type=int, default=5, metavar="N", help="passages to show (default 5)")
+    p.add_argument("--store", metavar="FILE", help="the run store beside which knowledge.db lives")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler="crew.cli.knowledge:run")
+
+
 def create(command: Command) -> None:
     p = command("create", "make a new crew folder that runs at once (offline with the test model)")
     p.add_argument("name", metavar="NAME", help="name of the folder to create")
@@ -247,6 +259,30 @@ def schema(command: Command) -> None:
     p.set_defaults(handler="crew.cli.inspect:schema")
 
 
+def memory(command: Command) -> None:
+    p = command("memory", "list, search, forget or reset what a crew remembers (its memory file)")
+    p.add_argument("path", metavar="DIR", help="the crew folder")
+    p.add_argument(
+        "--file", metavar="FILE", help="the memory file (default: memory.db beside the run store, DIR/.crew/)"
+    )
+    p.add_argument("--store", metavar="FILE", help="the run store whose folder holds memory.db")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="every record (oldest first)")
+    listing.add_argument("--scope", metavar="S", help="only records under the scope S (a path: /crew/NAME)")
+    search = actions.add_parser("search", help="the records that best match QUERY, best first")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--scope", metavar="S", help="search only under the scope S")
+    search.add_argument("-n", "--limit", type=int, default=5, metavar="N", help="at most N records (default 5)")
+    forget = actions.add_parser("forget", help="remove the record ID")
+    forget.add_argument("id", metavar="ID")
+    reset = actions.add_parser("reset", help="remove every record (or those under --scope)")
+    reset.add_argument("--scope", metavar="S", help="only records under the scope S")
+    for sub in (listing, search, forget, reset):
+        sub.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the result as JSON")
+    p.set_defaults(handler="crew.cli.memory:run")
+
+
 COMMANDS: tuple[Callable[[Command], None], ...] = (
     kickoff,
     runs,
@@ -257,10 +293,12 @@ COMMANDS: tuple[Callable[[Command], None], ...] = (
     validate,
     plot,
     tools,
+    knowledge,
     create,
     migrate,
     serve,
     schema,
+    memory,
 )
 """Every command, in the order ``crew --help`` lists them."""
 

@@ -251,8 +251,10 @@ def _detail_lines(detail: Any, waiting: list[dict[str, Any]]) -> list[str]:
     lines = _run_lines(detail.run, waiting)
     models = _by_task(detail.model_calls)
     tools = _by_task(detail.tool_calls)
+    recalled = _by_task(detail.context)
     for task in detail.tasks:
         lines += ["", *_task_lines(task, models.get(task.name, []), tools.get(task.name, []))]
+        lines += [line for section in recalled.get(task.name, []) for line in _context_lines(section)]
         if task.status == "paused":  # its error only says it waits: what it waits on is listed instead
             lines += [f"    waits for approval: {_pending_line(row)}" for row in waiting if row["task"] == task.name]
     return lines
@@ -302,6 +304,17 @@ def _task_lines(task: Any, models: list[Any], tools: list[Any]) -> list[str]:
         lines.append(f"    error: {task.error}")
     if task.raw:
         lines.append("    output: " + _clip(task.raw, 400).replace("\n", "\n            "))
+    return lines
+
+
+def _context_lines(section: Any) -> list[str]:
+    """What memory or knowledge gave the task's prompt: each item's id, score and source."""
+    again = " (as recorded by the run replayed)" if section.replayed else ""
+    lines = [f"    {section.provider}: {count(len(section.items), 'item')} in the prompt{again}"]
+    for item in section.items:
+        score = "" if item.get("score") is None else f" · {float(item['score']):.4f}"
+        source = f" · {item['source']}" if item.get("source") else ""
+        lines.append(f"      {str(item.get('id') or '-')[:12]}{score}{source}: {_clip(str(item.get('text', '')), 100)}")
     return lines
 
 

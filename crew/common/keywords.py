@@ -2,7 +2,7 @@
 
 ``Crew(proces="graph")`` must not quietly run the sequential process: an unknown
 keyword is an error naming it with a suggestion. A keyword CrewAI accepts that has no
-field here (``memory=True``) is a warning naming it, and is ignored, so code and YAML
+field here (``planning=True``) is a warning naming it, and is ignored, so code and YAML
 written for CrewAI load as they are. It sits at the bottom of the package because the
 models of every layer (tasks, agents, crews) and the YAML loader share it.
 """
@@ -30,8 +30,6 @@ def did_you_mean(word: Any, candidates: Iterable[Any]) -> str:
 CREWAI_KEYS: dict[Section, frozenset[str]] = {
     "crew": frozenset(
         {
-            "memory",
-            "embedder",
             "share_crew",
             "planning",
             "planning_llm",
@@ -40,7 +38,6 @@ CREWAI_KEYS: dict[Section, frozenset[str]] = {
             "full_output",
             "language",
             "language_file",
-            "knowledge_sources",
             "chat_llm",
             "before_kickoff_callbacks",
             "after_kickoff_callbacks",
@@ -71,7 +68,6 @@ CREWAI_KEYS: dict[Section, frozenset[str]] = {
             "reasoning",
             "max_reasoning_attempts",
             "embedder",
-            "knowledge_sources",
             "knowledge",
             "knowledge_config",
             "use_system_prompt",
@@ -122,7 +118,7 @@ def known_keys(section: Section, model: type, data: Any) -> Any:
 
     A misspelt keyword must not be dropped silently (``Crew(proces="graph")`` would run
     sequentially): it is an error naming it, with a suggestion. A key CrewAI accepts that
-    is not a field here (``memory=True``) is a warning naming it, and is left out, as in YAML.
+    is not a field here (``planning=True``) is a warning naming it, and is left out, as in YAML.
     """
     if not isinstance(data, dict):
         return data
@@ -150,3 +146,22 @@ def known_keys(section: Section, model: type, data: Any) -> Any:
 def _model_keys(model: type) -> frozenset[str]:
     fields = model.model_fields  # type: ignore[attr-defined]
     return frozenset(fields) | {info.alias for info in fields.values() if isinstance(info.alias, str)}
+
+
+def knowledge_sources_only(value: Any) -> Any:
+    """``knowledge_sources`` as a list of knowledge sources (``crew.knowledge``), or a clear error.
+
+    Sources are recognised by shape (``__crew_knowledge_source__``), so the agent layer can
+    check them without importing the knowledge package above it.
+    """
+    if value is None:
+        return []
+    items = [value] if not isinstance(value, list | tuple) else list(value)
+    for item in items:
+        if not getattr(item, "__crew_knowledge_source__", False):
+            shown = f"{type(item).__name__} {item!r}"[:80]
+            raise ValueError(
+                "knowledge_sources takes knowledge sources such as StringKnowledgeSource(content=...) or "
+                f"PDFKnowledgeSource(file_paths=[...]) (from crew.knowledge), not {shown}"
+            )
+    return items

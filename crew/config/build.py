@@ -18,6 +18,7 @@ from typing import Any
 from crew.common.keywords import CREWAI_KEYS, did_you_mean
 from crew.config.fields import FieldSpec, Section, fields_of, model_class
 from crew.config.imports import ImportProblem, as_tool, check_import_path, import_object, risky
+from crew.config.knowledge import knowledge_list
 from crew.config.loader import YamlList, YamlMap
 from crew.config.problems import Problems
 from crew.models.doors import model_name_problem
@@ -177,6 +178,8 @@ class Builder:
                 return False, None
         if spec.kind == "model":
             return self.model_value(entry, key, value)
+        if key == "memory" and isinstance(value, dict) and isinstance(value.get("path"), str):
+            value = {**value, "path": str(self.folder / value["path"])}  # a crew's memory file is in its folder
         return True, plain(value)
 
     def field_ok(self, entry: Entry, section: Section, key: str, value: Any) -> bool:
@@ -459,6 +462,12 @@ class Builder:
                 good, resolved = self.tool_list(entry, key, value)
             elif spec.kind == "servers":
                 good, resolved = self.server_list(entry, key, value)
+            elif spec.kind == "knowledge":
+                good, resolved = knowledge_list(self, entry, key, value)
+                if good:
+                    kwargs["knowledge_sources"] = [*kwargs.get("knowledge_sources", []), *(resolved or [])]
+                ok = ok and good
+                continue
             elif spec.kind in ("agent", "tasks", "section"):
                 continue
             else:

@@ -21,22 +21,27 @@ from typing import Any, Literal
 
 from crew.common.keywords import Section
 
-Kind = Literal["value", "value_or_import", "model", "import", "agent", "tasks", "tools", "servers", "section"]
+Kind = Literal[
+    "value", "value_or_import", "model", "import", "agent", "tasks", "tools", "servers", "section", "knowledge"
+]
 
 # Keys whose YAML value names something declared in the same crew.
 _REFS: dict[str, dict[str, Kind]] = {
-    "crew": {"manager_agent": "agent"},
-    "agent": {"tools": "tools", "mcp": "servers"},
+    "crew": {"manager_agent": "agent", "knowledge_sources": "knowledge"},
+    "agent": {"tools": "tools", "mcp": "servers", "knowledge_sources": "knowledge"},
     "task": {"agent": "agent", "context": "tasks", "tools": "tools"},
     "tool": {},
 }
 # Fields that are runtime state or are given by the surrounding YAML structure.
 _HIDDEN: dict[str, frozenset[str]] = {
-    "crew": frozenset({"agents", "tasks", "store"}),  # the CLI records every run in .crew/runs.db
+    # the CLI records every run in .crew/runs.db; knowledge paths resolve in the crew folder's knowledge/;
+    # context providers are Python objects
+    "crew": frozenset({"agents", "tasks", "store", "knowledge_folder", "context_providers"}),
     "agent": frozenset(),
     "task": frozenset(),
     "tool": frozenset({"name", "current_usage_count", "func", "coroutine"}),
 }
+_KNOWLEDGE = "files in knowledge/ (kind by extension) or {content: ...} strings every agent (or this agent) reads"
 # Keys that exist only in YAML (no model field behind them).
 _YAML_ONLY: dict[str, dict[str, tuple[Kind, str]]] = {
     "crew": {
@@ -46,8 +51,9 @@ _YAML_ONLY: dict[str, dict[str, tuple[Kind, str]]] = {
         "tools": ("section", "tool name -> 'module:attr' import path (or a mapping with `import:` and settings)"),
         "inputs": ("section", "default values for {placeholders}; kickoff -i/--inputs-file override them"),
         "mcp_servers": ("section", "MCP servers by name: {command, args, env, cwd} or {url, headers, transport}"),
+        "knowledge": ("knowledge", _KNOWLEDGE),
     },
-    "agent": {},
+    "agent": {"knowledge": ("knowledge", _KNOWLEDGE)},
     "task": {},
     "tool": {
         "import": ("import", "'module:attr' of a @tool object, BaseTool subclass or instance, or a documented function")

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from crew.common.keywords import did_you_mean
 from crew.config.build import Builder, Entry, Placeholder, key_path, plain
+from crew.config.knowledge import knowledge_folder, knowledge_list
 from crew.config.loader import YamlList, YamlMap, YamlSyntaxError, load_yaml
 from crew.config.problems import Problem, Problems, display_path
 from crew.config.servers import build_servers
@@ -362,6 +363,11 @@ def _crew_kwargs(
         if spec.kind == "section" or key == "llm":
             continue
         value = settings.data[key]
+        if spec.kind == "knowledge":
+            good, sources = knowledge_list(builder, settings, key, value)
+            if good:
+                kwargs["knowledge_sources"] = [*kwargs.get("knowledge_sources", []), *(sources or [])]
+            continue
         if spec.kind == "agent":
             if not isinstance(value, str) or value not in agent_names:
                 builder.error(settings, key, f"unknown agent {value!r}{did_you_mean(value, agent_names)}")
@@ -373,6 +379,8 @@ def _crew_kwargs(
             kwargs[key] = resolved
     if builder.llm_override:
         kwargs.update({k: builder.llm_override for k, spec in fields.items() if spec.kind == "model"})
+    if kwargs.get("knowledge_sources") or any(getattr(a, "knowledge_sources", None) for a in agents.values()):
+        kwargs["knowledge_folder"] = knowledge_folder(builder.folder)  # relative paths resolve there
     return kwargs
 
 

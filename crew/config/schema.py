@@ -52,6 +52,29 @@ _SERVER = {
 }
 
 
+_KNOWLEDGE = {
+    "type": "array",
+    "items": {
+        "anyOf": [
+            {"type": "string", "description": "a file in knowledge/ (pdf, csv, json by extension; else text)"},
+            {
+                "type": "object",
+                "properties": {
+                    "file": {"type": "string"},
+                    "files": _NAMES,
+                    "content": {"type": "string"},
+                    "type": {"enum": ["text", "pdf", "csv", "json"]},
+                    "chunk_size": {"type": "integer", "minimum": 1},
+                    "chunk_overlap": {"type": "integer", "minimum": 0},
+                    "metadata": {"type": "object"},
+                },
+                "additionalProperties": False,
+            },
+        ]
+    },
+}
+
+
 def crew_json_schema() -> dict[str, Any]:
     """A draft 2020-12 JSON Schema for crew.yaml (agents.yaml and tasks.yaml are its sections)."""
     defs: dict[str, Any] = {}
@@ -102,6 +125,8 @@ def _field(spec: FieldSpec, defs: dict[str, Any]) -> dict[str, Any]:
         schema = dict(_NAMES, description="names of tools under `tools:`")
     elif spec.kind == "servers":
         schema = dict(_NAMES, description="names of MCP servers under `mcp_servers:`")
+    elif spec.kind == "knowledge":
+        schema = json.loads(json.dumps(_KNOWLEDGE))
     else:
         schema = _value_schema(spec, defs)
     if spec.default is not None and spec.kind == "value":

@@ -25,7 +25,8 @@ class Continuation:
 
     ``from_task``: the task a replay reruns from (None: a resume, or no stored run).
     ``checkpoints`` (by task name) and ``approvals`` (decisions by call id, or by
-    ``(task, call id)``) continue a paused run's tasks where they stopped.
+    ``(task, call id)``) continue a paused run's tasks where they stopped. ``sections``: what
+    the earlier run's tasks recalled.
     """
 
     outputs: Mapping[str, TaskOutput] = field(default_factory=dict)
@@ -34,6 +35,9 @@ class Continuation:
     spent_before: Usage = field(default_factory=Usage)
     checkpoints: Mapping[str, Any] = field(default_factory=dict)
     approvals: Mapping[DecisionKey, Any] = field(default_factory=dict)
+    sections: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    """By task name, the context sections (``crew.agent.context.PromptSection``) the earlier run's
+    prompts showed: a replay shows them again instead of asking memory or knowledge anew."""
 
     @property
     def mode(self) -> Mode:

@@ -58,7 +58,7 @@ async def kickoff(
     store = store if store is not None else crew.run_store() or _flows_store()
     budget = Budget.of(crew, spent_before=continuation.spent_before, continued_from=continuation.from_run)
     if store is None:
-        run = CrewRun(crew, inputs, run_id=run_id, budget=budget)
+        run = CrewRun(crew, inputs, run_id=run_id, budget=budget, store_path=None)
         return await run.execute(continuation, on_task_done=on_task_done, approver=approver)
     from crew.store.lifecycle import recorded, recording_first, run_recorder
 
@@ -66,7 +66,7 @@ async def kickoff(
     recorder = run_recorder(
         crew, store, inputs, run_id=run_id, continuation=continuation, settings=settings, folder=folder
     )
-    run = CrewRun(crew, dict(inputs), run_id=run_id, budget=budget)
+    run = CrewRun(crew, dict(inputs), run_id=run_id, budget=budget, store_path=store.path)
     done = recording_first(recorder, on_task_done)
     return await recorded(
         recorder, run.execute(continuation, on_task_done=done, approver=approver), continuation.from_run
@@ -107,10 +107,20 @@ class CrewRun:
     there, to every agent run and every coworker a manager delegates to.
     """
 
-    def __init__(self, crew: Crew, inputs: Mapping[str, Any], *, run_id: str, budget: Budget | None = None) -> None:
+    def __init__(
+        self,
+        crew: Crew,
+        inputs: Mapping[str, Any],
+        *,
+        run_id: str,
+        budget: Budget | None = None,
+        store_path: Any = None,
+    ) -> None:
         from crew.tools.execution.executor import ToolExecutor
 
         self.crew = crew
+        self.store_path = store_path
+        """The run store's file (None without one): the knowledge file lives beside it."""
         self.inputs = inputs
         self.run_id = run_id
         self.scope = RunScope(
@@ -128,6 +138,8 @@ class CrewRun:
             self.scope.meter.before_call(budget.before_call)
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
+        self.scope.crew_name = crew.name
+        self.scope.context_providers = crew.all_context_providers(store_path)
 
     async def execute(
         self,
@@ -161,6 +173,7 @@ class CrewRun:
         self._continue_paused(continuation, approver)
         started = time.time()
         names, tasks, worker = self._prepare()  # inputs and models checked before anything runs
+        knowledge = await self._open_knowledge()  # sources indexed before any model call
         runner = TaskRunner(tasks, self.scope, worker=worker, delegation=self.delegation)
         scheduler = self._scheduler(runner, continuation, on_task_done)
         if self.crew.backend == "local":  # every task's model ready before the first starts: they start together
@@ -176,11 +189,24 @@ class CrewRun:
             result = await self._scheduled(scheduler, names, started)
         finally:
             self.scope.close()
+            if knowledge is not None:
+                knowledge.close()
             if stop_tracing is not None:
                 stop_tracing()
         if scheduler.failed is not None:
             raise _failure(scheduler, result)
         return result
+
+    async def _open_knowledge(self) -> Any:
+        """The crew's knowledge provider (``crew.knowledge.provider``), asked after the others."""
+        if not self.crew.knowledge_sources and not any(a.knowledge_sources for a in self.crew.all_agents()):
+            return None
+        from crew.knowledge.provider import open_knowledge
+
+        provider = await open_knowledge(self.crew, self.store_path)
+        if provider is not None:
+            self.scope.context_providers = [*self.scope.context_providers, provider]
+        return provider
 
     def _continue_paused(self, continuation: Continuation, approver: Any) -> None:
         """The run's approver, and the decisions and checkpoints a paused run's tasks go on with."""
@@ -191,6 +217,7 @@ class CrewRun:
             check_decision_keys(approvals, [p for c in checkpoints.values() for p in c.pending])
             scope.executor.decisions.update(approvals)
         scope.checkpoints.update(checkpoints)
+        scope.replayed_sections.update(continuation.sections)
 
     def _scheduler(
         self, runner: TaskRunner, continuation: Continuation, on_task_done: Callable[[TaskOutput], Any] | None

@@ -43,6 +43,7 @@ from crew.errors import (
     TaskPaused,
     TaskTimeoutError,
 )
+from crew.run import context as context_providers
 from crew.tasks.output import TaskOutput
 from crew.tasks.task import Task
 
@@ -165,6 +166,7 @@ class TaskRunner:
             agent=fields["agent"],
             context=[o.name for o in context],
         )
+        await context_providers.gather(self.scope, name, task, agent)  # memory, knowledge: once per task
         out, attempt = await self._attempts(task, name, agent, context, started)
         out = out.model_copy(
             update={
@@ -179,7 +181,9 @@ class TaskRunner:
             }
         )
         try:
-            return await self._deliver(task, out)
+            out = await self._deliver(task, out)
+            await context_providers.task_done(self.scope, name, task, agent, out)
+            return out
         except Exception as exc:
             raise self._failed(name, agent, exc, attempt, started) from exc
 

@@ -33,6 +33,8 @@ class Plan:
     spent_before: Usage = field(default_factory=Usage)
     from_task: str | None = None
     """The task a replay reruns from; None for a resume."""
+    sections: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    """By task name, what memory and knowledge gave its prompt in the run continued: shown again."""
 
     def continuation(
         self, checkpoints: Mapping[str, Any] | None = None, approvals: Mapping[DecisionKey, Any] | None = None
@@ -45,6 +47,7 @@ class Plan:
             spent_before=self.spent_before,
             checkpoints=checkpoints or {},
             approvals=approvals or {},
+            sections=self.sections,
         )
 
 
@@ -85,7 +88,21 @@ def _plan(
             raise _changed(run, name, rerun_from)
         outputs[name] = _restore(task, by_name[name])
     spent = _chain_usage(store, run) if rerun_from is None else Usage()
-    return Plan(run, merged, outputs, [n for n in names if n not in outputs], spent, rerun_from)
+    rerun_names = [n for n in names if n not in outputs]
+    started = [n for n in rerun_names if n in stored and stored[n].status != "pending"]
+    return Plan(run, merged, outputs, rerun_names, spent, rerun_from, _sections(store, run, started))
+
+
+def _sections(store: RunStore, run: StoredRun, started: list[str]) -> dict[str, tuple[Any, ...]]:
+    """The recorded context sections of the tasks that run again and had started in ``run``: they
+    recall what they recalled then (nothing, when nothing was recorded), not what memory holds now."""
+    from crew.agent.context import PromptSection
+
+    found: dict[str, list[PromptSection]] = {name: [] for name in started}
+    for row in store.context(run.id):
+        if row.task in found:
+            found[row.task].append(PromptSection.from_record(row.model_dump()))
+    return {name: tuple(sections) for name, sections in found.items()}
 
 
 def _rerun(crew: Any, names: list[str], rerun_from: str | None) -> set[str]:

@@ -93,6 +93,7 @@ class RunRecorder:
             "llm.error": self._model_error,
             "tool.call": self._tool_call,
             "mcp.start": self._server_opened,
+            "task.context": self._task_context,
         }
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -333,6 +334,24 @@ class RunRecorder:
                 self.store.cap(self.scrub.text(result if isinstance(result, str) or result is None else str(result))),
             ),
         )
+
+    def _task_context(self, data: dict[str, Any], at: float) -> None:
+        """The sections a task's prompt showed (what it recalled), one row each."""
+        for position, section in enumerate(data.get("sections") or []):
+            self.store.submit(
+                "INSERT OR REPLACE INTO task_context (run_id, task, position, provider, title, items, replayed, "
+                "recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.run_id,
+                    data.get("task"),
+                    position,
+                    str(section.get("provider")),
+                    str(section.get("title")),
+                    self.scrub.json(section.get("items") or []),
+                    int(bool(data.get("replayed"))),
+                    at,
+                ),
+            )
 
 
 def _within() -> tuple[str | None, str | None]:

@@ -160,6 +160,20 @@ class StoredStep(BaseModel):
         return None if self.started_at is None or self.finished_at is None else self.finished_at - self.started_at
 
 
+class StoredContext(BaseModel):
+    """What a context provider (memory, knowledge) gave one task's prompt; ``items`` each have
+    ``id``, ``score``, ``source`` and ``text``. ``replayed``: shown again from the run a replay continued."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    task: str
+    position: int = 0
+    provider: str
+    title: str
+    items: list[dict[str, Any]] = Field(default_factory=list)
+    replayed: bool = False
+
+
 class RunDetail(BaseModel):
     """A run with everything recorded about it (``crew show``)."""
 
@@ -175,6 +189,8 @@ class RunDetail(BaseModel):
     """A flow run's step runs, in the order they started (empty for a crew's run)."""
     children: list[RunDetail] = Field(default_factory=list)
     """A flow run's crews, each with everything recorded about it (``parent_step`` says whose)."""
+    context: list[StoredContext] = Field(default_factory=list)
+    """What memory and knowledge gave each task's prompt, in task order."""
 
     def task(self, name: str) -> StoredTask:
         for task in self.tasks:

@@ -222,6 +222,27 @@ def _flows_v6(conn: sqlite3.Connection) -> None:
     conn.execute(_FLOW_STEPS)
 
 
+_TASK_CONTEXT = """
+CREATE TABLE IF NOT EXISTS task_context (
+    run_id TEXT NOT NULL,
+    task TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    provider TEXT NOT NULL,
+    title TEXT NOT NULL,
+    items TEXT NOT NULL,
+    replayed INTEGER NOT NULL DEFAULT 0,
+    recorded_at REAL NOT NULL,
+    PRIMARY KEY (run_id, task, position)
+)
+"""
+
+
+def _task_context_v7(conn: sqlite3.Connection) -> None:
+    """What context providers (memory, knowledge) gave each task's prompt: each item's id, score,
+    source and text, so ``crew show`` says what a task recalled and a replay recalls the same."""
+    conn.execute(_TASK_CONTEXT)
+
+
 MIGRATIONS: list[Migration] = [
     _create_v1,
     _approvals_v2,
@@ -229,6 +250,7 @@ MIGRATIONS: list[Migration] = [
     _continued_by_v4,
     _startup_v5,
     _flows_v6,
+    _task_context_v7,
 ]
 """``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
 

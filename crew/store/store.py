@@ -25,6 +25,7 @@ from crew.common.usage import Usage
 from crew.errors import StoreError
 from crew.store.records import (
     RunDetail,
+    StoredContext,
     StoredModelCall,
     StoredRun,
     StoredStartup,
@@ -265,6 +266,14 @@ class RunStore:
         rows = self._rows("SELECT * FROM runs WHERE parent_run = ? ORDER BY started_at, rowid", [run_id])
         return [self._run(row) for row in rows]
 
+    def context(self, run_id: str) -> list[StoredContext]:
+        """What context providers gave the run's tasks (memory's recalls), in the order recorded."""
+        rows = self._rows("SELECT * FROM task_context WHERE run_id = ? ORDER BY recorded_at, task, position", [run_id])
+        for row in rows:
+            row["items"] = _loads(row["items"]) or []
+            row["replayed"] = bool(row["replayed"])
+        return [StoredContext.model_validate(row) for row in rows]
+
     def detail(self, ref: str | None = None) -> RunDetail:
         run = self.run(ref)
         return RunDetail(
@@ -275,6 +284,7 @@ class RunStore:
             startup=self.startup(run.id),
             steps=self.steps(run.id) if run.kind == "flow" else [],
             children=[self.detail(child.id) for child in self.children(run.id)] if run.kind == "flow" else [],
+            context=self.context(run.id),
         )
 
     def outputs(self, run_id: str) -> dict[str, TaskOutput]:

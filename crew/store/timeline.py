@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from crew.store.records import RunDetail, StoredModelCall, StoredStartup, StoredTask, StoredToolCall
+from crew.store.timeline_recalls import recalls_html
 
 _WIDTH = 960  # the drawing area, after the label column
 _LABEL = 200
@@ -95,7 +96,8 @@ def render_timeline(detail: RunDetail) -> str:
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>crew run {escape(run.id[:12])} · {escape(run.crew)}</title><style>{_CSS}</style></head><body>"
         f"<h1>{escape(run.crew)}</h1><div class='meta'>{_meta(detail)}</div>{error}"
-        f"<div class='legend'>{_legend()}</div><p id='summary'></p>{svg}{_table(detail)}{steps.html()}"
+        f"<div class='legend'>{_legend()}</div><p id='summary'></p>{svg}{_table(detail)}{recalls_html(detail)}"
+        f"{steps.html()}"
         "<div id='tip'></div>"
         f"<script type='application/json' id='run-data'>{_script_json(_summary(detail))}</script>"
         f"<script>{_JS}</script></body></html>\n"

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from crew.testing.embeddings import embeddings_body
 from crew.testing.replies import (
     ChatRequest,
     Handler,
@@ -34,10 +35,11 @@ from crew.testing.replies import (
 )
 
 _PATHS = ("/v1/chat/completions", "/chat/completions")
+_EMBEDDING_PATHS = ("/v1/embeddings", "/embeddings")
 
 
 class OpenAIServer:
-    """An OpenAI-compatible ``/v1/chat/completions`` endpoint on 127.0.0.1.
+    """An OpenAI-compatible ``/v1/chat/completions`` (and ``/v1/embeddings``) endpoint on 127.0.0.1.
 
     ``script`` replies are served in order, one per request; once the script is
     spent, ``handler`` (a function of the :class:`ChatRequest`) answers, and
@@ -53,6 +55,8 @@ class OpenAIServer:
         self.handler = handler
         self.model = model
         self.requests: list[ChatRequest] = []
+        self.embedding_requests: list[dict[str, Any]] = []
+        """Bodies of ``/v1/embeddings`` requests (answered by hashed words: crew/testing/embeddings.py)."""
         self.on_chunk: Callable[[dict[str, Any]], None] | None = None
         """Called with each streamed chunk right after it was flushed to the client (timing, tests)."""
         self._lock = threading.Lock()
@@ -187,6 +191,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.split("?")[0].rstrip("/") in _EMBEDDING_PATHS:
+            self._embeddings(raw)
+            return
         if self.path.split("?")[0].rstrip("/") not in _PATHS:
             self._send_json(404, error_body(404, f"no route {self.path}"))
             return
@@ -209,6 +216,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
             self._answer(request, reply)
+
+    def _embeddings(self, raw: bytes) -> None:
+        """An embeddings request: answered from the text itself, not from the chat script."""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            self._send_json(400, error_body(400, "request body is not JSON"))
+            return
+        with self.server_of_replies._lock:
+            self.server_of_replies.embedding_requests.append(body)
+        self._send_json(200, embeddings_body(body))
 
     def _answer(self, request: ChatRequest, reply: Reply) -> None:
         if reply.body is not None:

@@ -435,6 +435,10 @@ EVERY_KEY = """
     approver: hooks:ask
     verbose: true
     backend: ray
+    memory: {limit: 3, embedder: none, path: mem/memory.db}
+    embedder: none
+    knowledge: [{content: Tea grows on hills.}]
+    knowledge_sources: [{content: Tea is picked by hand.}]
     inputs: {topic: tea}
     mcp_servers:
       time: {command: mcp-server-time}
@@ -475,6 +479,8 @@ EVERY_KEY = """
         prompt_template: "{prompt} Be brief."
         function_calling_llm: test
         step_callback: hooks:on_step
+        knowledge: [{content: Green tea is steamed.}]
+        knowledge_sources: [{content: Black tea is oxidised.}]
     tasks:
       first: {description: First, agent: writer}
       second:
@@ -527,6 +533,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "approver": hooks.ask,
             "verbose": True,
             "backend": "ray",
+            "embedder": "none",
         },
         "agent": {
             "role": "Writer",
@@ -584,15 +591,21 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
     assert crew.manager_llm.model == "openai/gpt-4o-mini" and crew.manager_llm.temperature == 0.1
     assert crew.manager_agent.name == "lead" and crew.manager_agent not in crew.agents
     assert project.inputs == {"topic": "tea"}
+    assert (crew.memory.limit, crew.memory.embedder) == (3, "none")
+    assert crew.memory.path == project.folder / "mem" / "memory.db"  # a relative path is in the crew's folder
     assert [t.name for t in writer.tools] == ["search", "full"]
     assert writer.mcp == [project.servers["time"]] and project.servers["time"].command == "mcp-server-time"
     assert second.agent is writer and [t.name for t in second.tools] == ["search"]
     assert third.output_json is hooks.Hit
     assert [v.name for v in full.env_vars] == ["SEARCH_KEY"]
+    assert [s.content for s in crew.knowledge_sources] == ["Tea grows on hills.", "Tea is picked by hand."]
+    assert [s.content for s in writer.knowledge_sources] == ["Green tea is steamed.", "Black tea is oxidised."]
+    knowledge = {"knowledge", "knowledge_sources"}
     checked = {
         "crew": set(expected["crew"])
-        | {"manager_llm", "manager_agent", "agents", "tasks", "tools", "inputs", "mcp_servers"},
-        "agent": set(expected["agent"]) | {"tools", "mcp"},
+        | {"manager_llm", "manager_agent", "agents", "tasks", "tools", "inputs", "mcp_servers", "memory"}
+        | knowledge,
+        "agent": set(expected["agent"]) | {"tools", "mcp"} | knowledge,
         "task": set(expected["task"]) | {"agent", "tools", "output_json"},
         "tool": set(expected["tool"]) | {"env_vars", "import"},
     }

@@ -190,8 +190,10 @@ def test_a_misspelt_keyword_is_an_error_and_crewai_only_keywords_a_warning():
     with pytest.warns(UserWarning, match=r"^Task: CrewAI's 'markdown' is not supported here and ignored$") as caught:
         task = Task(description="d", agent=agent, markdown=True)
     assert caught[0].filename == __file__  # points at the caller's line
-    with pytest.warns(UserWarning, match=r"^Crew: CrewAI's 'memory', 'planning' are not supported here and ignored$"):
-        crew = Crew(agents=[agent], tasks=[task], memory=True, planning=True)
+    with pytest.warns(
+        UserWarning, match=r"^Crew: CrewAI's 'share_crew', 'planning' are not supported here and ignored$"
+    ):
+        crew = Crew(agents=[agent], tasks=[task], share_crew=True, planning=True)
     assert crew.kickoff().tasks_output[0].status == "done"
     with pytest.raises(ValidationError, match=r"unknown keyword argument 'max_itr' \(did you mean 'max_iter'\?\)"):
         Agent(role="w", goal="g", max_itr=3)

@@ -136,9 +136,18 @@ def test_stop_is_prompt_with_a_slow_reply_in_flight_and_idle_connections():
 def test_unknown_route_and_non_json_body():
     with openai_server() as server:
         base = server.url.removesuffix("/v1")
-        assert httpx.post(base + "/v1/embeddings", json={}).status_code == 404
+        assert httpx.post(base + "/v1/audio/speech", json={}).status_code == 404
+        assert httpx.post(base + "/v1/embeddings", content=b"not json").status_code == 400
         assert httpx.post(server.url + "/chat/completions", content=b"not json").status_code == 400
         assert httpx.get(server.url + "/models").json()["data"][0]["object"] == "model"
+
+
+def test_embeddings_are_answered_from_the_texts_not_the_chat_script():
+    with openai_server() as server:
+        body = httpx.post(server.url + "/embeddings", json={"model": "m", "input": ["a b", "a b", "c"]}).json()
+        vectors = [item["embedding"] for item in body["data"]]
+        assert len(vectors[0]) == 64 and vectors[0] == vectors[1] != vectors[2]
+        assert server.embedding_requests[0]["input"] == ["a b", "a b", "c"] and server.requests == []
 
 
 def test_bad_script_items_are_rejected_early():

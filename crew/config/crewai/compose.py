@@ -194,9 +194,13 @@ class Composer:
         if arg.kind == "literal":
             # CrewAI's old verbose levels (`verbose=2`): on or off here
             return bool(arg.value) if key == "verbose" and type(arg.value) is int else arg.value
-        read = {"agent": self._agent_ref, "tasks": self._task_refs, "tools": self._tool_keys, "llm": self._llm}.get(
-            arg.kind
-        )
+        read = {
+            "agent": self._agent_ref,
+            "tasks": self._task_refs,
+            "tools": self._tool_keys,
+            "llm": self._llm,
+            "knowledge": self._knowledge,
+        }.get(arg.kind)
         return read(arg, path, who) if read is not None else self._unread(key, arg, section, path)
 
     def _tool_keys(self, arg: Arg, path: str, who: str) -> Any:
@@ -208,6 +212,9 @@ class Composer:
         for name, value in arg.value.items():
             _put(settings, name, value, arg.line, self.plan.file)
         return settings
+
+    def _knowledge(self, arg: Arg, path: str, who: str) -> Any:
+        return _list(list(arg.value), arg.line)
 
     def _agent_ref(self, arg: Arg, path: str, who: str) -> Any:
         if arg.value in self.methods:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ArgKind = Literal["literal", "agent", "tasks", "tools", "object", "llm", "unreadable"]
+ArgKind = Literal["literal", "agent", "tasks", "tools", "object", "llm", "knowledge", "unreadable"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,8 @@ class Arg:
 
     ``value`` by kind: literal -> the value; agent -> a method name; tasks -> method
     names; tools -> ToolRefs; object -> an identifier (an output model, a callback);
-    llm -> the literal settings of ``LLM(...)``; unreadable -> the source text.
+    llm -> the literal settings of ``LLM(...)``; knowledge -> ``knowledge:`` items (mappings, as
+    crew.yaml writes them); unreadable -> the source text.
     """
 
     kind: ArgKind

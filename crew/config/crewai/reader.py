@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 from crew.config.crewai.plan import Arg, CrewPlan, Import, MemberPlan, ToolRef
 from crew.config.crewai.syntax import (
@@ -381,6 +382,8 @@ def _arg(key: str, node: ast.expr, local: dict[str, ast.expr], source: str, plan
     text = code_text(source, node)
     if key == "tools":
         return _tools_arg(node, local, source, plan)
+    if key == "knowledge_sources":
+        return _knowledge_arg(node, local, source, plan)
     if key == "llm" or key.endswith("_llm"):
         if isinstance(node, ast.Name) and node.id in plan.assigns:
             node = plan.assigns[node.id]  # llm = LLM(model=...) at module level
@@ -419,6 +422,64 @@ def _tools_arg(node: ast.expr, local: dict[str, ast.expr], source: str, plan: Cr
         if all(r is not None for r in refs):
             return Arg("tools", refs, node.lineno, text)
     return Arg("unreadable", text, node.lineno, text)
+
+
+_SOURCES = {
+    "StringKnowledgeSource": None,
+    "TextFileKnowledgeSource": "text",
+    "PDFKnowledgeSource": "pdf",
+    "CSVKnowledgeSource": "csv",
+    "JSONKnowledgeSource": "json",
+}
+
+
+def _knowledge_arg(node: ast.expr, local: dict[str, ast.expr], source: str, plan: CrewPlan) -> Arg:
+    """``knowledge_sources=[PDFKnowledgeSource(file_paths=[...]), name, ...]``: each source as the
+    ``knowledge:`` item crew.yaml would write (a module-level ``name = XSource(...)`` is followed)."""
+    text = code_text(source, node)
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        plan.error(node.lineno, "knowledge_sources", f"`{text}`: crew reads a list of knowledge sources")
+        return Arg("unreadable", text, node.lineno, text)
+    items = [_knowledge_item(_value_of(item, local, plan), source, plan) for item in node.elts]
+    if None in items:
+        return Arg("unreadable", text, node.lineno, text)
+    return Arg("knowledge", items, node.lineno, text)
+
+
+def _knowledge_item(node: ast.expr, source: str, plan: CrewPlan) -> dict[str, Any] | None:
+    if isinstance(node, ast.Name) and isinstance(plan.assigns.get(node.id), ast.Call):
+        node = plan.assigns[node.id]  # pdf_source = PDFKnowledgeSource(...) at module level
+    text = code_text(source, node)
+    name = callee_name(node) if isinstance(node, ast.Call) else None
+    if not isinstance(node, ast.Call) or name not in _SOURCES:
+        plan.error(
+            node.lineno, "knowledge_sources", f"`{text}`: crew reads {', '.join(_SOURCES)} here, called with literals"
+        )
+        return None
+    kwargs = {kw.arg: _literal(kw.value, plan) for kw in node.keywords if kw.arg}
+    if node.args or any(v is _UNREAD for v in kwargs.values()):
+        plan.error(
+            node.lineno, "knowledge_sources", f"`{text}`: crew reads knowledge sources whose arguments are literals"
+        )
+        return None
+    item = {k: kwargs[k] for k in ("chunk_size", "chunk_overlap", "metadata", "content") if k in kwargs}
+    if _SOURCES[name] is not None:
+        files = kwargs.get("file_paths", kwargs.get("file_path", []))
+        item |= {"files": [files] if isinstance(files, str) else list(files), "type": _SOURCES[name]}
+    return item
+
+
+_UNREAD = object()
+
+
+def _literal(node: ast.expr, plan: CrewPlan) -> Any:
+    """A literal, or a module-level name bound to one (``content = "..."``)."""
+    if isinstance(node, ast.Name) and node.id in plan.assigns:
+        node = plan.assigns[node.id]
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _UNREAD
 
 
 def _llm_arg(node: ast.expr, text: str) -> Arg | None:

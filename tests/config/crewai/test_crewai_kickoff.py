@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from crewai_kit import PROJECTS
 
+from crew.memory import Memory
+
 from cli_kit import crew_env, run_crew  # isort: skip  (crewai_kit puts it on the path)
 
 
@@ -22,7 +24,7 @@ def _kickoff(path: Path, tmp_path: Path, *extra: str) -> dict:
 
 
 def test_src_layout_runs_its_crew_py_with_agents_tools_context_and_output_models(tmp_path: Path) -> None:
-    document = _kickoff(PROJECTS / "latest_ai", tmp_path)
+    document = _kickoff(PROJECTS / "latest_ai", tmp_path, "--store", str(tmp_path / "runs.db"))
     tasks = {t["name"]: t for t in document["tasks_output"]}
     # the order and the names of the @task methods; write_report's agent comes from crew.py (agent=self.analyst()),
     # overriding tasks.yaml's `agent: researcher`
@@ -42,7 +44,9 @@ def test_src_layout_runs_its_crew_py_with_agents_tools_context_and_output_models
     )
     crew_py = "src/latest_ai/crew.py"
     warnings = [line for line in document["stderr"].splitlines() if "warning:" in line]
-    assert any(crew_py + ":76: memory: warning: CrewAI key 'memory'" in w for w in warnings)
+    assert not any(": memory: warning" in w for w in warnings)  # crew.py's memory=True is crew's memory:
+    memory = Memory(tmp_path / "memory.db")  # beside the run store, one record per finished task
+    assert sorted(r.metadata["task"] for r in memory.list_records()) == ["research_task", "write_report"]
     assert any(crew_py + ":77: planning: warning: CrewAI key 'planning'" in w for w in warnings)
     assert any("tasks.yaml:16: tasks.reporting_task.markdown: warning" in w for w in warnings)
 

@@ -1,0 +1,84 @@
+"""Crews remember: each task's output is remembered, and the next run's prompt recalls it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from crew import Agent, Crew, Task
+from crew.errors import ConfigError
+from crew.memory import Memory
+from crew.testing import FunctionModel
+
+pytest.importorskip("wordllama", reason="the memory extra is not installed")
+
+
+def recording_agent(prompts: list[str], answers: list[str]) -> Agent:
+    def reply(messages, tools):
+        prompts.append(messages[1]["content"])
+        return answers.pop(0) if answers else "nothing new"
+
+    return Agent(role="Travel Researcher", goal="plan trips", llm=FunctionModel(reply))
+
+
+def trip_crew(agent: Agent, memory, **options) -> Crew:
+    task = Task(
+        name="plan",
+        description="Plan a weekend trip to {city}",
+        expected_output="a short plan with the traveller's preferences",
+        agent=agent,
+    )
+    return Crew(name="trips", agents=[agent], tasks=[task], memory=memory, **options)
+
+
+def test_the_next_run_recalls_what_the_last_one_remembered(tmp_path: Path):
+    prompts: list[str] = []
+    agent = recording_agent(prompts, ["The traveller is vegetarian and hates early flights."])
+    mem = Memory(tmp_path / "memory.db")
+    first = trip_crew(agent, mem).kickoff(inputs={"city": "Lisbon"})
+    assert "What you remember" not in prompts[0]
+    (record,) = mem.list_records()
+    assert record.scope == "/crew/trips/Travel-Researcher"
+    assert record.metadata == {"run_id": first.run_id, "task": "plan", "agent": "Travel Researcher", "crew": "trips"}
+
+    trip_crew(agent, mem).kickoff(inputs={"city": "Porto"})
+    assert "What you remember" in prompts[1]
+    assert f"- The traveller is vegetarian and hates early flights. (run {first.run_id[:8]}, task plan)" in prompts[1]
+    assert len(mem.list_records()) == 2
+
+
+def test_memory_true_lives_beside_the_run_store_and_another_crew_does_not_see_it(tmp_path: Path):
+    prompts: list[str] = []
+    agent = recording_agent(prompts, ["Budget is 300 euros per weekend trip plan."])
+    store = tmp_path / ".crew" / "runs.db"
+    trip_crew(agent, True, store=str(store)).kickoff(inputs={"city": "Rome"})
+    assert (tmp_path / ".crew" / "memory.db").is_file()
+    other = trip_crew(agent, True, store=str(store))
+    other.name = "elsewhere"
+    other.kickoff(inputs={"city": "Rome"})
+    assert "What you remember" not in prompts[1]  # another crew's scope
+    trip_crew(agent, {"limit": 1, "scope": "crew"}, store=str(store)).kickoff(inputs={"city": "Rome"})
+    assert "Budget is 300 euros" in prompts[2]
+
+
+def test_memory_settings_are_checked_where_they_are_written():
+    agent = Agent(role="a", goal="g", llm="test")
+    with pytest.raises(ValueError, match="unknown memory setting 'limt' \\(did you mean 'limit'\\?\\)"):
+        trip_crew(agent, {"limt": 3})
+    with pytest.raises(ValueError, match=r"memory\.limit must be a whole number"):
+        trip_crew(agent, {"limit": "many"})
+
+
+def test_without_the_embedder_the_kickoff_fails_before_any_model_call_naming_the_install(tmp_path, monkeypatch):
+    import sys
+
+    import crew.search.wordllama as module
+
+    monkeypatch.setattr(module, "_model", [])
+    monkeypatch.setitem(sys.modules, "wordllama", None)
+    prompts: list[str] = []
+    crew = trip_crew(recording_agent(prompts, []), {"path": str(tmp_path / "m.db")})
+    with pytest.raises(ConfigError, match=r"pip install 'crew-agents\[memory\]'"):
+        crew.kickoff(inputs={"city": "Oslo"})
+    assert prompts == []
