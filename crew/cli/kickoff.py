@@ -39,6 +39,11 @@ def run(args: argparse.Namespace) -> int:
     given = {**from_file, **pairs}
     origins = {**{k: f"--inputs-file {args.inputs_file}" for k in from_file}, **{k: "-i" for k in pairs}}
     _batch_flags_need_for_each(args)
+    flow = None if args.for_each else _flow(args.path)
+    if flow is not None:
+        from crew.cli import flow_kickoff
+
+        return flow_kickoff.run(args, flow, given)
     if args.for_each:
         from crew.cli import for_each
 
@@ -68,6 +73,13 @@ def run(args: argparse.Namespace) -> int:
         return kickoff(crew, inputs, run_id=run_id, store=store, settings=settings, folder=folder)
 
     return execute(args, crew, inputs, start)
+
+
+def _flow(path: str) -> Any:
+    """The flow at ``path`` (a CrewAI flow project, a folder with flow.py, ``FILE.py:Class``); None for a crew."""
+    from crew.config.flow_project import find_flow
+
+    return find_flow(path)
 
 
 def load(

@@ -7,7 +7,8 @@ Two layouts load the same way: one ``crew.yaml`` holding everything, or CrewAI's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -195,8 +196,30 @@ def _crewai_env(crewai: Any, problems: Problems) -> Problem | None:
 
 
 def load_crew(path: str | Path = ".", *, llm: str | None = None, out_dir: str | Path | None = None) -> Any:
-    """The ``Crew`` declared in a folder (``crew.yaml`` or CrewAI's agents.yaml + tasks.yaml)."""
+    """The ``Crew`` declared in a folder (``crew.yaml`` or CrewAI's agents.yaml + tasks.yaml).
+
+    Inside a flow run by ``crew kickoff`` (``crew_maker``), a call without ``llm`` gets the
+    crew as that run builds it: the run's ``--llm``, dry tools on the test model.
+    """
+    if _CREW_MAKERS and llm is None and out_dir is None:
+        return _CREW_MAKERS[-1](Path(path))
     return load_project(path, llm=llm, out_dir=out_dir).crew
+
+
+_CREW_MAKERS: list[Callable[[Path], Any]] = []
+"""Process-wide, not a context variable: a flow's sync steps run in worker threads, which a context
+variable does not reach when they are started by ``run_in_executor``."""
+
+
+@contextmanager
+def crew_maker(make: Callable[[Path], Any]) -> Iterator[None]:
+    """``load_crew`` builds through ``make`` in this block: how a flow's steps get the crews of the run
+    that ``crew kickoff`` started (set only while it runs a flow)."""
+    _CREW_MAKERS.append(make)
+    try:
+        yield
+    finally:
+        _CREW_MAKERS.remove(make)
 
 
 # -- reading -----------------------------------------------------------------------------

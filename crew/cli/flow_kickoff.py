@@ -1,0 +1,171 @@
+"""``crew kickoff`` of a flow folder: a CrewAI flow project or a crew-native ``flow.py``.
+
+Everything that can be known before the first step is checked first, and the run is
+refused (exit 2, nothing run) when it fails: the ``crewai`` names the project imports that
+crew does not serve, the packages and environment variables its own modules need, and every
+crew folder it holds, loaded as ``crew kickoff`` would load it (the run's model, tools' keys).
+Then the flow runs as its authors meant: a CrewAI project's from its root folder (its steps
+open files relative to it, as under ``crewai flow kickoff``), with its ``.env`` read and its
+``crewai`` imports served by ``crew/config/crewai/flow_compat.py`` for the run only; each
+``SomeCrew().crew()`` of a step is that crew's folder, built here: on ``--llm test`` with dry
+tools, as for a crew's kickoff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from crew.cli import EXIT_FAILED, EXIT_OK, llm_option
+
+
+class FlowCrews:
+    """Builds the crews of a flow's folders for the run: its model, its dry tools; warnings said once."""
+
+    def __init__(self, llm: str | None, out: str | None, live_tools: bool, transport: str | None = None) -> None:
+        self.llm, self.out, self.live_tools, self.transport = llm, out, live_tools, transport
+        self._said: set[Path] = set()
+
+    def project(self, folder: Path) -> Any:
+        from crew.cli import load_project
+
+        project = load_project(folder, llm=self.llm, out_dir=self.out, require_model=True)
+        if folder not in self._said:
+            self._said.add(folder)
+            for warning in project.warnings:
+                print(warning, file=sys.stderr)
+        return project
+
+    def __call__(self, folder: Path, inputs: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        """The crew of ``folder`` ready to run on ``inputs`` (its defaults under them), and those inputs."""
+        from crew.cli.kickoff import _offline, apply_transport
+        from crew.store.scrub import scrubber_for
+
+        project = self.project(folder)
+        merged = {**project.inputs, **(inputs or {})}
+        scrubber_for(project.crew)
+        apply_transport(project.crew, self.transport)
+        _offline(project.crew, merged, live_tools=self.live_tools)
+        return project.crew, merged
+
+
+def preflight(flow: Any, crews: FlowCrews) -> None:
+    """Refuse, naming file and line, a flow that cannot run to its end here; raise ConfigError with every reason."""
+    from crew.cli import preflight as crew_checks
+    from crew.config.flow_project import check_flow
+    from crew.config.problems import Problems
+    from crew.errors import ConfigError
+
+    problems = check_flow(flow, Problems())
+    lines = [str(p) for p in problems.errors]
+    for folder in flow.crew_folders:
+        try:
+            lines += crew_checks.crew_problems(crews.project(folder).crew)
+        except ConfigError as exc:
+            lines += list(exc.errors) or [str(exc)]
+    if lines:
+        raise ConfigError("\n".join(lines), errors=lines)
+
+
+@contextlib.contextmanager
+def flow_session(flow: Any, crews: FlowCrews) -> Iterator[type]:
+    """The flow's class, imported with its modules' folder on ``sys.path`` (and, for a CrewAI project, its
+    ``crewai`` served, its ``.env`` read and its root the current folder); all put back afterwards."""
+    from crew.config.crewai.flow_compat import flow_namespace
+    from crew.config.project import crew_maker
+
+    before = set(sys.modules)
+    sys.path.insert(0, str(flow.root.resolve()))
+    cwd = os.getcwd()
+    try:
+        with contextlib.ExitStack() as stack:
+            if flow.kind == "crewai":
+                from crew.config.crewai.dotenv import load
+
+                load(flow.folder)
+                stack.enter_context(flow_namespace(lambda f, i: _crew_of(crews, f, i), flow.crew_files))
+                os.chdir(flow.folder)
+            stack.enter_context(crew_maker(lambda folder: crews(Path(folder))[0]))
+            module = importlib.import_module(flow.module)
+            yield getattr(module, flow.class_name)
+    finally:
+        os.chdir(cwd)
+        sys.path.remove(str(flow.root.resolve()))
+        for name in set(sys.modules) - before:
+            if name.split(".")[0] == flow.package:
+                del sys.modules[name]
+
+
+def _crew_of(crews: FlowCrews, folder: Path, inputs: dict[str, Any] | None) -> Any:
+    crew, merged = crews(folder, inputs)
+    return _Bound(crew, merged)
+
+
+class _Bound:
+    """A crew with its folder's default inputs under those of each kickoff."""
+
+    def __init__(self, crew: Any, defaults: dict[str, Any]) -> None:
+        self.crew, self.defaults = crew, defaults
+
+    def kickoff(self, inputs: dict[str, Any] | None = None) -> Any:
+        return self.crew.kickoff({**self.defaults, **(inputs or {})})
+
+    async def kickoff_async(self, inputs: dict[str, Any] | None = None) -> Any:
+        return await self.crew.kickoff_async({**self.defaults, **(inputs or {})})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.crew, name)
+
+
+def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any]) -> int:
+    """Check, then run the flow; print its result (the last step's output) or one JSON document."""
+    import asyncio
+
+    from crew.errors import CrewError
+
+    crews = FlowCrews(llm_option(args.llm), args.out, args.live_tools, getattr(args, "transport", None))
+    preflight(flow, crews)
+    error: str | None = None
+    result: Any = None
+    with flow_session(flow, crews) as cls:
+        instance = cls()
+        try:
+            result = asyncio.run(instance.kickoff_async(inputs=inputs))
+        except CrewError as exc:  # a step's failure is the run's result, said with the step
+            error = str(exc)
+    _print(args, instance, result, error)
+    return EXIT_FAILED if error is not None else EXIT_OK
+
+
+def _print(args: argparse.Namespace, flow: Any, result: Any, error: str | None) -> None:
+    if args.json:
+        document = {
+            "status": "failed" if error else "done",
+            "error": error,
+            "output": _plain(result),
+            "state": _plain(getattr(flow, "state", None)),
+            "method_outputs": [_plain(o) for o in getattr(flow, "method_outputs", [])],
+        }
+        json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
+        sys.stdout.write("\n")
+    elif error is not None:
+        print(f"crew: {error}", file=sys.stderr)
+    elif result is not None:
+        sys.stdout.write(str(result).rstrip("\n") + "\n")
+    sys.stdout.flush()
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return value
+
+
+__all__ = ["FlowCrews", "flow_session", "preflight", "run"]
