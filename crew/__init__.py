@@ -53,6 +53,15 @@ _EXPORTS: dict[str, str] = {
     "ToolCallStarted": "crew.stream.events",
     "ToolCallFinished": "crew.stream.events",
     "ApprovalRequested": "crew.stream.events",
+    # flows (docs/flows.md)
+    "Flow": "crew.flow.flow",
+    "FlowState": "crew.flow.state",
+    "start": "crew.flow.decorators",
+    "listen": "crew.flow.decorators",
+    "router": "crew.flow.decorators",
+    "persist": "crew.flow.decorators",
+    "or_": "crew.flow.conditions",
+    "and_": "crew.flow.conditions",
     # execution backends
     "KickoffResult": "crew.backends.base",
     "RayBackend": "crew.backends.ray",
@@ -70,6 +79,7 @@ _EXPORTS: dict[str, str] = {
     "GraphError": "crew.errors",
     "BudgetExceededError": "crew.errors",
     "StoreError": "crew.errors",
+    "FlowError": "crew.errors",
 }
 
 __all__ = [
@@ -87,6 +97,9 @@ __all__ = [
     "CrewOutput",
     "CrewRunError",
     "Event",
+    "Flow",
+    "FlowError",
+    "FlowState",
     "GraphError",
     "KickoffResult",
     "LLMError",
@@ -117,7 +130,13 @@ __all__ = [
     "Usage",
     "__version__",
     "adapt_tool",
+    "and_",
     "bus",
+    "listen",
+    "or_",
+    "persist",
+    "router",
+    "start",
     "tool",
 ]
 
@@ -147,12 +166,17 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ConfigError,
         CrewError,
         CrewRunError,
+        FlowError,
         GraphError,
         LLMError,
         MissingInputError,
         StoreError,
         ToolException,
     )
+    from crew.flow.conditions import and_, or_
+    from crew.flow.decorators import listen, persist, router, start
+    from crew.flow.flow import Flow
+    from crew.flow.state import FlowState
     from crew.mcp.server import MCPServer
     from crew.models import LLM, LLMResponse
     from crew.store import RunStore

@@ -15,6 +15,8 @@ of crew, so every layer can raise and catch these::
     │   ├── MissingInputError               a {placeholder} without a value
     │   ├── GraphError                      a cycle, an unknown context task, a task without agent
     │   ├── StoreError                      a run store that cannot be used
+    │   ├── FlowDefinitionError             a flow declared wrongly (a trigger no step or label names)
+    │   ├── FlowStateError                  a flow's state does not validate (the field named)
     │   └── NotShippableError               part of a crew cannot be pickled for Ray
     ├── MCPStartupError                     an MCP server did not start or shake hands
     ├── TaskTimeoutError (TimeoutError)     a task or agent ran past its time limit
@@ -25,7 +27,13 @@ of crew, so every layer can raise and catch these::
     │   └── BudgetExceededError             a run reached max_tokens or max_cost
     ├── AgentError                          no usable final answer
     │   └── OutputValidationError (ValueError)  still not the task's output model after re-asks
-    └── RunStopped                          a run stopped before a model call
+    ├── RunStopped                          a run stopped before a model call
+    └── FlowError                           a flow run stopped (its step, state and run id kept)
+        ├── FlowStepError                   a step raised
+        ├── FlowStepLimitError              a flow ran max_steps step runs (a loop that never ends)
+        └── FlowPaused                      a step waits for a person's answer (``Flow.ask``)
+
+    FlowRouteWarning (UserWarning)          a router chose a label nothing waits for
 """
 
 from __future__ import annotations
@@ -194,3 +202,49 @@ class OutputValidationError(AgentError, ValueError):
 
 class RunStopped(CrewError):
     """A run was stopped before a model call (``RunScope.stop``, or a hook refusing the call: a budget)."""
+
+
+class FlowDefinitionError(ConfigError):
+    """A flow is declared wrongly: a listener's trigger names no step and no router label, a step
+    is both a router and something it cannot be, or ``max_steps`` is not a positive number."""
+
+
+class FlowStateError(ConfigError):
+    """A flow's state does not validate against its model; ``field`` names the first field at fault."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class FlowError(CrewError):
+    """A flow run stopped before its end: ``step`` is where, ``state`` the state as it was then
+    (a copy), ``run_id`` the run (resumable from a run store)."""
+
+    def __init__(self, message: str, *, step: str | None = None, state: Any = None, run_id: str | None = None):
+        super().__init__(message)
+        self.step = step
+        self.state = state
+        self.run_id = run_id
+
+
+class FlowStepError(FlowError):
+    """A step of a flow raised; ``__cause__`` is what it raised."""
+
+
+class FlowStepLimitError(FlowError):
+    """A flow reached ``max_steps`` step runs: a router loop that does not end stops here."""
+
+
+class FlowPaused(FlowError):
+    """A step asked a person (``Flow.ask``) and waits for the answer; ``question`` is what it asked
+    and ``call_id`` the approval that ``crew approve`` answers before ``crew resume`` continues."""
+
+    def __init__(self, message: str, *, question: str, call_id: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.question = question
+        self.call_id = call_id
+
+
+class FlowRouteWarning(UserWarning):
+    """A router returned a label that no listener and no labelled start waits for: the route ends there."""

@@ -1,0 +1,18 @@
+"""Flows: event-driven workflows of code and crews, CrewAI's Flow API (docs/flows.md).
+
+``Flow`` (``flow``) is the class users subclass; ``start``/``listen``/``router``/``persist``
+(``decorators``) and ``or_``/``and_`` (``conditions``) wire its steps; ``state`` gives every
+state an ``id``; ``steps`` reads a flow class once; ``engine`` runs one kickoff.
+
+Sits above the run layer (a step calls ``Crew.kickoff``, a flow run is recorded on the run
+store). May import: every layer below it (``common``, ``tools``, ``tasks``, ``models``,
+``agent``, ``stream``, ``run``, ``store``, ``backends``). Nothing below imports it; ``crew.config``
+and ``crew.cli`` above do.
+"""
+
+from crew.flow.conditions import and_, or_
+from crew.flow.decorators import listen, persist, router, start
+from crew.flow.flow import Flow
+from crew.flow.state import FlowState
+
+__all__ = ["Flow", "FlowState", "and_", "listen", "or_", "persist", "router", "start"]

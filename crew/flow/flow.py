@@ -1,0 +1,142 @@
+"""``Flow``: a class whose decorated methods are the steps of an event-driven workflow.
+
+Steps are wired by ``@start``/``@listen``/``@router`` (``crew.flow.decorators``), share
+``self.state`` (``crew.flow.state``) and run as ``crew.flow.engine`` launches them. This
+module is the user's face of it: the class, its state, ``kickoff``/``kickoff_async`` and what
+a run leaves behind (``method_outputs``). The API is CrewAI's (docs/flows.md says where it
+differs on purpose).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, get_args, get_origin
+
+from pydantic import BaseModel
+from typing_extensions import TypeVar  # a TypeVar with a default: plain `Flow` is `Flow[dict[str, Any]]`
+
+from crew.common.events import bus
+from crew.errors import FlowDefinitionError, FlowError
+from crew.flow.engine import FlowRun
+from crew.flow.state import apply_inputs, dump_state, initial_state
+from crew.flow.steps import Steps
+
+__all__ = ["DEFAULT_MAX_STEPS", "Flow"]
+
+S = TypeVar("S", bound="BaseModel | dict[str, Any]", default=dict[str, Any])
+
+DEFAULT_MAX_STEPS = 1000
+"""Step runs a flow run may make before it stops as a loop that never ends."""
+
+
+class Flow(Generic[S]):
+    """Subclass it, decorate methods as steps, then ``kickoff()``.
+
+    ``Flow[State]`` or ``initial_state = State`` gives a typed state (a pydantic model);
+    without either the state is a dict. Either way ``state`` has an ``id``.
+    ``max_steps`` bounds the step runs of one kickoff (default 1,000).
+    """
+
+    initial_state: ClassVar[Any] = None
+    name: ClassVar[str | None] = None
+    max_steps: int = DEFAULT_MAX_STEPS
+
+    _steps: ClassVar[Steps]
+    _state_type: ClassVar[Any] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in getattr(cls, "__orig_bases__", ()):
+            if get_origin(base) is not None and issubclass(get_origin(base), Flow):
+                args = [a for a in get_args(base) if not isinstance(a, TypeVar)]
+                if args:
+                    cls._state_type = args[0]
+        cls._steps = Steps.of(cls)
+
+    def __init__(self, *, max_steps: int | None = None, **state: Any) -> None:
+        if max_steps is not None:
+            if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
+                raise FlowDefinitionError(f"flow {self.flow_name}: max_steps must be a positive int, not {max_steps!r}")
+            self.max_steps = max_steps
+        declared = self.initial_state if self.initial_state is not None else self._state_type
+        self._state: Any = initial_state(declared, self.flow_name)
+        if state:
+            self._state = apply_inputs(self._state, state, self.flow_name)
+        self._run: FlowRun | None = None
+
+    # -- what a flow holds --------------------------------------------------------------------
+
+    @property
+    def flow_name(self) -> str:
+        return self.name or type(self).__name__
+
+    @property
+    def state(self) -> S:
+        """The state the steps share (a model instance or a dict); it always has an ``id``."""
+        return self._state  # type: ignore[no-any-return]
+
+    @property
+    def flow_id(self) -> str:
+        """The state's ``id`` (CrewAI's name for it)."""
+        state = self._state
+        return str(state["id"] if isinstance(state, dict) else state.id)
+
+    @property
+    def method_outputs(self) -> list[Any]:
+        """The outputs of the last (or current) kickoff's step runs, in the order they finished."""
+        return [] if self._run is None else [output for _, output in self._run.outputs]
+
+    # -- running ------------------------------------------------------------------------------
+
+    def kickoff(self, inputs: Mapping[str, Any] | None = None) -> Any:
+        """Run the flow to its end and return the output of the last step that ran (blocking)."""
+        from crew.common.blocking import run_blocking
+
+        return run_blocking(lambda: self.kickoff_async(inputs), thread_name="crew-flow")
+
+    async def kickoff_async(self, inputs: Mapping[str, Any] | None = None) -> Any:
+        """Run the flow on this event loop: ``inputs`` set state fields before the first step."""
+        self._check()
+        if inputs:
+            self._state = apply_inputs(self._state, dict(inputs), self.flow_name)
+        run = self._run = FlowRun(self, self._steps, run_id=uuid.uuid4().hex, max_steps=self.max_steps)
+        return await self._execute(run)
+
+    async def _execute(self, run: FlowRun, **options: Any) -> Any:
+        started = time.perf_counter()
+        bus.emit("flow.started", run_id=run.run_id, flow=self.flow_name, state=dump_state(self._state))
+        status = "error"
+        try:
+            result = await run.run(**options)
+            status = "done"
+            return result
+        except FlowError as exc:
+            status = "paused" if type(exc).__name__ == "FlowPaused" else "failed"
+            raise
+        except BaseException:
+            status = "cancelled"
+            raise
+        finally:
+            bus.emit(
+                "flow.done",
+                run_id=run.run_id,
+                flow=self.flow_name,
+                status=status,
+                steps=run.runs,
+                duration=time.perf_counter() - started,
+            )
+
+    def _check(self) -> None:
+        """Before anything runs: a flow with no start, or a trigger that names nothing, is refused."""
+        steps = self._steps
+        if not steps.starts:
+            raise FlowDefinitionError(f"flow {self.flow_name} has no @start() step: nothing would run")
+        unknown = steps.unknown_triggers()
+        if unknown:
+            step, name = unknown[0]
+            raise FlowDefinitionError(
+                f"flow {self.flow_name}: step '{step.name}' ({step.where}) waits for '{name}', "
+                f"which is no step of the flow and no router's label"
+            )

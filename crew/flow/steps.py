@@ -1,0 +1,106 @@
+"""A flow class read once: its steps, what each waits for, and who waits for each name.
+
+``Steps.of(cls)`` collects the methods the decorators marked (bases first, a subclass's
+override wins), checks that every trigger names a step or a label some router may return
+(a located :class:`~crew.errors.FlowDefinitionError` otherwise), and indexes listeners by the
+names they mention, so finding who fires on an event does not scan every step.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from crew.flow.conditions import Trigger, names_in
+from crew.flow.decorators import StepSpec, spec_of
+
+__all__ = ["Step", "Steps"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step: its name, function, spec, and how it is called."""
+
+    name: str
+    fn: Callable[..., Any]
+    spec: StepSpec
+    takes_input: bool
+    is_async: bool
+
+    @property
+    def start_trigger(self) -> Trigger | None:
+        """The label trigger of a labelled start (``@start("label")``), else None."""
+        start = self.spec.start
+        return None if start is None or start is True else start  # type: ignore[return-value]
+
+    @property
+    def where(self) -> str:
+        """``file:line`` of the step's definition, for messages."""
+        try:
+            return f"{inspect.getsourcefile(self.fn)}:{inspect.getsourcelines(self.fn)[1]}"
+        except (OSError, TypeError):
+            return self.fn.__qualname__
+
+
+@dataclass
+class Steps:
+    """The steps of one flow class, indexed by the names that fire them."""
+
+    by_name: dict[str, Step]
+    starts: list[str]
+    """Steps run at kickoff: the unconditional starts, or every start when there is none."""
+    listeners: dict[str, list[str]] = field(default_factory=dict)
+    """Event name -> steps whose ``listen`` condition mentions it."""
+    labelled_starts: dict[str, list[str]] = field(default_factory=dict)
+    """Label -> labelled starts whose condition mentions it."""
+
+    @classmethod
+    def of(cls, flow_cls: type) -> Steps:
+        found: dict[str, Step] = {}
+        for klass in reversed(flow_cls.__mro__):
+            for name, value in vars(klass).items():
+                spec = spec_of(getattr(value, "__func__", value))
+                if spec is not None and (spec.start is not None or spec.listen is not None):
+                    found[name] = _step(name, getattr(value, "__func__", value), spec)
+                elif name in found:  # overridden by an undecorated method: no longer a step
+                    del found[name]
+        starts = [s.name for s in found.values() if s.spec.start is True]
+        if not starts:
+            starts = [s.name for s in found.values() if s.spec.start is not None]
+        steps = cls(by_name=found, starts=starts)
+        for step in found.values():
+            if step.spec.listen is not None:
+                for name in dict.fromkeys(names_in(step.spec.listen)):
+                    steps.listeners.setdefault(name, []).append(step.name)
+            if step.start_trigger is not None:
+                for name in dict.fromkeys(names_in(step.start_trigger)):
+                    steps.labelled_starts.setdefault(name, []).append(step.name)
+        return steps
+
+    @property
+    def routers(self) -> list[Step]:
+        return [s for s in self.by_name.values() if s.spec.router]
+
+    def unknown_triggers(self) -> list[tuple[Step, str]]:
+        """(step, name) for each listener's trigger name that is neither a step nor a possible label.
+
+        A router's labels are not declared (only its return value says), so with any router in
+        the flow a name that is not a step counts as a label; without one it is a mistake.
+        """
+        if self.routers:
+            return []
+        return [
+            (step, name)
+            for step in self.by_name.values()
+            if step.spec.listen is not None
+            for name in names_in(step.spec.listen)
+            if name not in self.by_name
+        ]
+
+
+def _step(name: str, fn: Callable[..., Any], spec: StepSpec) -> Step:
+    params = [p for p in inspect.signature(fn).parameters.values() if p.name != "self"]
+    takes = any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params)
+    return Step(name=name, fn=fn, spec=spec, takes_input=takes, is_async=inspect.iscoroutinefunction(fn))
