@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, llm_option
+from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, llm_option
 
 
 class FlowCrews:
@@ -46,11 +46,13 @@ class FlowCrews:
     def __call__(self, folder: Path, inputs: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """The crew of ``folder`` ready to run on ``inputs`` (its defaults under them), and those inputs."""
         from crew.cli.kickoff import _offline, apply_transport
+        from crew.cli.verbose import route_verbose
         from crew.store.scrub import scrubber_for
 
         project = self.project(folder)
         merged = {**project.inputs, **(inputs or {})}
         scrubber_for(project.crew)
+        route_verbose(project.crew, None, quiet=True)  # the flow's view says each task of its crews
         apply_transport(project.crew, self.transport)
         _offline(project.crew, merged, live_tools=self.live_tools)
         return project.crew, merged
@@ -93,14 +95,31 @@ def flow_session(flow: Any, crews: FlowCrews) -> Iterator[type]:
                 stack.enter_context(flow_namespace(lambda f, i: _crew_of(crews, f, i), flow.crew_files))
                 os.chdir(flow.folder)
             stack.enter_context(crew_maker(lambda folder: crews(Path(folder))[0]))
-            module = importlib.import_module(flow.module)
+            module = importlib.import_module(flow.module) if flow.kind == "crewai" else _native_module(flow)
             yield getattr(module, flow.class_name)
     finally:
         os.chdir(cwd)
         sys.path.remove(str(flow.root.resolve()))
         for name in set(sys.modules) - before:
-            if name.split(".")[0] == flow.package:
+            if name.split(".")[0] == flow.package or name.startswith("_crew_flow_"):
                 del sys.modules[name]
+
+
+def _native_module(flow: Any) -> Any:
+    """A native flow file, imported by its path: its name (``flow``) may be taken by another module already."""
+    import importlib.util
+
+    name = flow.module if flow.module not in sys.modules else f"_crew_flow_{abs(hash(str(flow.file.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, flow.file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # before it runs: pydantic and dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
 
 
 def _crew_of(crews: FlowCrews, folder: Path, inputs: dict[str, Any] | None) -> Any:
@@ -125,40 +144,89 @@ class _Bound:
 
 
 def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any]) -> int:
-    """Check, then run the flow; print its result (the last step's output) or one JSON document."""
-    import asyncio
+    """Check, then run the flow; print its result (the last step's output) or one JSON document.
 
-    from crew.errors import CrewError
+    Exit 0 done, 1 a step failed (or the flow looped past ``max_steps``), 3 paused on a
+    question to a person, 2 refused before anything ran.
+    """
+    from crew.cli.flow_progress import progress_for
 
     crews = FlowCrews(llm_option(args.llm), args.out, args.live_tools, getattr(args, "transport", None))
     preflight(flow, crews)
-    error: str | None = None
-    result: Any = None
-    with flow_session(flow, crews) as cls:
-        instance = cls()
+    outcome = _Outcome()
+    from crew.cli.output import tool_output_to_stderr
+
+    with flow_session(flow, crews) as cls, progress_for(args):
+        outcome.flow = cls()
+        with tool_output_to_stderr():  # the steps' prints: stdout carries the result only
+            outcome.run(inputs)
+    _print(args, outcome)
+    return outcome.code
+
+
+class _Outcome:
+    """A flow kickoff's result: the output, or the error that stopped it (and so the exit code)."""
+
+    def __init__(self) -> None:
+        self.flow: Any = None
+        self.result: Any = None
+        self.error: Any = None
+
+    def run(self, inputs: dict[str, Any]) -> None:
+        import asyncio
+
+        from crew.errors import FlowError
+
         try:
-            result = asyncio.run(instance.kickoff_async(inputs=inputs))
-        except CrewError as exc:  # a step's failure is the run's result, said with the step
-            error = str(exc)
-    _print(args, instance, result, error)
-    return EXIT_FAILED if error is not None else EXIT_OK
+            self.result = asyncio.run(self.flow.kickoff_async(inputs=inputs))
+        except FlowError as exc:  # a step's failure (or a pause) is the run's result, said with the step
+            self.error = exc
 
+    @property
+    def status(self) -> str:
+        if self.error is None:
+            return "done"
+        return "paused" if type(self.error).__name__ == "FlowPaused" else "failed"
 
-def _print(args: argparse.Namespace, flow: Any, result: Any, error: str | None) -> None:
-    if args.json:
-        document = {
-            "status": "failed" if error else "done",
-            "error": error,
-            "output": _plain(result),
+    @property
+    def code(self) -> int:
+        return {"done": EXIT_OK, "paused": EXIT_PAUSED}.get(self.status, EXIT_FAILED)
+
+    def document(self) -> dict[str, Any]:
+        flow = self.flow
+        return {
+            "flow": getattr(flow, "flow_name", None),
+            "run_id": getattr(self.error, "run_id", None) or _run_id(flow),
+            "status": self.status,
+            "error": None if self.error is None else str(self.error),
+            "step": getattr(self.error, "step", None),
+            "output": _plain(self.result),
             "state": _plain(getattr(flow, "state", None)),
             "method_outputs": [_plain(o) for o in getattr(flow, "method_outputs", [])],
         }
-        json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
-        sys.stdout.write("\n")
-    elif error is not None:
-        print(f"crew: {error}", file=sys.stderr)
-    elif result is not None:
-        sys.stdout.write(str(result).rstrip("\n") + "\n")
+
+
+def _run_id(flow: Any) -> str | None:
+    run = getattr(flow, "_run", None)
+    return getattr(run, "run_id", None)
+
+
+def _print(args: argparse.Namespace, outcome: _Outcome) -> None:
+    """stdout: the last step's output, or one JSON document (the last line of a ``--stream --json``)."""
+    stream = getattr(args, "stream", False)
+    if args.json:
+        document = outcome.document()
+        if stream:
+            sys.stdout.write(json.dumps({"type": "output", **document}, ensure_ascii=False, default=str) + "\n")
+        else:
+            json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
+            sys.stdout.write("\n")
+    elif outcome.error is not None:
+        print(f"crew: {outcome.error}", file=sys.stderr)
+        if outcome.status == "paused":
+            print(f"crew: paused: {getattr(outcome.error, 'question', '')}", file=sys.stderr)
+    elif outcome.result is not None:
+        sys.stdout.write(str(outcome.result).rstrip("\n") + "\n")
     sys.stdout.flush()
 
 

@@ -53,8 +53,9 @@ def find_flow(path: str | Path, target: str | None = None) -> FlowProject | None
     ``target`` is ``module:Class`` or ``Class`` (``crew kickoff DIR --flow ...`` / ``DIR/flow.py:Class``).
     """
     given = Path(path)
-    if target is None and ":" in given.name and given.suffix == "" and not given.exists():
+    if target is None and ":" in given.name and not given.exists():
         given, target = given.with_name(given.name.split(":")[0]), given.name.split(":", 1)[1]
+    given = given.absolute()  # a CrewAI flow runs from its own root: its paths must not depend on ours
     if given.is_file() and given.suffix == ".py":
         return _native(given.parent, given, target)
     if not given.is_dir():

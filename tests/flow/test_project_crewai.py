@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from flow_project_kit import copy_project, crew, kickoff_json, write
+from flow.flow_project_kit import copy_project, crew, kickoff_json, write
 
 
 @pytest.fixture(scope="module")
