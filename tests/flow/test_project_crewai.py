@@ -1,4 +1,4 @@
-"""`crew kickoff DIR` of a CrewAI flow project: its steps, in its order, along its routes, crew's agents doing the crews' work."""
+"""`crew kickoff DIR` of a CrewAI flow project: its steps, order and routes, crew's agents doing the crews' work."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from flow.flow_project_kit import copy_project, crew, kickoff_json, write
 
 
@@ -129,4 +130,3 @@ def test_a_crew_that_cannot_load_refuses_the_flow_naming_the_tool(
     assert code == 2 and out == ""
     assert "draft_crew.py" in err and "SerperDevTool" in err and "crewai-tools" in err
     assert not (project / "archive.txt").exists()
-

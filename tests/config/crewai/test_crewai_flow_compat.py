@@ -22,9 +22,9 @@ def test_the_namespace_serves_crew_flow_and_leaves_no_trace() -> None:
 
     before = {n: m for n, m in sys.modules.items() if n.startswith("crewai")}
     with flow_namespace(_no_crew):
-        from crewai.flow.flow import Flow, and_, listen, or_, router, start  # type: ignore[import-not-found]
-        from crewai.flow import persist  # type: ignore[import-not-found]
         from crewai import Process  # type: ignore[import-not-found]
+        from crewai.flow import persist  # type: ignore[import-not-found]
+        from crewai.flow.flow import Flow, and_, listen, or_, router, start  # type: ignore[import-not-found]
 
         assert Flow is crew.flow.Flow and start is crew.flow.start and listen is crew.flow.listen
         assert (router, or_, and_, persist) == (crew.flow.router, crew.flow.or_, crew.flow.and_, crew.flow.persist)
