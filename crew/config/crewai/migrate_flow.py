@@ -102,7 +102,10 @@ def _flow_source(flow: Any, crews: dict[str, str], target: Path) -> str:
         "",
     ]
     body = [line for line in out if not line.startswith("#!")]
-    return "\n".join(header + body).rstrip() + "\n"
+    text = "\n".join(header + body)
+    while "\n\n\n\n" in text:  # the lines of removed imports
+        text = text.replace("\n\n\n\n", "\n\n\n")
+    return text.rstrip() + "\n"
 
 
 def _rewritten(
