@@ -38,6 +38,8 @@ class Picture:
     columns: list[list[str]]
     manager: list[str] | None = None
     delegated: list[str] = field(default_factory=list)
+    noun: str = "task"
+    """What a box is: a crew's task, or a flow's step."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,19 +51,31 @@ def run(args: argparse.Namespace) -> int:
                 f"-o {args.output}: unknown format '{suffix or '(none)'}'; use one of " + ", ".join(FORMATS)
             )
         fmt = FORMATS[suffix]
-    from crew.cli import load_project
-
-    picture = picture_of(load_project(args.path).crew)
+    picture = _picture(args.path)
     text = {"mermaid": mermaid, "markdown": markdown, "dot": dot, "html": page}[fmt](picture)
     if args.output:
         write_file(args.output, text)
         print(
-            f"wrote {args.output} ({count(len(picture.nodes), 'task')}, {count(len(picture.edges), 'edge')})",
+            f"wrote {args.output} ({count(len(picture.nodes), picture.noun)}, {count(len(picture.edges), 'edge')})",
             file=sys.stderr,
         )
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def _picture(path: str) -> Picture:
+    """A flow's steps and routes, or a crew's tasks."""
+    from crew.config.flow_project import find_flow
+
+    flow = find_flow(path)
+    if flow is not None:
+        from crew.cli.flow_inspect import picture
+
+        return picture(flow)
+    from crew.cli import load_project
+
+    return picture_of(load_project(path).crew)
 
 
 def picture_of(crew: Any) -> Picture:
@@ -169,8 +183,8 @@ def page(picture: Picture) -> str:
         )
     title = html.escape(picture.title)
     summary = (
-        f"{count(len(picture.nodes), 'task')}, {count(len(picture.edges), 'dependency', 'dependencies')}; "
-        "arrows point from a task to the tasks that wait for it."
+        f"{count(len(picture.nodes), picture.noun)}, {count(len(picture.edges), 'dependency', 'dependencies')}; "
+        f"arrows point from a {picture.noun} to the {picture.noun}s that wait for it."
     )
     if picture.manager is not None:
         workers = html.escape(", ".join(picture.manager))
