@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from crew.agent.meter import Meter, add_hook
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from crew.models.ratelimit import RateLimiter
     from crew.tools.execution.executor import ToolExecutor
 
-__all__ = ["RunScope", "watch_run"]
+__all__ = ["RunScope", "watch_run", "watch_runs_here"]
 
 
 class RunScope:
@@ -155,9 +156,24 @@ def watch_run(run_id: str, attach: Callable[[RunScope], None]) -> Callable[[], N
     return remove
 
 
+_here: ContextVar[Callable[[RunScope], None] | None] = ContextVar("crew_scope_watcher", default=None)
+
+
+def watch_runs_here(attach: Callable[[RunScope], None]) -> Callable[[], None]:
+    """Call ``attach(scope)`` for every run whose scope is made in this context or one copied
+    from it (asyncio tasks started from here, sync code in worker threads): a streamed flow
+    hears the crews its steps kick off, whatever their run ids. Returns the remover, to call
+    in this same context once the tasks that should inherit it have been started."""
+    token = _here.set(attach)
+    return lambda: _here.reset(token)
+
+
 def _announce(scope: RunScope) -> None:
     if _watchers and scope.run_id is not None:
         with _watchers_lock:
             attach = _watchers.get(scope.run_id)
         if attach is not None:
             attach(scope)
+    here = _here.get()
+    if here is not None:
+        here(scope)

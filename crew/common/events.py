@@ -55,6 +55,9 @@ class EventOrigin:
     run_id: str | None = None
     task: str | None = None
     agent: str | None = None
+    within: tuple[str, str] | None = None
+    """(flow run id, step) when this code runs inside a flow's step: a crew kicked off there
+    says so in its events (``flow_run``, ``flow_step``), so they nest under the step."""
 
 
 _origin: ContextVar[EventOrigin | None] = ContextVar("crew_event_origin", default=None)
@@ -68,7 +71,23 @@ def current_origin() -> EventOrigin | None:
 def scoped(*, run_id: str | None = None, task: str | None = None, agent: str | None = None) -> Iterator[EventOrigin]:
     """Events emitted inside carry these ids unless they name their own (unset ones are inherited)."""
     outer = _origin.get() or EventOrigin()
-    origin = EventOrigin(run_id or outer.run_id, task or outer.task, agent or outer.agent)
+    origin = EventOrigin(run_id or outer.run_id, task or outer.task, agent or outer.agent, outer.within)
+    token = _origin.set(origin)
+    try:
+        yield origin
+    finally:
+        _origin.reset(token)
+
+
+@contextmanager
+def within_step(flow_run: str, step: str) -> Iterator[EventOrigin]:
+    """Events emitted inside (by a crew a flow's step kicks off) name the flow run and the step.
+
+    Only the nesting is set: the flow's own events name their run, and a crew started
+    inside names its own, as it does anywhere.
+    """
+    outer = _origin.get() or EventOrigin()
+    origin = EventOrigin(outer.run_id, outer.task, outer.agent, (flow_run, step))
     token = _origin.set(origin)
     try:
         yield origin
@@ -133,6 +152,9 @@ class EventBus:
                 data["task"] = origin.task
             if origin.agent is not None and data.get("agent") is None:
                 data["agent"] = origin.agent
+            if origin.within is not None and run_id != origin.within[0]:
+                data.setdefault("flow_run", origin.within[0])
+                data.setdefault("flow_step", origin.within[1])
         with self._lock:
             subscribers = list(self._subscribers)
         if not subscribers and not _logged(_level(type)):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from crew.common.blocking import in_thread
-from crew.common.events import bus
+from crew.common.events import bus, within_step
 from crew.errors import FlowError, FlowPaused, FlowRouteWarning, FlowStepError, FlowStepLimitError
 from crew.flow.conditions import satisfied
 from crew.flow.state import dump_state
@@ -203,7 +203,8 @@ class FlowRun:
     async def _call(self, step: Step, given: Any) -> Any:
         bound: Callable[..., Any] = step.fn.__get__(self.flow, type(self.flow))
         args = () if given is NO_INPUT or not step.takes_input else (given,)
-        result = await bound(*args) if step.is_async else await in_thread(bound, *args)
+        with within_step(self.run_id, step.name):  # the crews it kicks off say so in their events
+            result = await bound(*args) if step.is_async else await in_thread(bound, *args)
         if asyncio.iscoroutine(result):  # a sync step that returned a coroutine
             result = await result
         return result

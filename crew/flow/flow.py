@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from typing import Any, ClassVar, Generic, get_args, get_origin
 
 from pydantic import BaseModel
@@ -96,13 +96,34 @@ class Flow(Generic[S]):
 
         return run_blocking(lambda: self.kickoff_async(inputs), thread_name="crew-flow")
 
-    async def kickoff_async(self, inputs: Mapping[str, Any] | None = None) -> Any:
+    async def kickoff_async(self, inputs: Mapping[str, Any] | None = None, *, run_id: str | None = None) -> Any:
         """Run the flow on this event loop: ``inputs`` set state fields before the first step."""
         self._check()
         if inputs:
             self._state = apply_inputs(self._state, dict(inputs), self.flow_name)
-        run = self._run = FlowRun(self, self._steps, run_id=uuid.uuid4().hex, max_steps=self.max_steps)
+        run = self._run = FlowRun(self, self._steps, run_id=run_id or uuid.uuid4().hex, max_steps=self.max_steps)
         return await self._execute(run)
+
+    def astream(
+        self, inputs: Mapping[str, Any] | None = None, *, buffer: int = 256, run_id: str | None = None
+    ) -> AsyncGenerator[Any, None]:
+        """Run the flow, yielding its events as they happen, then its output (as ``Crew.astream``).
+
+        The flow's steps are ``crew.flow.events`` models (``StepStarted``, ``StepFinished``,
+        ``RouteChosen`` ...); the crews its steps kick off stream their own events among them
+        (a crew's ``RunStarted.step`` names its step). Leaving the loop early cancels the run.
+        """
+        from crew.flow.events import stream_flow
+
+        return stream_flow(self.kickoff_async, inputs, buffer=buffer, run_id=run_id)
+
+    def stream(
+        self, inputs: Mapping[str, Any] | None = None, *, buffer: int = 256, run_id: str | None = None
+    ) -> Iterator[Any]:
+        """The sync twin of :meth:`astream`: the run happens on a loop in a worker thread."""
+        from crew.stream.drive import iterate_sync
+
+        return iterate_sync(lambda: self.astream(inputs, buffer=buffer, run_id=run_id), thread_name="crew-flow")
 
     async def _execute(self, run: FlowRun, **options: Any) -> Any:
         started = time.perf_counter()

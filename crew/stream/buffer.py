@@ -49,7 +49,15 @@ class EventBuffer:
             self._loop.call_soon_threadsafe(self._append, item)
 
     async def put_delta(self, item: Any) -> None:
-        """Append ``item`` once there is room (the back-pressure on model streams)."""
+        """Append ``item`` once there is room (the back-pressure on model streams).
+
+        From another thread (a crew a flow's sync step kicks off, on that thread's own loop)
+        it is appended as :meth:`put` does, in order with that thread's other events: this
+        buffer's waits belong to its own loop.
+        """
+        if threading.get_ident() != self._thread:
+            self.put(item)
+            return
         while len(self._items) >= self.maxsize and not self.closed:
             self._room.clear()
             await self._room.wait()

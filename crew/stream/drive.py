@@ -38,16 +38,27 @@ _END = object()
 
 
 async def stream_run(
-    run_id: str, start: Callable[[], Awaitable[T]], *, buffer: int = DEFAULT_BUFFER
+    run_id: str,
+    start: Callable[[], Awaitable[T]],
+    *,
+    buffer: int = DEFAULT_BUFFER,
+    watch: Callable[[Listener, EventBuffer], Callable[[], None]] | None = None,
 ) -> AsyncGenerator[Any, None]:
     """Start ``start()`` (which must make the run ``run_id``), yield its events, then its result.
 
     The run's exception, if it raises, is raised here after the events that led to it.
+    ``watch(listener, buffer)`` (a flow's stream) decides which runs the listener attaches
+    to, and may put events of its own in the buffer; it is called just before the run starts,
+    in the context the run inherits, and returns its remover. By default: the run ``run_id``.
     """
     events = EventBuffer(buffer)
     listener = Listener(events)
-    unwatch = watch_run(run_id, listener.attach)
-    run: asyncio.Future[T] = asyncio.ensure_future(start())
+    if watch is None:
+        unwatch = watch_run(run_id, listener.attach)
+        run: asyncio.Future[T] = asyncio.ensure_future(start())
+    else:
+        unwatch = watch(listener, events)
+        run = asyncio.ensure_future(start())
     run.add_done_callback(lambda _: events.put(_END))
     try:
         while True:

@@ -48,6 +48,8 @@ class RunStarted(StreamEvent):
     type: Literal["run.started"] = "run.started"
     crew: str = ""
     tasks: list[str] = Field(default_factory=list)
+    step: str | None = None
+    """The flow step that kicked this crew off (a streamed flow), else None."""
 
 
 class TaskStarted(StreamEvent):

@@ -38,7 +38,13 @@ __all__ = ["Listener", "Sink"]
 
 
 def _run_started(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:
-    return RunStarted(run_id=run_id, time=at, crew=data.get("crew") or "", tasks=list(data.get("tasks") or ()))
+    return RunStarted(
+        run_id=run_id,
+        time=at,
+        crew=data.get("crew") or "",
+        tasks=list(data.get("tasks") or ()),
+        step=data.get("flow_step"),
+    )
 
 
 def _task_started(run_id: str, data: dict[str, Any], at: float) -> StreamEvent:

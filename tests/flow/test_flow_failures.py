@@ -1,0 +1,125 @@
+"""Bad flows get clear answers: the failing step named, loops stopped, unheard routes warned, Ctrl-C obeyed."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import BaseModel
+
+from crew.errors import FlowDefinitionError, FlowRouteWarning, FlowStepError, FlowStepLimitError
+from crew.flow import Flow, listen, router, start
+
+
+class Counter(BaseModel):
+    turns: int = 0
+
+
+def test_a_step_that_raises_fails_the_run_naming_the_step_with_the_state_kept():
+    class F(Flow[Counter]):
+        @start()
+        def count(self):
+            self.state.turns = 7
+
+        @listen(count)
+        def explode(self):
+            raise KeyError("no such column")
+
+        @listen(explode)
+        def never(self):
+            raise AssertionError("must not run")
+
+    flow = F()
+    with pytest.raises(FlowStepError, match=r"flow F: step 'explode' failed: KeyError: 'no such column'") as caught:
+        flow.kickoff()
+    assert caught.value.step == "explode" and caught.value.state.turns == 7
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert flow.method_outputs == [None]
+
+
+def test_max_steps_stops_a_router_loop_that_never_ends():
+    class Forever(Flow[Counter]):
+        @start("again")
+        def turn(self):
+            self.state.turns += 1
+
+        @router(turn)
+        def loop(self):
+            return "again"
+
+    flow = Forever(max_steps=50)
+    with pytest.raises(FlowStepLimitError, match=r"max_steps=50 step runs, before running 'turn' again") as caught:
+        flow.kickoff()
+    assert caught.value.state.turns == 25  # 25 turns and 25 routes
+    assert Forever.max_steps == 1000
+    with pytest.raises(FlowDefinitionError, match="max_steps must be a positive int"):
+        Forever(max_steps=0)
+
+
+def test_a_label_nothing_waits_for_is_a_warning_at_run_time():
+    class F(Flow):
+        @start()
+        def a(self):
+            return 1
+
+        @router(a)
+        def choose(self):
+            return "nowhere"
+
+        @listen("somewhere")
+        def b(self):
+            return 2
+
+    with pytest.warns(FlowRouteWarning, match=r"router 'choose' returned 'nowhere', which no step listens for"):
+        assert F().kickoff() == "nowhere"
+
+
+def test_cancelling_a_run_cancels_its_running_steps():
+    events: list[str] = []
+
+    class Slow(Flow):
+        @start()
+        async def wait(self):
+            events.append("started")
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                events.append("cancelled")
+                raise
+
+        @listen(wait)
+        def after(self):
+            events.append("must not run")
+
+    async def main() -> None:
+        run = asyncio.ensure_future(Slow().kickoff_async())
+        while not events:
+            await asyncio.sleep(0)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(main())
+    assert events == ["started", "cancelled"]
+
+
+def test_a_failing_step_cancels_the_steps_running_beside_it():
+    events: list[str] = []
+
+    class F(Flow):
+        @start()
+        async def slow(self):
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                events.append("slow cancelled")
+                raise
+
+        @start()
+        async def bad(self):
+            await asyncio.sleep(0)
+            raise ValueError("bad input")
+
+    with pytest.raises(FlowStepError, match="step 'bad'"):
+        F().kickoff()
+    assert events == ["slow cancelled"]
