@@ -10,7 +10,11 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-from crew.cli import count
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 task``, ``2 tasks`` (``crew.cli.count``'s twin: the drawing imports nothing of the command)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
 
 DELEGATED = "assigned by the manager"
 """The agent line of a hierarchical crew's task that names no agent: the manager picks one at run time."""

@@ -20,9 +20,10 @@ from crew.cli import EXIT_OK, count, llm_option
 def validate(args: argparse.Namespace, flow: Any) -> int:
     from crew.cli.flow_kickoff import FlowCrews, flow_session
     from crew.cli.kickoff import _pairs
-    from crew.config.flow_check import check_shape, check_state, shape_of
+    from crew.config.flow_check import check_shape, check_state
     from crew.config.flow_project import check_flow
     from crew.config.problems import Problems, display_path
+    from crew.flow.shape import shape_of
 
     no_import = getattr(args, "no_import", False)
     problems = Problems()
@@ -32,7 +33,7 @@ def validate(args: argparse.Namespace, flow: Any) -> int:
     _crews(flow, problems, llm_option(getattr(args, "llm", None)), no_import)
     shape = None
     if not no_import and not problems.errors:
-        crews = FlowCrews(llm_option(getattr(args, "llm", None)), None, False)
+        crews = FlowCrews(llm_option(getattr(args, "llm", None)), None)
         with flow_session(flow, crews) as cls:
             shape = shape_of(cls)
             check_shape(shape, problems)
@@ -77,55 +78,12 @@ def _line(text: str) -> Any:
 def picture(flow: Any) -> Any:
     """The flow's steps and routes as ``crew plot`` draws a crew's tasks."""
     from crew.cli.flow_kickoff import FlowCrews, flow_session
-    from crew.config.flow_check import shape_of
+    from crew.flow.plot import picture_of_shape
+    from crew.flow.shape import shape_of
 
-    with flow_session(flow, FlowCrews(None, None, False)) as cls:
+    with flow_session(flow, FlowCrews(None, None)) as cls:
         shape = shape_of(cls)
     return picture_of_shape(shape)
 
 
-def picture_of_shape(shape: Any) -> Any:
-    """Boxes for steps (their kind and labels under the name), arrows for what fires what."""
-    from crew.cli.plot import Picture
-
-    labels = shape.labels
-    names = [s.name for s in shape.steps]
-    nodes = [(s.name, _subtitle(s, set(names))) for s in shape.steps]
-    edges: list[tuple[str, str]] = []
-    for step in shape.steps:
-        for name in step.waits_for:
-            sources = [name] if name in names else [r.name for r in labels.get(name, [])]
-            # an arrow back to an earlier step (a loop) is said under that step instead ("again on ...")
-            edges += [(a, step.name) for a in sources if names.index(a) < names.index(step.name)]
-    edges = list(dict.fromkeys(edges))
-    return Picture(f"{shape.name} (flow)", nodes, edges, _columns(names, edges), noun="step")
-
-
-def _subtitle(step: Any, names: set[str]) -> str:
-    """``start``, ``listen on 'label'``, ``router -> a | b``, and ``again on 'label'`` for a loop's way back."""
-    on = [repr(n) for n in step.waits_for if n not in names]
-    parts = [step.kind + (" on " + ", ".join(on) if on else "")]
-    if step.again_on:
-        parts.append("again on " + ", ".join(repr(label) for label in step.again_on))
-    if step.labels or step.computed:
-        parts.append("-> " + " | ".join([*step.labels, *(["..."] if step.computed else [])]))
-    return ", ".join(parts)
-
-
-def _columns(names: list[str], edges: list[tuple[str, str]]) -> list[list[str]]:
-    """Each step in the column after the furthest step that fires it (edges that close a loop are not counted)."""
-    depth = dict.fromkeys(names, 0)
-    for _ in names:  # longest path by relaxation; at most len(names) rounds for a DAG
-        changed = False
-        for a, b in edges:
-            if names.index(a) < names.index(b) and depth[b] < depth[a] + 1:
-                depth[b], changed = depth[a] + 1, True
-        if not changed:
-            break
-    columns: list[list[str]] = [[] for _ in range(max(depth.values(), default=0) + 1)]
-    for name in names:
-        columns[depth[name]].append(name)
-    return columns
-
-
-__all__ = ["picture", "picture_of_shape", "validate"]
+__all__ = ["picture", "validate"]

@@ -19,18 +19,21 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, llm_option
 
+Prepare = Callable[[Any, dict[str, Any]], None]
+"""What ``crew kickoff`` does to a crew before it runs (its ``--transport``, dry tools on the test model)."""
+
 
 class FlowCrews:
     """Builds the crews of a flow's folders for the run: its model, its dry tools; warnings said once."""
 
-    def __init__(self, llm: str | None, out: str | None, live_tools: bool, transport: str | None = None) -> None:
-        self.llm, self.out, self.live_tools, self.transport = llm, out, live_tools, transport
+    def __init__(self, llm: str | None, out: str | None, prepare: Prepare | None = None) -> None:
+        self.llm, self.out, self.prepare = llm, out, prepare
         self._said: set[Path] = set()
 
     def project(self, folder: Path) -> Any:
@@ -45,7 +48,6 @@ class FlowCrews:
 
     def __call__(self, folder: Path, inputs: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         """The crew of ``folder`` ready to run on ``inputs`` (its defaults under them), and those inputs."""
-        from crew.cli.kickoff import _offline, apply_transport
         from crew.cli.verbose import route_verbose
         from crew.store.scrub import scrubber_for
 
@@ -53,8 +55,8 @@ class FlowCrews:
         merged = {**project.inputs, **(inputs or {})}
         scrubber_for(project.crew)
         route_verbose(project.crew, None, quiet=True)  # the flow's view says each task of its crews
-        apply_transport(project.crew, self.transport)
-        _offline(project.crew, merged, live_tools=self.live_tools)
+        if self.prepare is not None:
+            self.prepare(project.crew, merged)
         return project.crew, merged
 
 
@@ -143,7 +145,7 @@ class _Bound:
         return getattr(self.crew, name)
 
 
-def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any]) -> int:
+def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Prepare) -> int:
     """Check, then run the flow; print its result (the last step's output) or one JSON document.
 
     Exit 0 done, 1 a step failed (or the flow looped past ``max_steps``), 3 paused on a
@@ -151,7 +153,7 @@ def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any]) -> int:
     """
     from crew.cli.flow_progress import progress_for
 
-    crews = FlowCrews(llm_option(args.llm), args.out, args.live_tools, getattr(args, "transport", None))
+    crews = FlowCrews(llm_option(args.llm), args.out, prepare)
     preflight(flow, crews)
     outcome = _Outcome()
     from crew.cli.output import tool_output_to_stderr

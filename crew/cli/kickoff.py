@@ -43,7 +43,11 @@ def run(args: argparse.Namespace) -> int:
     if flow is not None:
         from crew.cli import flow_kickoff
 
-        return flow_kickoff.run(args, flow, given)
+        def prepare(crew: Any, inputs: dict[str, Any]) -> None:
+            apply_transport(crew, getattr(args, "transport", None))
+            _offline(crew, inputs, live_tools=args.live_tools)
+
+        return flow_kickoff.run(args, flow, given, prepare)
     if args.for_each:
         from crew.cli import for_each
 

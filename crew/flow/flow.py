@@ -88,6 +88,15 @@ class Flow(Generic[S]):
         """The outputs of the last (or current) kickoff's step runs, in the order they finished."""
         return [] if self._run is None else [output for _, output in self._run.outputs]
 
+    def plot(self, filename: str = "crew_flow") -> str:
+        """Write ``filename``.html, a picture of the flow's steps, routes and labels; return its path.
+
+        CrewAI's ``flow.plot("name")``; the page is the one ``crew plot FLOW_DIR`` draws.
+        """
+        from crew.flow.plot import plot
+
+        return plot(type(self), filename)
+
     # -- running ------------------------------------------------------------------------------
 
     def kickoff(self, inputs: Mapping[str, Any] | None = None) -> Any:
