@@ -38,9 +38,9 @@ def validate(args: argparse.Namespace, flow: Any) -> int:
             shape = shape_of(cls)
             check_shape(shape, problems)
             check_state(cls, _pairs(getattr(args, "inputs", [])), problems, (display_path(flow.file), flow.class_line))
+    problems.raise_errors()  # with the warnings, when there is an error
     for problem in problems.of("warning"):
         print(problem, file=sys.stderr)
-    problems.raise_errors()
     print(f"ok: {display_path(flow.file)}")
     kind = "CrewAI flow project" if flow.kind == "crewai" else "flow"
     steps = f", {count(len(shape.steps), 'step')}, {count(len(shape.labels), 'route label')}" if shape else ""

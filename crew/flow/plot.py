@@ -44,12 +44,12 @@ def picture_of_shape(shape: FlowShape) -> Any:
 def _subtitle(step: Any, names: set[str]) -> str:
     """``start``, ``listen on 'label'``, ``router -> a | b``, and ``again on 'label'`` for a loop's way back."""
     on = [repr(n) for n in step.waits_for if n not in names]
-    parts = [step.kind + (" on " + ", ".join(on) if on else "")]
-    if step.again_on:
-        parts.append("again on " + ", ".join(repr(label) for label in step.again_on))
+    head = step.kind + (" on " + ", ".join(on) if on else "")
     if step.labels or step.computed:
-        parts.append("-> " + " | ".join([*step.labels, *(["..."] if step.computed else [])]))
-    return ", ".join(parts)
+        head += " -> " + " | ".join([*step.labels, *(["..."] if step.computed else [])])
+    if step.again_on:
+        head += ", again on " + ", ".join(repr(label) for label in step.again_on)
+    return head
 
 
 def _columns(names: list[str], edges: list[tuple[str, str]]) -> list[list[str]]:

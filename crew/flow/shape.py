@@ -93,7 +93,7 @@ def _returned_labels(fn: Any, first_line: int) -> tuple[dict[str, int], bool]:
             labels.setdefault(value.value, first_line + node.lineno - 1)
         elif not (isinstance(value, ast.Constant) and value.value is None):
             computed = True
-    return labels, computed
+    return dict(sorted(labels.items(), key=lambda item: item[1])), computed
 
 
 def _shown(path: str) -> str:
