@@ -82,7 +82,9 @@ class Observer(Protocol):
 
     def step_done(self, run: StepRun, output: Any, state: dict[str, Any], *, reused: bool) -> None: ...
 
-    def step_failed(self, run: StepRun, error: BaseException, state: dict[str, Any]) -> None: ...
+    def step_failed(
+        self, run: StepRun, error: BaseException, state: dict[str, Any], *, status: str = "failed"
+    ) -> None: ...
 
 
 class FlowRun:
@@ -188,6 +190,8 @@ class FlowRun:
         except asyncio.CancelledError:
             raise
         except FlowPaused as paused:
+            if self.observer is not None:
+                self.observer.step_failed(run, paused, dump_state(self.flow.state), status="paused")
             self._fail(paused)
             return
         except BaseException as exc:  # noqa: BLE001 - a step's failure is the run's, named

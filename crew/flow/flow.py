@@ -20,7 +20,7 @@ from typing_extensions import TypeVar  # a TypeVar with a default: plain `Flow` 
 from crew.common.events import bus
 from crew.errors import FlowDefinitionError, FlowError
 from crew.flow.engine import FlowRun
-from crew.flow.state import apply_inputs, dump_state, initial_state
+from crew.flow.state import apply_inputs, dump_state, initial_state, load_state
 from crew.flow.steps import Steps
 
 __all__ = ["DEFAULT_MAX_STEPS", "Flow"]
@@ -42,6 +42,8 @@ class Flow(Generic[S]):
     initial_state: ClassVar[Any] = None
     name: ClassVar[str | None] = None
     max_steps: int = DEFAULT_MAX_STEPS
+    store: Any = None
+    """A ``RunStore`` or the path of one: every kickoff recorded there, step by step (resumable)."""
 
     _steps: ClassVar[Steps]
     _state_type: ClassVar[Any] = None
@@ -55,7 +57,10 @@ class Flow(Generic[S]):
                     cls._state_type = args[0]
         cls._steps = Steps.of(cls)
 
-    def __init__(self, *, max_steps: int | None = None, **state: Any) -> None:
+    def __init__(self, *, max_steps: int | None = None, store: Any = None, **state: Any) -> None:
+        if store is not None:
+            self.store = store
+        self._store: Any = None
         if max_steps is not None:
             if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
                 raise FlowDefinitionError(f"flow {self.flow_name}: max_steps must be a positive int, not {max_steps!r}")
@@ -111,7 +116,81 @@ class Flow(Generic[S]):
         if inputs:
             self._state = apply_inputs(self._state, dict(inputs), self.flow_name)
         run = self._run = FlowRun(self, self._steps, run_id=run_id or uuid.uuid4().hex, max_steps=self.max_steps)
-        return await self._execute(run)
+        store = self.run_store()
+        if store is None:
+            return await self._execute(run)
+        from crew.flow.durable import recorded
+
+        return await recorded(self, run, store, inputs=dict(inputs or {}))
+
+    # -- the run store ------------------------------------------------------------------------
+
+    def run_store(self) -> Any:
+        """The ``RunStore`` of ``store`` (opened on first use), or None without one."""
+        if self.store is None:
+            return None
+        if self._store is None or (self._store is not self.store and str(self._store.path) != str(self.store)):
+            from crew.store.lifecycle import open_store
+
+            self._store = open_store(self.store)
+        return self._store
+
+    def resume(self, run_id: str | None = None) -> Any:
+        """Continue a stored run of this flow (default: the latest unfinished one), blocking."""
+        from crew.common.blocking import run_blocking
+
+        return run_blocking(lambda: self.resume_async(run_id), thread_name="crew-flow")
+
+    async def resume_async(self, run_id: str | None = None, *, new_run_id: str | None = None) -> Any:
+        """Continue a failed, interrupted or paused run at its first step that did not finish.
+
+        The steps that finished are not run again: their stored outputs are handed on, so the
+        run goes the way it went (a router's label too), and the state is as it was after the
+        last of them. A run that finished, or that a later resume finished, is refused.
+        """
+        from crew.flow.durable import latest_unfinished
+        from crew.store.flow_runs import plan_flow_resume
+
+        store = self._require_store("resume")
+        stored = store.run(run_id) if run_id is not None else latest_unfinished(store, type(self))
+        return await self._continue(store, plan_flow_resume(store, stored), "resume", new_run_id)
+
+    def replay(self, run_id: str, *, from_step: str) -> Any:
+        """Rerun a stored run from ``from_step``: what finished before it is handed on (blocking)."""
+        from crew.common.blocking import run_blocking
+
+        return run_blocking(lambda: self.replay_async(run_id, from_step=from_step), thread_name="crew-flow")
+
+    async def replay_async(self, run_id: str, *, from_step: str, new_run_id: str | None = None) -> Any:
+        """Rerun ``from_step`` and what follows it, with the state as it was before it ran."""
+        from crew.store.flow_runs import plan_flow_replay
+
+        if from_step not in self._steps.by_name:
+            raise FlowDefinitionError(
+                f"--from {from_step}: flow {self.flow_name} has no step '{from_step}' "
+                f"(its steps: {', '.join(self._steps.by_name)})"
+            )
+        store = self._require_store("replay")
+        return await self._continue(store, plan_flow_replay(store, store.run(run_id), from_step), "replay", new_run_id)
+
+    async def _continue(self, store: Any, plan: Any, mode: str, new_run_id: str | None) -> Any:
+        from crew.flow.durable import StoredJournal, recorded, restore
+
+        self._check()
+        start = plan.run.settings.get("state")
+        if isinstance(start, dict):  # the state the stored run started with, then the state it reached
+            self._state = load_state(self._state, start, self.flow_name)
+        restore(self, plan)
+        journal = StoredJournal(plan.finished)
+        run_id = new_run_id or uuid.uuid4().hex
+        run = self._run = FlowRun(self, self._steps, run_id=run_id, max_steps=self.max_steps, journal=journal)
+        return await recorded(self, run, store, inputs=plan.run.inputs, plan=plan, mode=mode, folder=plan.run.folder)
+
+    def _require_store(self, what: str) -> Any:
+        store = self.run_store()
+        if store is None:
+            raise FlowDefinitionError(f"{what} needs a run store: build the flow with store='path/to/runs.db'")
+        return store
 
     def astream(
         self, inputs: Mapping[str, Any] | None = None, *, buffer: int = 256, run_id: str | None = None

@@ -55,7 +55,7 @@ async def kickoff(
     """
     crew._prewarm()  # models may have been set since the crew was built
     run_id = run_id or uuid.uuid4().hex
-    store = store if store is not None else crew.run_store()
+    store = store if store is not None else crew.run_store() or _flows_store()
     budget = Budget.of(crew, spent_before=continuation.spent_before, continued_from=continuation.from_run)
     if store is None:
         run = CrewRun(crew, inputs, run_id=run_id, budget=budget)
@@ -71,6 +71,14 @@ async def kickoff(
     return await recorded(
         recorder, run.execute(continuation, on_task_done=done, approver=approver), continuation.from_run
     )
+
+
+def _flows_store() -> RunStore | None:
+    """The store of the flow run whose step kicks this crew off (``crew.store.store.ambient``), if any.
+
+    Only a recorded flow run sets it, and that loaded the store module: without it, nothing to look up."""
+    module = sys.modules.get("crew.store.store")
+    return None if module is None else module.ambient.get()
 
 
 async def kickoff_elsewhere(

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from crew.common.events import Event, bus
+from crew.common.events import Event, bus, current_origin
 from crew.common.usage import Usage
 from crew.store.hashing import crew_hash, task_hashes
 from crew.store.scrub import scrubber_for
@@ -100,7 +100,8 @@ class RunRecorder:
         statements: list[tuple[str, tuple[Any, ...]]] = [
             (
                 "INSERT INTO runs (id, crew, crew_hash, folder, inputs, settings, status, mode, continued_from, "
-                "from_task, started_at, pid, host) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+                "from_task, started_at, pid, host, parent_run, parent_step) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.run_id,
                     self.crew.name,
@@ -114,6 +115,7 @@ class RunRecorder:
                     now,
                     os.getpid(),
                     self.store.host,
+                    *_within(),
                 ),
             )
         ]
@@ -292,6 +294,12 @@ class RunRecorder:
                 self.store.cap(self.scrub.text(result if isinstance(result, str) or result is None else str(result))),
             ),
         )
+
+
+def _within() -> tuple[str | None, str | None]:
+    """(flow run, step) when this crew runs inside a flow's step (``crew.common.events.within_step``)."""
+    origin = current_origin()
+    return (None, None) if origin is None or origin.within is None else origin.within
 
 
 def _usage(usage: Usage) -> tuple[int, int, int, int, float]:

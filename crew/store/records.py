@@ -37,6 +37,11 @@ class StoredRun(BaseModel):
     error: str | None = None
     pid: int | None = None
     host: str | None = None
+    kind: str = "crew"
+    """crew, or flow (then ``crew`` is the flow's name and its steps are ``StoredStep`` rows)."""
+    parent_run: str | None = None
+    """The flow run whose step kicked this crew off, if any (with ``parent_step``)."""
+    parent_step: str | None = None
 
     @property
     def duration(self) -> float | None:
@@ -111,6 +116,33 @@ class StoredToolCall(BaseModel):
         return is_stand_in(self.result)
 
 
+class StoredStep(BaseModel):
+    """One run of one step of a flow: the ``number``-th run of ``step`` (1, 2, ... in a loop)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    step: str
+    number: int = 1
+    seq: int = 0
+    """The order the flow run started its step runs in."""
+    status: str
+    """running, done, failed, paused or interrupted."""
+    reused: bool = False
+    """A resume handed on the output of the run it continued: the step did not run again."""
+    input: Any = None
+    output: Any = None
+    """The output as JSON (a pydantic model as ``{"model": "module:Class", "value": ...}``)."""
+    state: dict[str, Any] | None = None
+    """The flow's state right after the step finished (or failed)."""
+    error: str | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.started_at is None or self.finished_at is None else self.finished_at - self.started_at
+
+
 class RunDetail(BaseModel):
     """A run with everything recorded about it (``crew show``)."""
 
@@ -120,6 +152,10 @@ class RunDetail(BaseModel):
     tasks: list[StoredTask] = Field(default_factory=list)
     model_calls: list[StoredModelCall] = Field(default_factory=list)
     tool_calls: list[StoredToolCall] = Field(default_factory=list)
+    steps: list[StoredStep] = Field(default_factory=list)
+    """A flow run's step runs, in the order they started (empty for a crew's run)."""
+    children: list[RunDetail] = Field(default_factory=list)
+    """A flow run's crews, each with everything recorded about it (``parent_step`` says whose)."""
 
     def task(self, name: str) -> StoredTask:
         for task in self.tasks:

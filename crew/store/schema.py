@@ -171,7 +171,37 @@ def _approvals_by_task_v3(conn: sqlite3.Connection) -> None:
     conn.execute("DROP TABLE approvals_v2")
 
 
-MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3]
+_FLOW_STEPS = """
+CREATE TABLE flow_steps (
+    run_id TEXT NOT NULL,
+    step TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    reused INTEGER NOT NULL DEFAULT 0,
+    input TEXT,
+    output TEXT,
+    state TEXT,
+    error TEXT,
+    started_at REAL,
+    finished_at REAL,
+    PRIMARY KEY (run_id, step, number)
+)
+"""
+
+
+def _flows_v4(conn: sqlite3.Connection) -> None:
+    """Flow runs: a run is a crew's or a flow's (``kind``); a crew a flow's step kicked off names that
+    run and step (``parent_run``, ``parent_step``); each run of each step of a flow is a row of
+    ``flow_steps`` (the ``number``-th run of that step), with its input, output and the state after it."""
+    conn.execute("ALTER TABLE runs ADD COLUMN kind TEXT NOT NULL DEFAULT 'crew'")
+    conn.execute("ALTER TABLE runs ADD COLUMN parent_run TEXT")
+    conn.execute("ALTER TABLE runs ADD COLUMN parent_step TEXT")
+    conn.execute("CREATE INDEX runs_parent ON runs (parent_run)")
+    conn.execute(_FLOW_STEPS)
+
+
+MIGRATIONS: list[Migration] = [_create_v1, _approvals_v2, _approvals_by_task_v3, _flows_v4]
 """``MIGRATIONS[n]`` upgrades a store of version ``n`` to ``n + 1`` (0 is an empty file)."""
 
 _SHAREABLE = frozenset({"tool_cache", "sqlite_sequence"})

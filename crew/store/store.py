@@ -16,13 +16,14 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from crew.common.usage import Usage
 from crew.errors import StoreError
-from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredTask, StoredToolCall
+from crew.store.records import RunDetail, StoredModelCall, StoredRun, StoredStep, StoredTask, StoredToolCall
 from crew.store.schema import connect, host
 
 if TYPE_CHECKING:
@@ -39,6 +40,10 @@ DEFAULT_MAX_TEXT = 20_000
 
 _USAGE = ("prompt_tokens", "completion_tokens", "total_tokens", "requests", "cost")
 _WRITABLE = "give a writable file with --store, or run with --no-store"
+
+ambient: ContextVar[RunStore | None] = ContextVar("crew_ambient_store", default=None)
+"""The store of the flow run whose step is running here: a crew kicked off in the step without a
+store of its own is recorded there, as a child of the flow run (``crew.run.kickoff`` reads it)."""
 
 recording: set[str] = set()
 """The runs this process is recording now: a "running" row with this process's pid is alive only
@@ -217,10 +222,32 @@ class RunStore:
             row["cached"], row["refused"] = bool(row["cached"]), bool(row["refused"])
         return [StoredToolCall.model_validate(row) for row in rows]
 
+    def steps(self, run_id: str) -> list[StoredStep]:
+        """A flow run's step runs, in the order they started."""
+        rows = self._rows("SELECT * FROM flow_steps WHERE run_id = ? ORDER BY seq", [run_id])
+        for row in rows:
+            row["input"], row["output"], row["state"] = (
+                _loads(row["input"]),
+                _loads(row["output"]),
+                _loads(row["state"]),
+            )
+            row["reused"] = bool(row["reused"])
+        return [StoredStep.model_validate(row) for row in rows]
+
+    def children(self, run_id: str) -> list[StoredRun]:
+        """The crews a flow run's steps kicked off, in the order they started."""
+        rows = self._rows("SELECT * FROM runs WHERE parent_run = ? ORDER BY started_at, rowid", [run_id])
+        return [self._run(row) for row in rows]
+
     def detail(self, ref: str | None = None) -> RunDetail:
         run = self.run(ref)
         return RunDetail(
-            run=run, tasks=self.tasks(run.id), model_calls=self.model_calls(run.id), tool_calls=self.tool_calls(run.id)
+            run=run,
+            tasks=self.tasks(run.id),
+            model_calls=self.model_calls(run.id),
+            tool_calls=self.tool_calls(run.id),
+            steps=self.steps(run.id) if run.kind == "flow" else [],
+            children=[self.detail(child.id) for child in self.children(run.id)] if run.kind == "flow" else [],
         )
 
     def outputs(self, run_id: str) -> dict[str, TaskOutput]:
