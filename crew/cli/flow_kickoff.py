@@ -145,11 +145,12 @@ class _Bound:
         return getattr(self.crew, name)
 
 
-def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Prepare) -> int:
+def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Prepare, store: Any = None) -> int:
     """Check, then run the flow; print its result (the last step's output) or one JSON document.
 
     Exit 0 done, 1 a step failed (or the flow looped past ``max_steps``), 3 paused on a
-    question to a person, 2 refused before anything ran.
+    question to a person, 2 refused before anything ran. With ``store`` the run is recorded
+    there (its steps, their state, its crews as child runs), with the flow's folder.
     """
     from crew.cli.flow_progress import progress_for
 
@@ -160,8 +161,9 @@ def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Pr
 
     with flow_session(flow, crews) as cls, progress_for(args):
         outcome.flow = cls()
+        outcome.flow.store = store
         with tool_output_to_stderr():  # the steps' prints: stdout carries the result only
-            outcome.run(inputs)
+            outcome.run(inputs, str(flow.folder))
     _print(args, outcome)
     return outcome.code
 
@@ -174,13 +176,13 @@ class _Outcome:
         self.result: Any = None
         self.error: Any = None
 
-    def run(self, inputs: dict[str, Any]) -> None:
+    def run(self, inputs: dict[str, Any], folder: str) -> None:
         import asyncio
 
         from crew.errors import FlowError
 
         try:
-            self.result = asyncio.run(self.flow.kickoff_async(inputs=inputs))
+            self.result = asyncio.run(self.flow.kickoff_async(inputs=inputs, folder=folder))
         except FlowError as exc:  # a step's failure (or a pause) is the run's result, said with the step
             self.error = exc
 

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
             apply_transport(crew, getattr(args, "transport", None))
             _offline(crew, inputs, live_tools=args.live_tools)
 
-        return flow_kickoff.run(args, flow, given, prepare)
+        store = None if args.no_store else open_store(args.store, flow.folder)
+        return flow_kickoff.run(args, flow, given, prepare, store)
     if args.for_each:
         from crew.cli import for_each
 

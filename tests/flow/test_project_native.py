@@ -96,3 +96,22 @@ def test_stream_json_prints_the_steps_as_json_lines(capsys: pytest.CaptureFixtur
         line for line in lines if line["type"] == "task.done"
     ).items()
     assert lines[-1]["status"] == "done" and lines[-1]["output"] == "digest of rivers: 4 steps"
+
+
+def test_the_run_is_stored_with_its_steps_and_its_crew_as_a_child(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from crew.store import RunStore
+
+    store = tmp_path / "runs.db"
+    document = kickoff_json(capsys, str(DIGEST), "--llm", "test", "--store", str(store))
+    with RunStore(store) as runs:
+        flow_run = runs.run(document["run_id"])
+        assert (flow_run.kind, flow_run.status, flow_run.folder) == ("flow", "done", str(DIGEST))
+        [child] = runs.children(flow_run.id)
+        assert (child.crew, child.parent_step) == ("summary", "summarise")
+    monkeypatch.setenv("CREW_STORE", str(store))
+    code, _, err = crew(capsys, "kickoff", str(DIGEST), "--llm", "test", "-q", "--no-store")
+    assert code == 0, err
+    with RunStore(store) as runs:
+        assert len(runs.runs()) == 2  # the flow run and its crew's, from the first kickoff only
