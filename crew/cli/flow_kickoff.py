@@ -81,7 +81,7 @@ def preflight(flow: Any, crews: FlowCrews) -> None:
 @contextlib.contextmanager
 def flow_session(flow: Any, crews: FlowCrews) -> Iterator[type]:
     """The flow's class, imported with its modules' folder on ``sys.path`` (and, for a CrewAI project, its
-    ``crewai`` served, its ``.env`` read and its root the current folder); all put back afterwards."""
+    ``crewai`` served and its root the current folder); all put back afterwards."""
     from crew.config.crewai.flow_compat import flow_namespace
     from crew.config.project import crew_maker
 
@@ -91,9 +91,6 @@ def flow_session(flow: Any, crews: FlowCrews) -> Iterator[type]:
     try:
         with contextlib.ExitStack() as stack:
             if flow.kind == "crewai":
-                from crew.config.crewai.dotenv import load
-
-                load(flow.folder)
                 stack.enter_context(flow_namespace(lambda f, i: _crew_of(crews, f, i), flow.crew_files))
                 os.chdir(flow.folder)
             stack.enter_context(crew_maker(lambda folder: crews(Path(folder))[0]))
@@ -155,6 +152,10 @@ def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Pr
     from crew.cli.flow_progress import progress_for
 
     crews = FlowCrews(llm_option(args.llm), args.out, prepare)
+    if flow.kind == "crewai":  # the project's .env, read as CrewAI reads it, before anything is checked
+        from crew.config.crewai.dotenv import load
+
+        load(flow.folder)
     preflight(flow, crews)
     outcome = _Outcome()
     from crew.cli.output import tool_output_to_stderr

@@ -102,7 +102,10 @@ def test_crewai_api_crew_does_not_have_is_refused_at_its_line(
     assert not (project / "ran.txt").exists() and "Traceback" not in err
 
 
-def test_an_outside_service_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_an_outside_service_is_refused_before_anything_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ACME_TRELLO_KEY", raising=False)  # the .env below sets it: gone again after the test
     helper = """
     import os
 
@@ -122,6 +125,9 @@ def test_an_outside_service_is_refused_before_anything_runs(capsys: pytest.Captu
     assert "utils/board.py:3: imports acme_trello_sdk (Trello), which is not installed" in err
     assert "utils/board.py:5: reads the environment variable ACME_TRELLO_KEY (Trello), which is not set" in err
     assert not (project / "ran.txt").exists()
+    (project / ".env").write_text("ACME_TRELLO_KEY=from-the-dotenv\n", encoding="utf-8")  # read as CrewAI reads it
+    code, out, err = crew(capsys, "kickoff", str(project), "--llm", "test")
+    assert code == 2 and "ACME_TRELLO_KEY" not in err and "acme_trello_sdk" in err
 
 
 def test_a_crew_that_cannot_load_refuses_the_flow_naming_the_tool(
