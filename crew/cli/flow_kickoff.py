@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, llm_option
+from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, UsageError, llm_option
 
 Prepare = Callable[[Any, dict[str, Any]], None]
 """What ``crew kickoff`` does to a crew before it runs (its ``--transport``, dry tools on the test model)."""
@@ -151,7 +151,11 @@ def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Pr
     """
     from crew.cli.flow_progress import progress_for
 
-    crews = FlowCrews(llm_option(args.llm), args.out, prepare)
+    for flag in ("max_tokens", "max_cost"):
+        if getattr(args, flag, None) is not None:
+            raise UsageError(f"--{flag.replace('_', '-')} bounds one crew's kickoff; a flow's crews do not take it yet")
+    out = str(Path(args.out).absolute()) if args.out else None  # a CrewAI flow runs from its own root
+    crews = FlowCrews(llm_option(args.llm), out, prepare)
     if flow.kind == "crewai":  # the project's .env, read as CrewAI reads it, before anything is checked
         from crew.config.crewai.dotenv import load
 

@@ -105,8 +105,8 @@ def _no_crew(folder: Path) -> NoReturn:
     if crews:
         listed = ", ".join(display_path(c) for c in crews)
         raise ConfigError(
-            f"{where} is a CrewAI flow project: its flow is Python code, which crew does not run; "
-            f"point at one of its crews instead: {listed}"
+            f"{where} is a CrewAI flow project: `crew kickoff`, `validate`, `plot` and `migrate` take it as "
+            f"a flow (one kickoff at a time); for this, point at one of its crews: {listed}"
         )
     raise ConfigError(
         f"no crew in {folder.resolve() if where == '.' else where}: expected crew.yaml, or agents.yaml "
