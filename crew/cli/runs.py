@@ -111,9 +111,12 @@ def list_runs(args: argparse.Namespace) -> int:
     rows = [("RUN", "STATUS", "STARTED", "DURATION", "TOKENS", "COST", "CREW", "MODE")]
     for r in runs:
         mode = r.mode if r.continued_from is None else f"{r.mode} of {r.continued_from[:12]}"
+        if r.parent_run is not None:  # a crew a flow's step kicked off
+            mode += f" in {r.parent_run[:12]}:{r.parent_step}"
         duration = "-" if r.duration is None else f"{r.duration:.2f}s"
         tokens, cost = f"{r.usage.total_tokens:,}", _cost(r.usage.cost)
-        rows.append((r.id[:12], r.status, _when(r.started_at), duration, tokens, cost, plain(r.crew), mode))
+        name = plain(r.crew) + (" (flow)" if r.kind == "flow" else "")
+        rows.append((r.id[:12], r.status, _when(r.started_at), duration, tokens, cost, name, mode))
     _table(rows)
     return EXIT_OK
 
@@ -123,11 +126,13 @@ def show(args: argparse.Namespace) -> int:
     store = _store(args, folder)
     detail = store.detail(ref)
     if args.output:
+        from crew.store.flow_timeline import render_flow_timeline
         from crew.store.timeline import render_timeline
 
         if Path(args.output).suffix.lower() not in (".html", ".htm"):
             raise UsageError(f"-o {args.output}: the timeline is an HTML page, give a .html file")
-        write_file(args.output, render_timeline(detail))  # its folder made; a place it cannot go is exit 2
+        draw = render_flow_timeline if detail.run.kind == "flow" else render_timeline
+        write_file(args.output, draw(detail))  # its folder made; a place it cannot go is exit 2
         print(f"wrote {args.output}", file=sys.stderr)
         if not args.json:
             return EXIT_OK
@@ -135,7 +140,13 @@ def show(args: argparse.Namespace) -> int:
         _json(detail.model_dump(mode="json"))
         return EXIT_OK
     waiting = _waiting(store, detail.run)
-    for line in [*_detail_lines(detail, waiting)]:
+    if detail.run.kind == "flow":
+        from crew.cli.flow_runs import flow_lines
+
+        lines = flow_lines(detail, _task_lines)
+    else:
+        lines = _detail_lines(detail, waiting)
+    for line in lines:
         print(plain(line))
     return EXIT_OK
 
@@ -164,6 +175,10 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
     where, ref = _where(args)
     store = _store(args, where)
     stored = store.run(ref) if ref is not None else store.latest_unfinished()
+    if stored.kind == "flow":
+        from crew.cli.flow_runs import continue_flow
+
+        return continue_flow(args, store, stored, mode)
     if mode == "resume":
         from crew.store.approvals import check_not_continued
 

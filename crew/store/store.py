@@ -196,6 +196,8 @@ class RunStore:
                 continue
             if run.status in ("done", "running") or run.id in continued:
                 continue  # "running" here is a live process: resuming it would do its work twice
+            if run.parent_run is not None:
+                continue  # a crew a flow's step ran: resuming the flow run redoes that step
             if finished.get(origin(run.id), float("-inf")) > run.started_at:
                 continue
             return run

@@ -1,0 +1,114 @@
+"""``crew resume``, ``crew replay`` and ``crew show`` on a flow's run (``crew.cli.runs`` hands them here).
+
+A flow run is resumed by loading its class again (``crew.flow.locate``) and continuing it on
+the same store: the steps that finished are handed on, the first one that did not runs.
+The exit codes are those of a crew's run: 0 done, 1 a step failed, 2 nothing to do or a
+mistake, 3 paused for a person (``crew approve``, then ``crew resume`` again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from crew.cli import EXIT_OK, EXIT_PAUSED, interruptible
+from crew.cli.output import plain
+
+__all__ = ["continue_flow", "flow_lines"]
+
+
+def continue_flow(args: argparse.Namespace, store: Any, stored: Any, mode: str) -> int:
+    """Resume or replay the flow run ``stored``; prints its output (stdout) and what it did (stderr)."""
+    from crew.errors import FlowError, FlowPaused
+    from crew.flow.locate import flow_class
+    from crew.store.flow_runs import plan_flow_resume
+
+    if mode == "resume":
+        plan_flow_resume(store, stored)  # refused before anything loads: finished, or finished by a later resume
+    cls: Any = flow_class(stored.settings.get("flow"), args.path or stored.folder)
+    flow = cls(store=store, max_steps=stored.settings.get("max_steps"))
+    resumed = mode == "resume"
+    work = flow.resume_async(stored.id) if resumed else flow.replay_async(stored.id, from_step=args.from_task)
+    if not args.quiet:
+        print(f"{mode} of flow run {stored.id[:12]} ({plain(stored.crew)})", file=sys.stderr)
+    try:
+        output = asyncio.run(interruptible(work))
+    except FlowPaused as paused:
+        _say_paused(paused)
+        return EXIT_PAUSED
+    except FlowError:
+        raise  # one line on stderr, exit 1 (crew.cli._report)
+    if args.json:
+        json.dump({"status": "done", "output": output}, sys.stdout, ensure_ascii=False, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(plain(str(output)).rstrip("\n") + "\n")
+    return EXIT_OK
+
+
+def _say_paused(paused: Any) -> None:
+    run = (paused.run_id or "")[:12]
+    print(f"paused: step '{paused.step}' asks: {plain(paused.question)}", file=sys.stderr)
+    print(f'  answer with: crew approve {run} {paused.call_id} --args \'{{"answer": "..."}}\'', file=sys.stderr)
+    print(f"  then: crew resume {run}", file=sys.stderr)
+
+
+def flow_lines(detail: Any, task_lines: Any) -> list[str]:
+    """``crew show`` of a flow run: the run, each step run in order, and the crews each step ran."""
+    run = detail.run
+    duration = "" if run.duration is None else f" · {run.duration:.2f}s"
+    head = f"run {run.id} · flow '{run.crew}' · {run.status} · {run.mode}"
+    if run.continued_from:
+        head += f" of {run.continued_from[:12]}" + (f" from step '{run.from_task}'" if run.from_task else "")
+    lines = [
+        head,
+        f"{len(detail.steps)} step runs{duration} · {run.usage.total_tokens:,} tokens · ${run.usage.cost:.4f}",
+    ]
+    if run.inputs:
+        lines.append("inputs: " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in run.inputs.items()))
+    if run.error:
+        lines.append(f"error: {run.error}")
+    crews: dict[str, list[Any]] = {}
+    for child in detail.children:
+        crews.setdefault(child.run.parent_step or "", []).append(child)
+    for step in detail.steps:
+        lines += ["", *_step_lines(step)]
+        if step.number == _last_number(detail.steps, step.step):  # a step's crews, under its last run
+            for child in crews.get(step.step, []):
+                lines += _crew_lines(child, task_lines)
+    return lines
+
+
+def _step_lines(step: Any) -> list[str]:
+    took = "-" if step.duration is None else f"{step.duration:.3f}s"
+    status = step.status + (" (reused)" if step.reused else "")
+    lines = [f"[{step.seq}] {step.step} #{step.number} · {status} · {took}"]
+    if step.error:
+        lines.append(f"    error: {step.error}")
+    if step.output is not None:
+        shown = step.output if isinstance(step.output, str) else json.dumps(step.output, ensure_ascii=False)
+        lines.append("    output: " + _clip(shown, 300).replace("\n", "\n            "))
+    return lines
+
+
+def _crew_lines(child: Any, task_lines: Any) -> list[str]:
+    run = child.run
+    took = "-" if run.duration is None else f"{run.duration:.2f}s"
+    lines = [f"    crew '{run.crew}' · run {run.id[:12]} · {run.status} · {took} · {run.usage.total_tokens:,} tokens"]
+    for task in child.tasks:
+        models = [c for c in child.model_calls if c.task == task.name]
+        tools = [c for c in child.tool_calls if c.task == task.name]
+        lines += ["      " + line for line in task_lines(task, models, tools)]
+    return lines
+
+
+def _last_number(steps: list[Any], name: str) -> int:
+    return max(s.number for s in steps if s.step == name)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
