@@ -104,6 +104,31 @@ def flow_session(flow: Any, crews: FlowCrews) -> Iterator[type]:
                 del sys.modules[name]
 
 
+@contextlib.contextmanager
+def resumed_flow(args: argparse.Namespace, stored: Any, prepare: Prepare) -> Iterator[type | None]:
+    """The class of a flow run that ``crew kickoff`` of a flow folder recorded, imported as that kickoff
+    imported it (a CrewAI project's ``crewai`` served, its crews on the run's ``--llm``, or a new one);
+    None for a run of another flow (``crew.flow.locate`` finds that one)."""
+    from crew.config.flow_project import find_flow
+
+    settings = stored.settings or {}
+    cli: dict[str, Any] = settings.get("cli") or {}
+    recorded = (settings.get("flow") or {}).get("qualname")
+    where = getattr(args, "path", None) or cli.get("path")
+    flow = find_flow(where, recorded) if cli and where and Path(where).exists() else None
+    if flow is None:
+        yield None
+        return
+    llm = llm_option(getattr(args, "llm", None)) or cli.get("llm")
+    out = getattr(args, "out", None) or cli.get("out")
+    if flow.kind == "crewai":
+        from crew.config.crewai.dotenv import load
+
+        load(flow.folder)
+    with flow_session(flow, FlowCrews(llm, out, prepare)) as cls:
+        yield cls
+
+
 def _native_module(flow: Any) -> Any:
     """A native flow file, imported by its path: its name (``flow``) may be taken by another module already."""
     import importlib.util
@@ -167,6 +192,11 @@ def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Pr
     with flow_session(flow, crews) as cls, progress_for(args):
         outcome.flow = cls()
         outcome.flow.store = store
+        # what a resume in another process needs to build the crews as this run did
+        path = str(flow.folder if flow.kind == "crewai" else flow.file)
+        outcome.flow.run_settings = {
+            "cli": {"path": path, "llm": crews.llm, "out": out, "live_tools": bool(args.live_tools)}
+        }
         with tool_output_to_stderr():  # the steps' prints: stdout carries the result only
             outcome.run(inputs, str(flow.folder))
     _print(args, outcome)

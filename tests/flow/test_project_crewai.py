@@ -141,3 +141,28 @@ def test_a_crew_that_cannot_load_refuses_the_flow_naming_the_tool(
     assert code == 2 and out == ""
     assert "draft_crew.py" in err and "SerperDevTool" in err and "crewai-tools" in err
     assert not (project / "archive.txt").exists()
+
+
+def test_a_failed_crewai_flow_resumes_in_another_kickoff_at_its_failed_step(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import json
+
+    project = copy_project("review_loop_flow", tmp_path)
+    main = project / "src/review_loop_flow/main.py"
+    gate = '        if not __import__("os").path.exists("go.txt"):\n            raise RuntimeError("not yet")\n'
+    main.write_text(main.read_text().replace("    def publish(self):\n", "    def publish(self):\n" + gate))
+    store = str(tmp_path / "runs.db")
+    code, out, _ = crew(capsys, "kickoff", str(project), "--llm", "test", "--json", "-q", "--store", store)
+    failed = json.loads(out)
+    assert code == 1 and failed["step"] == "publish" and "not yet" in failed["error"]
+    (project / "go.txt").write_text("go")
+    code, out, err = crew(capsys, "resume", failed["run_id"], "--store", store, "--json")
+    assert code == 0, err
+    assert json.loads(out)["output"] == "published green tea after 3 rounds"
+    from crew.store import RunStore
+
+    with RunStore(store) as runs:
+        resumed = runs.runs()[0]
+        assert resumed.continued_from == failed["run_id"]
+        assert runs.children(resumed.id) == []  # no crew ran again: only `publish` did
