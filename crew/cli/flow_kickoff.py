@@ -85,6 +85,8 @@ def flow_session(flow: Any, crews: FlowCrews) -> Iterator[type]:
     from crew.config.crewai.flow_compat import flow_namespace
     from crew.config.project import crew_maker
 
+    for name in [n for n in list(sys.modules) if n.split(".")[0] == flow.package]:
+        del sys.modules[name]  # a package of that name loaded from elsewhere would serve its own modules
     before = set(sys.modules)
     sys.path.insert(0, str(flow.root.resolve()))
     cwd = os.getcwd()

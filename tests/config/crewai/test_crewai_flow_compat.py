@@ -20,7 +20,7 @@ def _no_crew(folder: Path, inputs: dict[str, Any] | None = None) -> Any:
 def test_the_namespace_serves_crew_flow_and_leaves_no_trace() -> None:
     import crew.flow
 
-    before = {n: m for n, m in sys.modules.items() if n.startswith("crewai")}
+    before = {n: m for n, m in list(sys.modules.items()) if n.startswith("crewai")}
     with flow_namespace(_no_crew):
         from crewai import Process  # type: ignore[import-not-found]
         from crewai.flow import persist  # type: ignore[import-not-found]
@@ -29,7 +29,7 @@ def test_the_namespace_serves_crew_flow_and_leaves_no_trace() -> None:
         assert Flow is crew.flow.Flow and start is crew.flow.start and listen is crew.flow.listen
         assert (router, or_, and_, persist) == (crew.flow.router, crew.flow.or_, crew.flow.and_, crew.flow.persist)
         assert Process.sequential == "sequential"
-    assert {n: m for n, m in sys.modules.items() if n.startswith("crewai")} == before
+    assert {n: m for n, m in list(sys.modules.items()) if n.startswith("crewai")} == before
 
 
 def test_a_real_crewai_is_shadowed_inside_the_window_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -99,6 +99,6 @@ def test_a_crew_file_is_imported_as_its_class_without_running_it(tmp_path: Path)
             assert PricingCrew().crew().kickoff(inputs={"item": "tea"}) == "ran with {'item': 'tea'}"
     finally:
         sys.path.remove(str(tmp_path / "src"))
-        for module in [m for m in sys.modules if m == "shop" or m.startswith("shop.")]:
+        for module in [m for m in list(sys.modules) if m == "shop" or m.startswith("shop.")]:
             del sys.modules[module]
     assert built == [(crew_dir.resolve(), {"item": "tea"})]
