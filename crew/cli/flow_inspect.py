@@ -32,12 +32,14 @@ def validate(args: argparse.Namespace, flow: Any) -> int:
         problems.add(problem.file, problem.line, problem.path, problem.message, "error" if refused else "warning")
     _crews(flow, problems, llm_option(getattr(args, "llm", None)), no_import)
     shape = None
-    if not no_import and not problems.errors:
+    missing = [p for p in problems.items if "which is not installed" in p.message]
+    if not no_import and not problems.errors and not missing:
         crews = FlowCrews(llm_option(getattr(args, "llm", None)), None)
+        where = (display_path(flow.file), flow.class_line)  # here, not from the project's root
         with flow_session(flow, crews) as cls:
             shape = shape_of(cls)
-            check_shape(shape, problems)
-            check_state(cls, _pairs(getattr(args, "inputs", [])), problems, (display_path(flow.file), flow.class_line))
+            check_state(cls, _pairs(getattr(args, "inputs", [])), problems, where)
+        check_shape(shape.shown(), problems)
     problems.raise_errors()  # with the warnings, when there is an error
     for problem in problems.of("warning"):
         print(problem, file=sys.stderr)
@@ -47,8 +49,9 @@ def validate(args: argparse.Namespace, flow: Any) -> int:
     print(f"  {kind} {flow.class_name}{steps}, {count(len(flow.crew_folders), 'crew')}")
     for folder in flow.crew_folders:
         print(f"  crew {display_path(folder)}")
-    if no_import:
-        print("  --no-import: the flow's module was not imported; its steps and state were not checked")
+    if no_import or missing:
+        why = "--no-import" if no_import else "a package it imports is not installed (above)"
+        print(f"  {why}: the flow's module was not imported; its steps and state were not checked")
     for note in problems.of("note"):
         print(f"  {note}")
     return EXIT_OK

@@ -96,8 +96,7 @@ def flow_session(flow: Any, crews: FlowCrews) -> Iterator[type]:
                 stack.enter_context(flow_namespace(lambda f, i: _crew_of(crews, f, i), flow.crew_files))
                 os.chdir(flow.folder)
             stack.enter_context(crew_maker(lambda folder: crews(Path(folder))[0]))
-            module = importlib.import_module(flow.module) if flow.kind == "crewai" else _native_module(flow)
-            yield getattr(module, flow.class_name)
+            yield _flow_class(flow)
     finally:
         os.chdir(cwd)
         sys.path.remove(str(flow.root.resolve()))
@@ -129,6 +128,21 @@ def resumed_flow(args: argparse.Namespace, stored: Any, prepare: Prepare) -> Ite
         load(flow.folder)
     with flow_session(flow, FlowCrews(llm, out, prepare)) as cls:
         yield cls
+
+
+def _flow_class(flow: Any) -> type:
+    """The flow's class, its module imported; an error while importing it names the file (exit 2)."""
+    from crew.config.problems import display_path
+    from crew.errors import ConfigError, CrewError
+
+    try:
+        module = importlib.import_module(flow.module) if flow.kind == "crewai" else _native_module(flow)
+    except CrewError:
+        raise
+    except Exception as exc:  # the project's own code: whatever it raises is a problem of the project
+        where = display_path(flow.file)
+        raise ConfigError(f"{where}: importing the flow failed: {type(exc).__name__}: {exc}") from exc
+    return getattr(module, flow.class_name)
 
 
 def _native_module(flow: Any) -> Any:
@@ -262,10 +276,15 @@ def _print(args: argparse.Namespace, outcome: _Outcome) -> None:
         else:
             json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
             sys.stdout.write("\n")
+    elif outcome.status == "paused":
+        paused = outcome.error
+        run = (getattr(paused, "run_id", None) or "")[:12]
+        print(f"paused: step '{paused.step}' asks: {getattr(paused, 'question', '')}", file=sys.stderr)
+        answer = f'crew approve {run} {getattr(paused, "call_id", "")} --args \'{{"answer": "..."}}\''
+        print(f"  answer with: {answer}", file=sys.stderr)
+        print(f"  then: crew resume {run}", file=sys.stderr)
     elif outcome.error is not None:
         print(f"crew: {outcome.error}", file=sys.stderr)
-        if outcome.status == "paused":
-            print(f"crew: paused: {getattr(outcome.error, 'question', '')}", file=sys.stderr)
     elif outcome.result is not None:
         sys.stdout.write(str(outcome.result).rstrip("\n") + "\n")
     sys.stdout.flush()

@@ -11,7 +11,7 @@ import ast
 import inspect
 import os
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 
@@ -33,6 +33,11 @@ class StepShape:
 class FlowShape:
     name: str
     steps: list[StepShape]
+
+    def shown(self) -> FlowShape:
+        """The same shape with each file as messages show it from the current folder."""
+        steps = [replace(step, file=_shown(step.file)) for step in self.steps]
+        return FlowShape(self.name, steps)
 
     def step(self, name: str) -> StepShape | None:
         return next((s for s in self.steps if s.name == name), None)
@@ -71,7 +76,7 @@ def shape_of(flow_cls: type) -> FlowShape:
 
 def _where(fn: Any) -> tuple[str, int]:
     try:
-        return _shown(inspect.getsourcefile(fn) or "?"), inspect.getsourcelines(fn)[1]
+        return inspect.getsourcefile(fn) or "?", inspect.getsourcelines(fn)[1]
     except (OSError, TypeError):
         return "?", 0
 

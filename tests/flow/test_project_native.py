@@ -115,3 +115,25 @@ def test_the_run_is_stored_with_its_steps_and_its_crew_as_a_child(
     assert code == 0, err
     with RunStore(store) as runs:
         assert len(runs.runs()) == 2  # the flow run and its crew's, from the first kickoff only
+
+
+def test_a_flow_module_that_fails_to_import_is_named(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    folder = write(
+        tmp_path / "bad",
+        {
+            "flow.py": """
+            from crew.flow import Flow, start
+
+            SETTINGS = {}["missing"]
+
+
+            class Bad(Flow):
+                @start()
+                def one(self):
+                    return 1
+            """
+        },
+    )
+    code, out, err = crew(capsys, "kickoff", str(folder), "-q")
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert "bad/flow.py: importing the flow failed: KeyError: 'missing'" in err
