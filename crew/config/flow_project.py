@@ -66,12 +66,18 @@ def find_flow(path: str | Path, target: str | None = None) -> FlowProject | None
         if not file.is_file():
             raise ConfigError(f"{display_path(given)}: no module '{module}' (looked for {display_path(file)})")
         return _native(given, file, cls)
+    if given.parent.name == "src" and (given.parent.parent / "pyproject.toml").is_file() and _flow_main(given):
+        given = given.parent.parent  # the package folder of a CrewAI flow project: the project is its root
     crewai = _crewai(given, target)
     if crewai is not None:
         return crewai
     if (given / "flow.py").is_file():
         return _native(given, given / "flow.py", target)
     return None
+
+
+def _flow_main(package: Path) -> bool:
+    return (package / "main.py").is_file() and bool(_flow_classes(package / "main.py"))
 
 
 def _flow_classes(file: Path) -> list[ast.ClassDef]:

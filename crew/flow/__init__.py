@@ -2,12 +2,14 @@
 
 ``Flow`` (``flow``) is the class users subclass; ``start``/``listen``/``router``/``persist``
 (``decorators``) and ``or_``/``and_`` (``conditions``) wire its steps; ``state`` gives every
-state an ``id``; ``steps`` reads a flow class once; ``engine`` runs one kickoff.
+state an ``id``; ``steps`` reads a flow class once; ``engine`` runs one kickoff; ``shape`` reads
+its steps and the labels its routers return, which ``plot`` draws (``Flow.plot``).
 
 Sits above the run layer (a step calls ``Crew.kickoff``, a flow run is recorded on the run
 store). May import: every layer below it (``common``, ``tools``, ``tasks``, ``models``,
-``agent``, ``stream``, ``run``, ``store``, ``backends``). Nothing below imports it; ``crew.config``
-and ``crew.cli`` above do.
+``agent``, ``stream``, ``run``, ``store``, ``backends``), and, lazily, ``crew.cli.drawing``
+for ``plot`` (docs/architecture.md). Nothing below imports it; ``crew.config`` and ``crew.cli``
+above do.
 """
 
 from crew.flow.conditions import and_, or_

@@ -60,8 +60,10 @@ def test_the_crewai_namespace_is_gone_after_the_run(review_run: tuple[Path, dict
 
 def test_inputs_set_state_fields_before_the_first_step(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     project = copy_project("review_loop_flow", tmp_path)
-    document = kickoff_json(capsys, str(project), "--llm", "test", "-i", "topic=oolong")
+    package = project / "src" / "review_loop_flow"  # the package folder names its project too
+    document = kickoff_json(capsys, str(package), "--llm", "test", "-i", "topic=oolong")
     assert document["output"] == "published oolong after 3 rounds"
+    assert (project / "archive.txt").is_file()  # run from the project's root, whichever folder was named
 
 
 _MAIN = """
