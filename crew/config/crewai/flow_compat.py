@@ -35,7 +35,7 @@ from crew.errors import ConfigError
 CrewMaker = Callable[[Path, "dict[str, Any] | None"], Any]
 """Builds the crew of a crew folder for one kickoff's inputs (the CLI passes its loader)."""
 
-_FLOW_NAMES = ("Flow", "start", "listen", "router", "or_", "and_", "persist")
+_FLOW_NAMES = ("Flow", "FlowState", "start", "listen", "router", "or_", "and_", "persist")
 
 SERVED: dict[str, tuple[str, ...]] = {
     "crewai": ("Agent", "Crew", "Task", "Process", "LLM", "Flow"),
