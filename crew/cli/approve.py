@@ -115,7 +115,9 @@ def approve_command(args: argparse.Namespace, store: Any) -> int:
     decision = _decision_of(args)
     rows = pending(store, stored.id)
     chosen = _all_undecided(args, rows, stored) if getattr(args, "all", False) else [_chosen_call(args, rows, stored)]
-    if decision.decision == "edit":
+    if decision.decision == "edit" and stored.kind == "flow":
+        _check_answer(decision)
+    elif decision.decision == "edit":
         _check_arguments(args, stored, chosen[0], decision)
     run = stored.id[:12]
     for row in chosen:
@@ -174,6 +176,14 @@ def _all_undecided(args: argparse.Namespace, rows: list[dict[str, Any]], stored:
     if not undecided:
         raise UsageError(f"run {stored.id[:12]} has no undecided call waiting for approval")
     return undecided
+
+
+def _check_answer(decision: Any) -> None:
+    """A flow's question is answered with ``--args '{"answer": "..."}'``."""
+    from crew.cli import UsageError
+
+    if not isinstance(decision.arguments, dict) or "answer" not in decision.arguments:
+        raise UsageError('--args: a flow\'s question takes {"answer": "..."}; nothing was decided')
 
 
 def _check_arguments(args: argparse.Namespace, stored: Any, row: dict[str, Any], decision: Any) -> None:

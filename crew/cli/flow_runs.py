@@ -52,7 +52,7 @@ def _prepare(args: argparse.Namespace, stored: Any) -> Any:
 def _continue(args: argparse.Namespace, store: Any, stored: Any, mode: str, cls: Any) -> int:
     from crew.errors import FlowError, FlowPaused
 
-    flow = cls(store=store, max_steps=stored.settings.get("max_steps"))
+    flow = _made(cls, store, stored.settings.get("max_steps"))
     resumed = mode == "resume"
     work = flow.resume_async(stored.id) if resumed else flow.replay_async(stored.id, from_step=args.from_task)
     if not args.quiet:
@@ -70,6 +70,19 @@ def _continue(args: argparse.Namespace, store: Any, stored: Any, mode: str, cls:
     else:
         sys.stdout.write(plain(str(output)).rstrip("\n") + "\n")
     return EXIT_OK
+
+
+def _made(cls: Any, store: Any, max_steps: Any) -> Any:
+    """The flow, on ``store``, with the run's ``max_steps``; a flow whose own ``__init__`` takes no
+    such keywords is made with none, then given them."""
+    try:
+        return cls(store=store, max_steps=max_steps)
+    except TypeError:
+        flow = cls()
+        flow.store = store
+        if isinstance(max_steps, int):
+            flow.max_steps = max_steps
+        return flow
 
 
 def _say_paused(paused: Any) -> None:

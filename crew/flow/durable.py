@@ -44,7 +44,7 @@ class StoredJournal:
 def flow_hash(cls: type) -> str:
     """What says two runs are of the same flow: its class, by import path (its code may change
     between a failed run and its resume: fixing the step that failed is the point)."""
-    return f"flow:{cls.__module__}:{cls.__qualname__}"
+    return f"flow:{getattr(cls, '__module__', None)}:{cls.__qualname__}"
 
 
 def flow_settings(flow: Any) -> dict[str, Any]:
@@ -54,7 +54,7 @@ def flow_settings(flow: Any) -> dict[str, Any]:
         file = inspect.getsourcefile(cls)
     except TypeError:
         file = None
-    where = {"module": cls.__module__, "qualname": cls.__qualname__, "file": file}
+    where = {"module": getattr(cls, "__module__", None), "qualname": cls.__qualname__, "file": file}
     extra = getattr(flow, "run_settings", None) or {}  # what the caller keeps with the run (crew kickoff's options)
     return {**extra, "flow": where, "state": dump_state(flow.state), "max_steps": flow.max_steps}
 

@@ -50,6 +50,8 @@ class StepRun:
     number: int
     input: Any
     started: float = field(default_factory=time.time)
+    asked: int = 0
+    """Questions this step run has asked so far (``Flow.ask``): the next one's id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,8 @@ class Observer(Protocol):
         self, run: StepRun, error: BaseException, state: dict[str, Any], *, status: str = "failed"
     ) -> None: ...
 
+    def asked(self, call_id: str, step: str, question: str) -> None: ...
+
 
 class FlowRun:
     """The state of one kickoff of a flow; built by ``Flow.kickoff_async`` and discarded after it."""
@@ -99,6 +103,7 @@ class FlowRun:
         max_steps: int,
         journal: Journal | None = None,
         observer: Observer | None = None,
+        answers: dict[str, str] | None = None,
     ) -> None:
         self.flow = flow
         self.steps = steps
@@ -106,6 +111,8 @@ class FlowRun:
         self.max_steps = max_steps
         self.journal = journal
         self.observer = observer
+        self.answers = dict(answers or {})
+        """A person's answers to questions the steps ask, by question id (a resume of a paused run)."""
         self.outputs: list[tuple[str, Any]] = []
         """(step, output) of every step run, in the order they finished."""
         self.runs = 0
@@ -211,6 +218,10 @@ class FlowRun:
             result = await bound(*args) if step.is_async else await in_thread(bound, *args)
         if asyncio.iscoroutine(result):  # a sync step that returned a coroutine
             result = await result
+        if step.feedback is not None:  # @human_feedback: a person's answer about the output
+            from crew.flow.asking import with_feedback
+
+            result = with_feedback(self.flow, current_step.get(), step.feedback, result)
         return result
 
     def _step_done(self, run: StepRun, output: Any, seconds: float, *, reused: bool) -> None:
@@ -253,8 +264,9 @@ class FlowRun:
     def _fire(self, step: Step, output: Any) -> None:
         """Launch every step that ``step`` finishing (and, for a router, its label) triggers."""
         self._event(step.name, output, label=False)
-        if step.spec.router and output is not None:
-            label = str(output.value if isinstance(output, enum.Enum) else output)
+        chosen = output.outcome if step.feedback is not None and step.feedback.emit else output
+        if step.routes and chosen is not None:
+            label = str(chosen.value if isinstance(chosen, enum.Enum) else chosen)
             heard = label in self.steps.listeners or label in self.steps.labelled_starts
             bus.emit(
                 "route.chosen", run_id=self.run_id, flow=self.flow.flow_name, step=step.name, label=label, heard=heard
@@ -266,7 +278,7 @@ class FlowRun:
                     FlowRouteWarning,
                     stacklevel=2,
                 )
-            self._event(label, label, label=True)
+            self._event(label, output if step.feedback is not None else label, label=True)
 
     def _event(self, name: str, payload: Any, *, label: bool) -> None:
         fired: set[str] = set()

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from typing_extensions import TypeVar  # a TypeVar with a default: plain `Flow` is `Flow[dict[str, Any]]`
 
 from crew.common.events import bus
-from crew.errors import FlowDefinitionError, FlowError
+from crew.errors import FlowDefinitionError, FlowError, FlowPaused
 from crew.flow.engine import FlowRun
 from crew.flow.state import apply_inputs, dump_state, initial_state, load_state
 from crew.flow.steps import Steps
@@ -44,6 +44,8 @@ class Flow(Generic[S]):
     max_steps: int = DEFAULT_MAX_STEPS
     store: Any = None
     """A ``RunStore`` or the path of one: every kickoff recorded there, step by step (resumable)."""
+    answerer: Any = None
+    """``answerer(question) -> str`` answers ``ask`` at once; None: on a store, the run pauses."""
 
     _steps: ClassVar[Steps]
     _state_type: ClassVar[Any] = None
@@ -57,9 +59,11 @@ class Flow(Generic[S]):
                     cls._state_type = args[0]
         cls._steps = Steps.of(cls)
 
-    def __init__(self, *, max_steps: int | None = None, store: Any = None, **state: Any) -> None:
+    def __init__(self, *, max_steps: int | None = None, store: Any = None, answerer: Any = None, **state: Any) -> None:
         if store is not None:
             self.store = store
+        if answerer is not None:
+            self.answerer = answerer
         self._store: Any = None
         if max_steps is not None:
             if not isinstance(max_steps, int) or isinstance(max_steps, bool) or max_steps < 1:
@@ -92,6 +96,17 @@ class Flow(Generic[S]):
     def method_outputs(self) -> list[Any]:
         """The outputs of the last (or current) kickoff's step runs, in the order they finished."""
         return [] if self._run is None else [output for _, output in self._run.outputs]
+
+    def ask(self, question: str) -> str:
+        """Ask a person from inside a step and return the answer (see ``crew.flow.asking``).
+
+        With ``answerer`` set (``Flow(answerer=fn)``) it answers at once; on a run store the run
+        pauses until ``crew approve`` answers and ``crew resume`` runs the step again.
+        """
+        from crew.flow.asking import ask
+        from crew.flow.engine import current_step
+
+        return ask(self, current_step.get(), question)
 
     def plot(self, filename: str = "crew_flow") -> str:
         """Write ``filename``.html, a picture of the flow's steps, routes and labels; return its path.
@@ -188,7 +203,9 @@ class Flow(Generic[S]):
         restore(self, plan)
         journal = StoredJournal(plan.finished)
         run_id = new_run_id or uuid.uuid4().hex
-        run = self._run = FlowRun(self, self._steps, run_id=run_id, max_steps=self.max_steps, journal=journal)
+        run = self._run = FlowRun(
+            self, self._steps, run_id=run_id, max_steps=self.max_steps, journal=journal, answers=plan.answers
+        )
         return await recorded(self, run, store, inputs=plan.run.inputs, plan=plan, mode=mode, folder=plan.run.folder)
 
     def _require_store(self, what: str) -> Any:
@@ -227,7 +244,7 @@ class Flow(Generic[S]):
             status = "done"
             return result
         except FlowError as exc:
-            status = "paused" if type(exc).__name__ == "FlowPaused" else "failed"
+            status = "paused" if isinstance(exc, FlowPaused) else "failed"
             raise
         except BaseException:
             status = "cancelled"

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from crew.flow.asking import FeedbackSpec, feedback_of
 from crew.flow.conditions import Trigger, names_in
 from crew.flow.decorators import StepSpec, spec_of
 
@@ -28,6 +29,13 @@ class Step:
     spec: StepSpec
     takes_input: bool
     is_async: bool
+    feedback: FeedbackSpec | None = None
+    """``@human_feedback``: a person is asked about the output before it is handed on."""
+
+    @property
+    def routes(self) -> bool:
+        """Its output names a label: a ``@router``, or a ``@human_feedback`` step with outcomes."""
+        return self.spec.router or (self.feedback is not None and self.feedback.emit is not None)
 
     @property
     def start_trigger(self) -> Trigger | None:
@@ -58,30 +66,20 @@ class Steps:
 
     @classmethod
     def of(cls, flow_cls: type) -> Steps:
-        found: dict[str, Step] = {}
-        for klass in reversed(flow_cls.__mro__):
-            for name, value in vars(klass).items():
-                spec = spec_of(getattr(value, "__func__", value))
-                if spec is not None and (spec.start is not None or spec.listen is not None):
-                    found[name] = _step(name, getattr(value, "__func__", value), spec)
-                elif name in found:  # overridden by an undecorated method: no longer a step
-                    del found[name]
+        found = _collect(flow_cls)
         starts = [s.name for s in found.values() if s.spec.start is True]
         if not starts:
             starts = [s.name for s in found.values() if s.spec.start is not None]
         steps = cls(by_name=found, starts=starts)
         for step in found.values():
-            if step.spec.listen is not None:
-                for name in dict.fromkeys(names_in(step.spec.listen)):
-                    steps.listeners.setdefault(name, []).append(step.name)
-            if step.start_trigger is not None:
-                for name in dict.fromkeys(names_in(step.start_trigger)):
-                    steps.labelled_starts.setdefault(name, []).append(step.name)
+            for trigger, index in ((step.spec.listen, steps.listeners), (step.start_trigger, steps.labelled_starts)):
+                for name in dict.fromkeys(names_in(trigger)) if trigger is not None else ():
+                    index.setdefault(name, []).append(step.name)
         return steps
 
     @property
     def routers(self) -> list[Step]:
-        return [s for s in self.by_name.values() if s.spec.router]
+        return [s for s in self.by_name.values() if s.routes]
 
     def unknown_triggers(self) -> list[tuple[Step, str]]:
         """(step, name) for each listener's trigger name that is neither a step nor a possible label.
@@ -100,7 +98,22 @@ class Steps:
         ]
 
 
+def _collect(flow_cls: type) -> dict[str, Step]:
+    """The decorated methods of ``flow_cls`` and its bases, a subclass's definition winning."""
+    found: dict[str, Step] = {}
+    for klass in reversed(flow_cls.__mro__):
+        for name, value in vars(klass).items():
+            fn = getattr(value, "__func__", value)
+            spec = spec_of(fn)
+            if spec is not None and (spec.start is not None or spec.listen is not None):
+                found[name] = _step(name, fn, spec)
+            elif name in found:  # overridden by an undecorated method: no longer a step
+                del found[name]
+    return found
+
+
 def _step(name: str, fn: Callable[..., Any], spec: StepSpec) -> Step:
     params = [p for p in inspect.signature(fn).parameters.values() if p.name != "self"]
     takes = any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params)
-    return Step(name=name, fn=fn, spec=spec, takes_input=takes, is_async=inspect.iscoroutinefunction(fn))
+    async_ = inspect.iscoroutinefunction(fn)
+    return Step(name=name, fn=fn, spec=spec, takes_input=takes, is_async=async_, feedback=feedback_of(fn))

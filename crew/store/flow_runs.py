@@ -15,6 +15,7 @@ output is stored as JSON; a pydantic model keeps its class, so it comes back as 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -27,7 +28,7 @@ from pydantic import BaseModel
 from crew.common.secrets import register_environment
 from crew.errors import StoreError
 from crew.store.records import StoredRun, StoredStep
-from crew.store.scrub import Scrubber
+from crew.store.scrub import Scrubber, unseal
 from crew.store.store import RunStore, recording
 
 __all__ = [
@@ -154,6 +155,14 @@ class FlowRecorder:
             (status, 0, None, self.scrub.json(state), self.scrub.text(text), time.time(), self.run_id, *_key(run)),
         )
 
+    def asked(self, call_id: str, step: str, question: str) -> None:
+        """A step asked a person (``Flow.ask``): the question waits in ``approvals`` for ``crew approve``."""
+        self.store.execute(
+            "INSERT OR REPLACE INTO approvals (run_id, call_id, task, agent, tool, args, checkpoint) "
+            "VALUES (?, ?, ?, NULL, 'ask', ?, '{}')",
+            (self.run_id, call_id, step, self.scrub.json({"question": question})),
+        )
+
     # -- the end ----------------------------------------------------------------------------
 
     def finish(self, status: str, error: str | None = None) -> None:
@@ -190,6 +199,8 @@ class FlowPlan:
     state: dict[str, Any] | None = None
     """The state after the last of them (None: the state the run started with)."""
     from_step: str | None = None
+    answers: dict[str, str] = field(default_factory=dict)
+    """A person's answers to the questions steps asked (``Flow.ask``), by question id."""
 
 
 def plan_flow_resume(store: RunStore, run: StoredRun) -> FlowPlan:
@@ -200,7 +211,7 @@ def plan_flow_resume(store: RunStore, run: StoredRun) -> FlowPlan:
     """
     _check_resumable(store, run)
     done = [s for s in store.steps(run.id) if s.status == "done"]
-    return FlowPlan(run, _outputs(done), _last_state(done) or _initial_state(run))
+    return FlowPlan(run, _outputs(done), _last_state(done) or _initial_state(run), answers=_answers(store, run))
 
 
 def plan_flow_replay(store: RunStore, run: StoredRun, from_step: str) -> FlowPlan:
@@ -217,6 +228,44 @@ def plan_flow_replay(store: RunStore, run: StoredRun, from_step: str) -> FlowPla
         if s.status == "done" and s.finished_at is not None and s.finished_at <= (first.started_at or 0.0)
     ]
     return FlowPlan(run, _outputs(before), _last_state(before) or _initial_state(run), from_step)
+
+
+def _answers(store: RunStore, run: StoredRun) -> dict[str, str]:
+    """The answers given to the questions of ``run`` and the runs it continued (a step that asked
+    twice across two pauses runs again from its start, and needs both). A question of ``run``
+    still unanswered refuses the resume: it would only ask again."""
+    answers: dict[str, str] = {}
+    chain: list[str] = []
+    current: str | None = run.id
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = store.run(current).continued_from
+    for run_id in reversed(chain):  # the newest answer to a question wins
+        rows = store._rows(  # pyright: ignore[reportPrivateUsage]
+            "SELECT call_id, task, args, decision, arguments FROM approvals WHERE run_id = ? AND tool = 'ask' "
+            "ORDER BY rowid",
+            (run_id,),
+        )
+        for row in rows:
+            if row["decision"]:
+                answers[row["call_id"]] = _answer(row)
+            elif run_id == run.id:
+                question = json.loads(row["args"] or "{}").get("question", "")
+                raise StoreError(
+                    f"run {run.id[:12]} waits for an answer to step '{row['task']}': {question!r}; answer with: "
+                    f'crew approve {run.id[:12]} {row["call_id"]} --args \'{{"answer": "..."}}\''
+                )
+    return answers
+
+
+def _answer(row: dict[str, Any]) -> str:
+    """``--args '{"answer": ...}'`` gives the text; a bare approve is "yes", a deny "no"."""
+    if row["decision"] == "edit" and row["arguments"]:
+        given = json.loads(unseal(row["arguments"]))
+        if isinstance(given, dict) and "answer" in given:
+            return str(given["answer"])
+        return json.dumps(given, ensure_ascii=False)
+    return "no" if row["decision"] == "deny" else "yes"
 
 
 def _outputs(steps: list[StoredStep]) -> dict[tuple[str, int], Any]:
@@ -250,6 +299,16 @@ def _check_resumable(store: RunStore, run: StoredRun) -> None:
         raise StoreError(f"run {short} is still running (process {run.pid}): wait for it, or stop it first")
     if run.status == "done":
         raise StoreError(f"run {short} finished: nothing to resume (`crew replay {short} --from STEP` redoes part)")
+    if run.status == "paused":
+        from crew.store.approvals import continued_by
+
+        later_run = continued_by(store, run.id)
+        if later_run is not None:  # its answers were taken up there: continued twice, a step would act twice
+            raise StoreError(
+                f"run {short} was continued already by run {later_run.id[:12]} ({later_run.status}); a paused "
+                f"run is continued once"
+                + (f": go on from there: crew resume {later_run.id[:12]}" if later_run.status != "done" else "")
+            )
     later = _finished_continuation(store, run.id)
     if later is not None:
         raise StoreError(

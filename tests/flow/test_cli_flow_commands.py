@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from flow.flow_project_kit import PROJECTS, copy_project, crew, write
+from flow_project_kit import PROJECTS, copy_project, crew, write
 
 _LOOSE = """
 from pydantic import BaseModel

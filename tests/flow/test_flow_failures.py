@@ -123,3 +123,24 @@ def test_a_failing_step_cancels_the_steps_running_beside_it():
     with pytest.raises(FlowStepError, match="step 'bad'"):
         F().kickoff()
     assert events == ["slow cancelled"]
+
+
+def test_a_failed_run_says_so_in_its_step_failed_and_flow_done_events():
+    from crew.common.events import Event, bus
+
+    class F(Flow):
+        @start()
+        def boom(self):
+            raise ValueError("no")
+
+    seen: list[Event] = []
+    unsubscribe = bus.subscribe(seen.append)
+    try:
+        with pytest.raises(FlowStepError):
+            F().kickoff()
+    finally:
+        unsubscribe()
+    failed = next(e for e in seen if e.type == "step.failed")
+    done = next(e for e in seen if e.type == "flow.done" and e.run_id == failed.run_id)
+    assert failed.data["step"] == "boom" and failed.data["error"] == "ValueError: no"
+    assert done.data["status"] == "failed" and done.data["steps"] == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,35 @@ def test_a_crew_with_its_own_store_is_still_the_flows_child(store: Path, tmp_pat
     assert isinstance(flow.kickoff(), CrewOutput)
     assert flow._run is not None
     assert [c.parent_step for c in RunStore(store).children(flow._run.run_id)] == ["go"]
+
+
+def test_a_cancelled_run_is_interrupted_on_the_store_and_its_resume_reruns_the_step_that_was_running(store: Path):
+    hold = {"wait": True}
+
+    class Slow(Flow):
+        @start()
+        def first(self):
+            return "first"
+
+        @listen(first)
+        async def second(self, got):
+            if hold["wait"]:
+                await asyncio.Event().wait()  # until cancelled
+            return f"second after {got}"
+
+    async def interrupted() -> str:
+        flow = Slow(store=store)
+        run = asyncio.ensure_future(flow.kickoff_async())
+        while flow._run is None or not any(s == "first" for s, _ in flow._run.outputs):
+            await asyncio.sleep(0)
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        return flow._run.run_id
+
+    run_id = asyncio.run(interrupted())
+    db = RunStore(store)
+    assert db.run(run_id).status == "interrupted"
+    assert [(s.step, s.status) for s in db.steps(run_id)] == [("first", "done"), ("second", "interrupted")]
+    hold["wait"] = False
+    assert Slow(store=store).resume(run_id) == "second after first"

@@ -6,8 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from flow.flow_project_kit import copy_project, crew, kickoff_json, write
+from flow_project_kit import copy_project, crew, kickoff_json, write
 
 
 @pytest.fixture(scope="module")
@@ -97,10 +96,10 @@ def _project(tmp_path: Path, extra: str = "", files: dict[str, str] | None = Non
 def test_crewai_api_crew_does_not_have_is_refused_at_its_line(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    project = _project(tmp_path, ", human_feedback")
+    project = _project(tmp_path, "\nfrom crewai.flow import HumanFeedbackProvider")
     code, out, err = crew(capsys, "kickoff", str(project), "--llm", "test")
     assert code == 2 and out == ""
-    assert "shop_flow/src/shop_flow/main.py:1: `human_feedback` of `crewai.flow.flow` is CrewAI API" in err
+    assert "shop_flow/src/shop_flow/main.py:2: `HumanFeedbackProvider` of `crewai.flow` is CrewAI API" in err
     assert not (project / "ran.txt").exists() and "Traceback" not in err
 
 

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from flow.flow_project_kit import PROJECTS, crew, kickoff_json, write
+from flow_project_kit import PROJECTS, crew, kickoff_json, write
 
 DIGEST = PROJECTS / "native_digest"
 

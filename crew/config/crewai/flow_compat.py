@@ -37,11 +37,14 @@ CrewMaker = Callable[[Path, "dict[str, Any] | None"], Any]
 
 _FLOW_NAMES = ("Flow", "FlowState", "start", "listen", "router", "or_", "and_", "persist")
 
+_FEEDBACK = ("human_feedback", "HumanFeedbackResult")  # crewai.flow's and crewai.flow.human_feedback's
+
 SERVED: dict[str, tuple[str, ...]] = {
     "crewai": ("Agent", "Crew", "Task", "Process", "LLM", "Flow"),
-    "crewai.flow": _FLOW_NAMES,
+    "crewai.flow": (*_FLOW_NAMES, *_FEEDBACK),
     "crewai.flow.flow": _FLOW_NAMES,
     "crewai.flow.persistence": ("persist",),
+    "crewai.flow.human_feedback": _FEEDBACK,
     "crewai.project": ("CrewBase", "agent", "task", "crew"),
 }
 """Every ``crewai`` module a flow project may import from, and the names crew serves in it."""
@@ -200,7 +203,7 @@ def _module(name: str, attrs: dict[str, Any]) -> types.ModuleType:
 def _flow_names() -> dict[str, Any]:
     import crew.flow as flow
 
-    return {name: getattr(flow, name) for name in _FLOW_NAMES if hasattr(flow, name)}
+    return {name: getattr(flow, name) for name in (*_FLOW_NAMES, *_FEEDBACK) if hasattr(flow, name)}
 
 
 def namespace_modules(make: CrewMaker) -> dict[str, types.ModuleType]:
@@ -209,14 +212,22 @@ def namespace_modules(make: CrewMaker) -> dict[str, types.ModuleType]:
     project = {"CrewBase": _crewbase(make), "agent": agent, "task": task, "crew": crew}
     members = {"Agent": Agent, "Crew": Crew, "Task": Task, "Process": Process, "LLM": LLM}
     tools = {k: v for k, v in stand_in_modules(force=True).items() if k.startswith("crewai.") or k == "crewai_tools"}
+    feedback = {name: flow[name] for name in _FEEDBACK if name in flow}
     modules = {
-        "crewai.flow.flow": _module("crewai.flow.flow", flow),
+        "crewai.flow.flow": _module("crewai.flow.flow", {k: v for k, v in flow.items() if k in _FLOW_NAMES}),
         "crewai.flow.persistence": _module("crewai.flow.persistence", {"persist": flow.get("persist")}),
+        "crewai.flow.human_feedback": _module("crewai.flow.human_feedback", feedback),
         "crewai.project": _module("crewai.project", project),
         **tools,
     }
     modules["crewai.flow"] = _module(
-        "crewai.flow", {**flow, "flow": modules["crewai.flow.flow"], "persistence": modules["crewai.flow.persistence"]}
+        "crewai.flow",
+        {
+            **flow,
+            "flow": modules["crewai.flow.flow"],
+            "persistence": modules["crewai.flow.persistence"],
+            "human_feedback": feedback.get("human_feedback"),  # the decorator, as CrewAI's package exports it
+        },
     )
     top = {**members, "Flow": flow.get("Flow"), "flow": modules["crewai.flow"], "project": modules["crewai.project"]}
     if "crewai.tools" in modules:

@@ -46,7 +46,7 @@ def test_a_real_crewai_is_shadowed_inside_the_window_only(monkeypatch: pytest.Mo
 @pytest.mark.parametrize(
     ("module", "name", "says"),
     [
-        ("crewai.flow.flow", "human_feedback", "`human_feedback` of `crewai.flow.flow` is CrewAI API"),
+        ("crewai.flow", "HumanFeedbackProvider", "`HumanFeedbackProvider` of `crewai.flow` is CrewAI API"),
         ("crewai.flow.visualization", None, "`crewai.flow.visualization` is CrewAI API that crew does not have"),
         ("crewai.project", "before_kickoff", "crew serves CrewBase, agent, task, crew there"),
     ],
@@ -57,6 +57,10 @@ def test_what_crew_does_not_have_is_named(module: str, name: str | None, says: s
 
 def test_what_crew_serves_is_not_refused() -> None:
     assert refusal("crewai.flow.flow", "Flow") is None and refusal("crewai.flow.flow", "FlowState") is None
+    assert (
+        refusal("crewai.flow", "human_feedback") is None
+        and refusal("crewai.flow.human_feedback", "human_feedback") is None
+    )
     assert refusal("crewai.tools", "BaseTool") is None
     assert refusal("pydantic", "BaseModel") is None
 
