@@ -22,7 +22,6 @@ __all__ = ["continue_flow", "flow_lines"]
 
 def continue_flow(args: argparse.Namespace, store: Any, stored: Any, mode: str) -> int:
     """Resume or replay the flow run ``stored``; prints its output (stdout) and what it did (stderr)."""
-    from crew.errors import FlowError, FlowPaused
     from crew.flow.locate import flow_class
     from crew.store.flow_runs import plan_flow_resume
 
@@ -32,7 +31,31 @@ def continue_flow(args: argparse.Namespace, store: Any, stored: Any, mode: str) 
         raise UsageError(f"-i: flow run {stored.id[:12]} goes on with its stored state; inputs do not apply to it")
     if mode == "resume":
         plan_flow_resume(store, stored)  # refused before anything loads: finished, or finished by a later resume
-    cls: Any = flow_class(stored.settings.get("flow"), args.path or stored.folder)
+    from crew.cli.flow_kickoff import resumed_flow
+
+    # a flow folder crew kickoff ran (a CrewAI project's crewai served, its crews on the run's model) ...
+    with resumed_flow(args, stored, _prepare(args, stored)) as own:
+        # ... or any flow class the run recorded
+        cls: Any = own or flow_class(stored.settings.get("flow"), args.path or stored.folder)
+        return _continue(args, store, stored, mode, cls)
+
+
+def _prepare(args: argparse.Namespace, stored: Any) -> Any:
+    """What kickoff did to each crew of the flow (its transport, dry tools on the test model), again."""
+    from crew.cli.kickoff import _offline, apply_transport
+
+    live_tools = bool((stored.settings.get("cli") or {}).get("live_tools"))
+
+    def prepare(crew: Any, inputs: dict[str, Any]) -> None:
+        apply_transport(crew, getattr(args, "transport", None))
+        _offline(crew, inputs, live_tools=live_tools)
+
+    return prepare
+
+
+def _continue(args: argparse.Namespace, store: Any, stored: Any, mode: str, cls: Any) -> int:
+    from crew.errors import FlowError, FlowPaused
+
     flow = _made(cls, store, stored.settings.get("max_steps"))
     resumed = mode == "resume"
     work = flow.resume_async(stored.id) if resumed else flow.replay_async(stored.id, from_step=args.from_task)

@@ -13,6 +13,13 @@ from crew.cli import EXIT_FAILED, EXIT_OK, count, llm_option, write_file
 def validate(args: argparse.Namespace) -> int:
     """Everything kickoff checks, minus the model and the inputs that may come at kickoff."""
     from crew.cli import load_project
+    from crew.config.flow_project import find_flow
+
+    flow = find_flow(args.path)
+    if flow is not None:
+        from crew.cli.flow_inspect import validate as validate_flow
+
+        return validate_flow(args, flow)
 
     no_import = getattr(args, "no_import", False)
     llm = getattr(args, "llm", None)

@@ -39,6 +39,16 @@ def run(args: argparse.Namespace) -> int:
     given = {**from_file, **pairs}
     origins = {**{k: f"--inputs-file {args.inputs_file}" for k in from_file}, **{k: "-i" for k in pairs}}
     _batch_flags_need_for_each(args)
+    flow = None if args.for_each else _flow(args.path)
+    if flow is not None:
+        from crew.cli import flow_kickoff
+
+        def prepare(crew: Any, inputs: dict[str, Any]) -> None:
+            apply_transport(crew, getattr(args, "transport", None))
+            _offline(crew, inputs, live_tools=args.live_tools)
+
+        store = None if args.no_store else open_store(args.store, flow.folder)
+        return flow_kickoff.run(args, flow, given, prepare, store)
     if args.for_each:
         from crew.cli import for_each
 
@@ -68,6 +78,13 @@ def run(args: argparse.Namespace) -> int:
         return kickoff(crew, inputs, run_id=run_id, store=store, settings=settings, folder=folder)
 
     return execute(args, crew, inputs, start)
+
+
+def _flow(path: str) -> Any:
+    """The flow at ``path`` (a CrewAI flow project, a folder with flow.py, ``FILE.py:Class``); None for a crew."""
+    from crew.config.flow_project import find_flow
+
+    return find_flow(path)
 
 
 def load(

@@ -179,6 +179,7 @@ def validate(command: Command) -> None:
     p.add_argument(
         "--check-servers", action="store_true", help="also start each MCP server and report start-up failures"
     )
+    _input_option(p, "a flow's input (repeatable): its state model is built from them, as kickoff builds it")
     p.add_argument(
         "--llm", metavar="MODEL", help="check with this model for every agent, as `kickoff --llm MODEL` would run"
     )
@@ -187,7 +188,7 @@ def validate(command: Command) -> None:
 
 
 def plot(command: Command) -> None:
-    p = command("plot", "draw the task graph (Mermaid on stdout by default)")
+    p = command("plot", "draw the task graph, or a flow's steps and routes (Mermaid on stdout by default)")
     p.add_argument("path", nargs="?", default=".", metavar="PATH", help=PATH_HELP)
     p.add_argument(
         "-o",

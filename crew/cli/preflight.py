@@ -72,6 +72,12 @@ def problems(crew: Any, inputs: Mapping[str, Any], given: Mapping[str, str]) -> 
     return found
 
 
+def crew_problems(crew: Any) -> list[str]:
+    """The model and tool problems of one crew of a flow (its inputs come from the flow's steps, at run time)."""
+    models, offline = _models(crew)
+    return [line for model in models for line in _model_problems(model)] + _tool_problems(crew, offline)
+
+
 def _models(crew: Any) -> tuple[list[Model], set[int]]:
     """The models the run calls (manager and function-calling helpers included), and the agents that run offline."""
     uses: dict[tuple[str, str | None, bool, str], list[str]] = {}

@@ -3,7 +3,9 @@
 ``load_crew(path)`` gives the same ``Crew`` the equivalent Python code builds;
 ``load_project(path)`` also returns the default inputs, the placeholders and the
 warnings, which is what the ``crew`` command needs. ``crew_json_schema()`` describes
-the file format for editors.
+the file format for editors. Flow folders (a CrewAI flow project, or ``flow.py`` beside crew
+folders) are found and checked in ``flow_project`` and ``flow_check``; a CrewAI project's
+``crewai`` imports are served by ``crewai/flow_compat``.
 """
 
 from importlib import import_module

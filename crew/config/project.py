@@ -7,7 +7,8 @@ Two layouts load the same way: one ``crew.yaml`` holding everything, or CrewAI's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -105,8 +106,8 @@ def _no_crew(folder: Path) -> NoReturn:
     if crews:
         listed = ", ".join(display_path(c) for c in crews)
         raise ConfigError(
-            f"{where} is a CrewAI flow project: its flow is Python code, which crew does not run; "
-            f"point at one of its crews instead: {listed}"
+            f"{where} is a CrewAI flow project: `crew kickoff`, `validate`, `plot` and `migrate` take it as "
+            f"a flow (one kickoff at a time); for this, point at one of its crews: {listed}"
         )
     raise ConfigError(
         f"no crew in {folder.resolve() if where == '.' else where}: expected crew.yaml, or agents.yaml "
@@ -196,8 +197,30 @@ def _crewai_env(crewai: Any, problems: Problems) -> Problem | None:
 
 
 def load_crew(path: str | Path = ".", *, llm: str | None = None, out_dir: str | Path | None = None) -> Any:
-    """The ``Crew`` declared in a folder (``crew.yaml`` or CrewAI's agents.yaml + tasks.yaml)."""
+    """The ``Crew`` declared in a folder (``crew.yaml`` or CrewAI's agents.yaml + tasks.yaml).
+
+    Inside a flow run by ``crew kickoff`` (``crew_maker``), a call without ``llm`` gets the
+    crew as that run builds it: the run's ``--llm``, dry tools on the test model.
+    """
+    if _CREW_MAKERS and llm is None and out_dir is None:
+        return _CREW_MAKERS[-1](Path(path))
     return load_project(path, llm=llm, out_dir=out_dir).crew
+
+
+_CREW_MAKERS: list[Callable[[Path], Any]] = []
+"""Process-wide, not a context variable: a flow's sync steps run in worker threads, which a context
+variable does not reach when they are started by ``run_in_executor``."""
+
+
+@contextmanager
+def crew_maker(make: Callable[[Path], Any]) -> Iterator[None]:
+    """``load_crew`` builds through ``make`` in this block: how a flow's steps get the crews of the run
+    that ``crew kickoff`` started (set only while it runs a flow)."""
+    _CREW_MAKERS.append(make)
+    try:
+        yield
+    finally:
+        _CREW_MAKERS.remove(make)
 
 
 # -- reading -----------------------------------------------------------------------------

@@ -4,12 +4,14 @@
 (``decorators``) and ``or_``/``and_`` (``conditions``) wire its steps; ``state`` gives every
 state an ``id``; ``steps`` reads a flow class once; ``engine`` runs one kickoff; ``events``
 streams it; ``durable`` records it on the run store and resumes it (``locate`` finds its class
-again); ``asking`` pauses a step for a person (``Flow.ask``, ``@human_feedback``).
+again); ``asking`` pauses a step for a person (``Flow.ask``, ``@human_feedback``); ``shape``
+reads its steps and the labels its routers return, which ``plot`` draws (``Flow.plot``).
 
 Sits above the run layer (a step calls ``Crew.kickoff``, a flow run is recorded on the run
 store). May import: every layer below it (``common``, ``tools``, ``tasks``, ``models``,
-``agent``, ``stream``, ``run``, ``store``, ``backends``). Nothing below imports it; ``crew.config``
-and ``crew.cli`` above do.
+``agent``, ``stream``, ``run``, ``store``, ``backends``), and, lazily, ``crew.cli.drawing``
+for ``plot`` (docs/architecture.md). Nothing below imports it; ``crew.config`` and ``crew.cli``
+above do.
 """
 
 from crew.flow.asking import HumanFeedbackResult, human_feedback

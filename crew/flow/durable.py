@@ -55,7 +55,8 @@ def flow_settings(flow: Any) -> dict[str, Any]:
     except TypeError:
         file = None
     where = {"module": getattr(cls, "__module__", None), "qualname": cls.__qualname__, "file": file}
-    return {"flow": where, "state": dump_state(flow.state), "max_steps": flow.max_steps}
+    extra = getattr(flow, "run_settings", None) or {}  # what the caller keeps with the run (crew kickoff's options)
+    return {**extra, "flow": where, "state": dump_state(flow.state), "max_steps": flow.max_steps}
 
 
 async def recorded(

@@ -108,6 +108,15 @@ class Flow(Generic[S]):
 
         return ask(self, current_step.get(), question)
 
+    def plot(self, filename: str = "crew_flow") -> str:
+        """Write ``filename``.html, a picture of the flow's steps, routes and labels; return its path.
+
+        CrewAI's ``flow.plot("name")``; the page is the one ``crew plot FLOW_DIR`` draws.
+        """
+        from crew.flow.plot import plot
+
+        return plot(type(self), filename)
+
     # -- running ------------------------------------------------------------------------------
 
     def kickoff(self, inputs: Mapping[str, Any] | None = None) -> Any:
@@ -116,8 +125,13 @@ class Flow(Generic[S]):
 
         return run_blocking(lambda: self.kickoff_async(inputs), thread_name="crew-flow")
 
-    async def kickoff_async(self, inputs: Mapping[str, Any] | None = None, *, run_id: str | None = None) -> Any:
-        """Run the flow on this event loop: ``inputs`` set state fields before the first step."""
+    async def kickoff_async(
+        self, inputs: Mapping[str, Any] | None = None, *, run_id: str | None = None, folder: str | None = None
+    ) -> Any:
+        """Run the flow on this event loop: ``inputs`` set state fields before the first step.
+
+        ``folder`` is recorded with the run (``crew kickoff`` gives the flow's folder, where
+        ``crew resume`` finds the flow again)."""
         self._check()
         if inputs:
             self._state = apply_inputs(self._state, dict(inputs), self.flow_name)
@@ -127,7 +141,7 @@ class Flow(Generic[S]):
             return await self._execute(run)
         from crew.flow.durable import recorded
 
-        return await recorded(self, run, store, inputs=dict(inputs or {}))
+        return await recorded(self, run, store, inputs=dict(inputs or {}), folder=folder)
 
     # -- the run store ------------------------------------------------------------------------
 

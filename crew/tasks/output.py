@@ -45,6 +45,16 @@ class _Answer:
             return self.pydantic.model_dump(mode="json")
         return {}
 
+    def __getitem__(self, key: str) -> Any:
+        """``output["field"]``: a field of the structured answer (CrewAI's ``CrewOutput`` reads the same way,
+        and flows do: ``output["chapters"]``); KeyError naming the fields there are."""
+        if self.pydantic is not None and key in type(self.pydantic).model_fields:
+            return getattr(self.pydantic, key)
+        if self.json_dict is not None and key in self.json_dict:
+            return self.json_dict[key]
+        fields = sorted(self.to_dict())
+        raise KeyError(f"{key!r}: the answer has {'the fields ' + ', '.join(fields) if fields else 'no fields'}")
+
     def __str__(self) -> str:
         if self.pydantic is not None:
             return self.pydantic.model_dump_json()

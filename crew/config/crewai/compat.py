@@ -11,6 +11,7 @@ max_usage_count, cache_function), which is what the interop adapters read.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import sys
 import types
@@ -117,14 +118,20 @@ def _module(name: str, **attrs: Any) -> types.ModuleType:
     module.__dict__.update(attrs)
     setattr(module, STAND_IN, True)
     module.__path__ = []  # a package, so its submodules import
+    # a spec, so importlib.util.find_spec answers (rather than raising) while a stand-in is in sys.modules
+    module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
     return module
 
 
-def stand_in_modules() -> dict[str, types.ModuleType]:
-    """The modules to alias: ``crewai`` (with ``crewai.tools``) and ``crewai_tools``, each only if not installed."""
+def stand_in_modules(*, force: bool = False) -> dict[str, types.ModuleType]:
+    """The modules to alias: ``crewai`` (with ``crewai.tools``) and ``crewai_tools``, each only if not installed.
+
+    ``force`` gives the ``crewai`` ones even when CrewAI is installed: a flow project run by
+    ``crew kickoff`` runs on crew's stand-ins throughout (``flow_compat.py``).
+    """
     out: dict[str, types.ModuleType] = {}
     shared = {"BaseTool": BaseTool, "tool": tool, "Tool": Tool, "EnvVar": EnvVar}
-    if importlib.util.find_spec("crewai") is None:
+    if force or importlib.util.find_spec("crewai") is None:
         tools = _module("crewai.tools", **shared)
         out.update(
             {

@@ -89,10 +89,12 @@ def test_a_flows_crew_folder_runs_and_the_flow_itself_is_refused(where: str, tmp
     )
 
 
-def test_the_root_of_a_flow_project_names_its_crews() -> None:
-    done = run_crew("kickoff", str(PROJECTS / "poem_flow"), "--llm", "test")
-    assert done.returncode == 2 and done.stdout == ""
-    assert "CrewAI flow project" in done.stderr and "poem_flow/src/poem_flow/crews/poem_crew" in done.stderr
+def test_the_root_of_a_flow_project_runs_its_flow() -> None:
+    done = run_crew("kickoff", str(PROJECTS / "poem_flow"), "--llm", "test", "--json", "-q")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["flow"] == "PoemFlow" and document["status"] == "done"
+    assert "sentence count of" in document["state"]["poem"]  # the poem crew's task, as crew read it
 
 
 def test_missing_crewai_tools_stop_with_one_message_per_tool_and_nothing_runs() -> None:

@@ -1,0 +1,6 @@
+from pydantic import BaseModel
+
+
+class Verdict(BaseModel):
+    score: int
+    comment: str
