@@ -10,7 +10,9 @@ in ``/crew/a`` sees documents under it. ``resolve_embedder`` turns a spec (``Non
 numpy, WordLlama and litellm are imported only when vectors are used: ``import crew.search``
 loads none of them.
 
-May import: ``crew.errors`` and ``crew.common``.
+May import: ``crew.errors``, ``crew.common`` and ``crew.models`` (litellm is loaded the one way
+crew loads it, ``crew.models.litellm_loading``: its offline cost map, quiet logs and the HTTP client
+that refuses a redirect to another origin).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Embedding models litellm serves (``openai/text-embedding-3-small``, ``ollama/nomic-embed-text``).
 
-The search layer sits below the model doors, so it calls ``litellm.embedding`` / ``aembedding`` itself: an
-embedding request has none of a chat call's tools, streaming or retries by turn. litellm loads
-only at the first call. The API key is registered as a secret (never logged nor recorded); the
+It calls ``litellm.embedding`` / ``aembedding`` directly rather than through a model door (an
+embedding request has none of a chat call's tools, streaming or retries by turn), but loads litellm
+the one way crew does (``crew.models.litellm_loading``), so the offline cost map and the client that
+refuses cross-origin redirects apply to embeddings too. litellm loads only at the first call. The API key is registered as a secret (never logged nor recorded); the
 collection records only the model name.
 """
 
@@ -49,14 +50,16 @@ class LiteLLMEmbedder:
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed from sync code (``litellm.embedding``: no event loop of our own per call)."""
-        import litellm
+        from crew.models.litellm_loading import load_litellm
 
+        litellm = load_litellm()
         return self._collect(texts, lambda batch: litellm.embedding(model=self.name, input=batch, **self._options()))
 
     async def aembed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed from async code (``litellm.aembedding``)."""
-        import litellm
+        from crew.models.litellm_loading import aload_litellm
 
+        litellm = await aload_litellm()
         parts = []
         for start in range(0, len(texts), BATCH):
             batch = list(texts[start : start + BATCH])

@@ -86,7 +86,9 @@ def test_runs_and_show_list_the_flow_its_steps_and_its_crew(project: Any, capsys
 def test_resume_in_another_process_runs_only_the_unfinished_step_and_a_second_resume_exits_2(project: Any):
     folder, run_id = project
     (folder / "broken").unlink()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # the checkout only: this worker's sys.path may hold folders other tests imported crews from
+    # (one with a crew.py would stand in for the crew package)
+    env = {**os.environ, "PYTHONPATH": str(Path(crew.__file__).resolve().parent.parent)}
     done = subprocess.run(
         [sys.executable, "-m", "crew", "resume", run_id[:12]], cwd=folder, env=env, capture_output=True, text=True
     )
