@@ -242,9 +242,25 @@ class SearchIndex:
         return [Hit(docs[rowid], score) for rowid, score in fused if rowid in docs]
 
     def _keyword_ranking(self, query: str, depth: int, scope: str) -> list[int]:
-        match = fts_query(query)
-        if match is None:
+        """BM25 over FTS5: the documents holding every word first, then those holding any.
+
+        Ranking costs one BM25 score per matching document, so words common to most documents
+        make the OR query score nearly all of them (a second at 100k). When at least ``depth``
+        documents hold every word, they are the ranking and the OR query is not run.
+        """
+        every = fts_query(query, " AND ")
+        if every is None:
             return []
+        found = self._matches(every, depth, scope)
+        anyword = fts_query(query)
+        if len(found) >= depth or anyword == every or anyword is None:
+            return found
+        seen = set(found)
+        return (
+            found + [rowid for rowid in self._matches(anyword, depth, scope) if rowid not in seen][: depth - len(found)]
+        )
+
+    def _matches(self, match: str, depth: int, scope: str) -> list[int]:
         sql = (
             "SELECT f.rowid FROM search_fts f JOIN search_docs d ON d.rowid = f.rowid "
             "WHERE search_fts MATCH ? AND d.collection = ?"
@@ -253,7 +269,7 @@ class SearchIndex:
         if scope != "/":
             sql += " AND (d.scope = ? OR substr(d.scope, 1, ?) = ?)"
             args += [scope, len(scope) + 1, scope + "/"]
-        sql += " ORDER BY f.rank LIMIT ?"
+        sql += " ORDER BY bm25(search_fts) LIMIT ?"
         return [row[0] for row in self._conn.execute(sql, (*args, depth))]
 
     def _vector_ranking(self, query: str, depth: int, scope: str) -> list[int]:

@@ -30,15 +30,16 @@ STOPWORDS = frozenset(_COMMON.split())
 """English words too common to rank by: in a small collection BM25 would still rank "on" and "a" matches."""
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression for ``text`` (its words, quoted, OR-ed), or None when it has none."""
+def fts_query(text: str, joiner: str = " OR ") -> str | None:
+    """An FTS5 MATCH expression for ``text`` (its words, quoted, OR-ed, or AND-ed with
+    ``joiner=" AND "``), or None when it has none."""
     words: list[str] = []
     for word in _WORD.findall(text.lower()):
         if word not in words and word not in STOPWORDS:
             words.append(word)
         if len(words) == MAX_TERMS:
             break
-    return " OR ".join(f'"{word}"' for word in words) or None
+    return joiner.join(f'"{word}"' for word in words) or None
 
 
 def fuse(rankings: Sequence[Sequence[int]], limit: int) -> list[tuple[int, float]]:
