@@ -9,8 +9,9 @@ Run: python benchmarks/memory.py [--sizes 10000 100000] [--queries 50]
 2. Ingest at each size: records remembered per second (batches of 1,000 through the index,
    each one transaction), and the first recall, which loads every vector into one matrix.
 
-The knowledge part (ingest of a 10 MB corpus and a 100-page PDF, recall@5 keywords vs hybrid)
-adds its figures to this script.
+3. Knowledge (``benchmarks/knowledge_figures.py``, also runnable alone): ingest of a 10 MB text
+   corpus and a 100-page PDF, and recall@5 on the labelled questions, keywords alone vs hybrid.
+   ``--no-knowledge`` skips it.
 """
 
 from __future__ import annotations
@@ -84,11 +85,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--no-knowledge", action="store_true", help="only the memory figures")
     args = parser.parse_args()
     print("memory recall (offline WordLlama embedder, hybrid FTS5 + exact vectors), one process")
     with tempfile.TemporaryDirectory(prefix="crew-memory-bench-") as tmp:
         for size in args.sizes:
             measure(size, args.queries, Path(tmp))
+    if not args.no_knowledge:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from knowledge_figures import main as knowledge_figures
+
+        print()
+        knowledge_figures()
 
 
 if __name__ == "__main__":
