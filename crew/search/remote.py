@@ -3,8 +3,9 @@
 It calls ``litellm.embedding`` / ``aembedding`` directly rather than through a model door (an
 embedding request has none of a chat call's tools, streaming or retries by turn), but loads litellm
 the one way crew does (``crew.models.litellm_loading``), so the offline cost map and the client that
-refuses cross-origin redirects apply to embeddings too. litellm loads only at the first call. The API key is registered as a secret (never logged nor recorded); the
-collection records only the model name.
+refuses cross-origin redirects apply to embeddings too. litellm loads only at the first call.
+The API key is registered as a secret (never logged nor recorded); the collection records only
+the model name.
 """
 
 from __future__ import annotations
