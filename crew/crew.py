@@ -307,12 +307,9 @@ class Crew(BaseModel):
 
     def run_store(self) -> Any:
         """The ``RunStore`` of ``store=...`` (opened on first use), or None without one."""
-        if self.store is None:
-            return None
-        if self._store is None or (self._store is not self.store and str(self._store.path) != str(self.store)):
-            from crew.store.lifecycle import open_store
+        from crew.store.lifecycle import kept_store
 
-            self._store = open_store(self.store)
+        self._store = kept_store(self._store, self.store)
         return self._store
 
     def resume(

@@ -32,6 +32,19 @@ def open_store(store: Any) -> RunStore:
     raise TypeError(f"store must be a path or a RunStore, got {type(store).__name__}")
 
 
+def kept_store(opened: RunStore | None, store: Any) -> RunStore | None:
+    """The store an owner's ``store=`` names, reusing ``opened`` while it is still that store.
+
+    Crews and flows open their store on first use and keep it, so a run does not reopen the
+    file per call; a ``store=`` changed since (another path, another RunStore) opens the new one.
+    """
+    if store is None:
+        return None
+    if opened is not None and (opened is store or str(opened.path) == str(store)):
+        return opened
+    return open_store(store)
+
+
 def run_recorder(
     crew: Any,
     store: RunStore,
