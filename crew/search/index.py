@@ -28,7 +28,8 @@ from crew.search import schema
 from crew.search.arrays import numpy_or_error
 from crew.search.documents import Doc, Hit, normalize_scope
 from crew.search.embedders import Embedder
-from crew.search.ranking import fts_query, fuse
+from crew.search.keywords import keyword_ranking
+from crew.search.ranking import fuse
 from crew.search.vectors import VectorMatrix
 
 DEPTH = 50
@@ -233,44 +234,13 @@ class SearchIndex:
         scope = normalize_scope(scope)
         depth = max(DEPTH, 4 * limit)
         with self._lock:
-            rankings = [self._keyword_ranking(query, depth, scope)]
+            rankings = [keyword_ranking(self._conn, self.collection, query, depth, scope)]
             vector = self._vector_ranking(query, depth, scope)
             if vector:
                 rankings.append(vector)
             fused = fuse(rankings, limit)
             docs = self._fetch([rowid for rowid, _ in fused])
         return [Hit(docs[rowid], score) for rowid, score in fused if rowid in docs]
-
-    def _keyword_ranking(self, query: str, depth: int, scope: str) -> list[int]:
-        """BM25 over FTS5: the documents holding every word first, then those holding any.
-
-        Ranking costs one BM25 score per matching document, so words common to most documents
-        make the OR query score nearly all of them (a second at 100k). When at least ``depth``
-        documents hold every word, they are the ranking and the OR query is not run.
-        """
-        every = fts_query(query, " AND ")
-        if every is None:
-            return []
-        found = self._matches(every, depth, scope)
-        anyword = fts_query(query)
-        if len(found) >= depth or anyword == every or anyword is None:
-            return found
-        seen = set(found)
-        return (
-            found + [rowid for rowid in self._matches(anyword, depth, scope) if rowid not in seen][: depth - len(found)]
-        )
-
-    def _matches(self, match: str, depth: int, scope: str) -> list[int]:
-        sql = (
-            "SELECT f.rowid FROM search_fts f JOIN search_docs d ON d.rowid = f.rowid "
-            "WHERE search_fts MATCH ? AND d.collection = ?"
-        )
-        args: list[Any] = [match, self.collection]
-        if scope != "/":
-            sql += " AND (d.scope = ? OR substr(d.scope, 1, ?) = ?)"
-            args += [scope, len(scope) + 1, scope + "/"]
-        sql += " ORDER BY bm25(search_fts) LIMIT ?"
-        return [row[0] for row in self._conn.execute(sql, (*args, depth))]
 
     def _vector_ranking(self, query: str, depth: int, scope: str) -> list[int]:
         if self.embedder is None:
