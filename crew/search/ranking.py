@@ -1,8 +1,8 @@
 """Two rankings made one: an FTS5 query from free text, and reciprocal-rank fusion.
 
 A user's query is text, not FTS5 syntax (``"what's C++?"`` would be a syntax error): its words
-(but the commonest English ones) are quoted and joined by OR, so BM25 ranks documents holding
-more of the rarer words first.
+(but the commonest English ones) are quoted and joined by AND or OR (``crew.search.keywords``
+chooses which words).
 Reciprocal-rank fusion (Cormack et al., 2009) adds ``1 / (k + rank)`` over the rankings a
 document appears in: it needs no calibration between BM25 and cosine scores, and a document
 both rankings like rises above one only a single ranking likes.
@@ -30,16 +30,22 @@ STOPWORDS = frozenset(_COMMON.split())
 """English words too common to rank by: in a small collection BM25 would still rank "on" and "a" matches."""
 
 
-def fts_query(text: str, joiner: str = " OR ") -> str | None:
-    """An FTS5 MATCH expression for ``text`` (its words, quoted, OR-ed, or AND-ed with
-    ``joiner=" AND "``), or None when it has none."""
+def query_words(text: str) -> list[str]:
+    """The words of ``text`` a keyword search asks for: lower-cased, once each, in order, not
+    the commonest English ones, at most ``MAX_TERMS``."""
     words: list[str] = []
     for word in _WORD.findall(text.lower()):
         if word not in words and word not in STOPWORDS:
             words.append(word)
         if len(words) == MAX_TERMS:
             break
-    return joiner.join(f'"{word}"' for word in words) or None
+    return words
+
+
+def match_expression(words: Sequence[str], joiner: str = " OR ") -> str:
+    """An FTS5 MATCH expression for ``words``: each quoted (so no word is FTS5 syntax), OR-ed, or
+    AND-ed with ``joiner=" AND "``."""
+    return joiner.join(f'"{word}"' for word in words)
 
 
 def fuse(rankings: Sequence[Sequence[int]], limit: int) -> list[tuple[int, float]]:
