@@ -183,7 +183,8 @@ class TaskRunner:
         try:
             out = await self._deliver(task, out)
             await context_providers.task_done(self.scope, name, task, agent, out)
-            return out
+            # a provider's model call (memory's ``analyze``) is the task's spending too
+            return out.model_copy(update={"usage": self.scope.meter.ledger.for_task(name)})
         except Exception as exc:
             raise self._failed(name, agent, exc, attempt, started) from exc
 

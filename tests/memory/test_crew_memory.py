@@ -9,6 +9,7 @@ import pytest
 from crew import Agent, Crew, Task
 from crew.errors import ConfigError
 from crew.memory import Memory
+from crew.store import RunStore
 from crew.testing import FunctionModel
 
 pytest.importorskip("wordllama", reason="the memory extra is not installed")
@@ -82,3 +83,35 @@ def test_without_the_embedder_the_kickoff_fails_before_any_model_call_naming_the
     with pytest.raises(ConfigError, match=r"pip install 'crew-agents\[memory\]'"):
         crew.kickoff(inputs={"city": "Oslo"})
     assert prompts == []
+
+
+
+def test_analyze_remembers_the_facts_the_agents_model_extracts_and_bills_the_call_to_the_task(tmp_path: Path):
+    asked: list[str] = []
+
+    def reply(messages, tools):
+        asked.append(messages[-1]["content"])
+        if messages[-1]["content"].startswith("Extract the facts"):
+            return "- The traveller is vegetarian.\n\n* The traveller hates early flights.\n"
+        return "Day 1: market. Day 2: museum. (Vegetarian, no early flights.)"
+
+    agent = Agent(role="Travel Researcher", goal="plan trips", llm=FunctionModel(reply))
+    path = tmp_path / "memory.db"
+    crew = trip_crew(agent, {"path": str(path), "embedder": "none", "analyze": True}, store=str(tmp_path / "runs.db"))
+    result = crew.kickoff(inputs={"city": "Lisbon"})
+
+    assert len(asked) == 2 and "Day 1: market." in asked[1]  # the output, handed to the same model
+    with Memory(path, embedder="none") as mem:
+        facts = [(r.content, r.metadata["task"]) for r in mem.list_records()]
+    assert facts == [("The traveller is vegetarian.", "plan"), ("The traveller hates early flights.", "plan")]
+    # the extraction is the task's spending: in its output, the run's total and the run store
+    (task,) = result.tasks_output
+    assert task.usage.requests == 2
+    assert result.usage.requests == 2 and result.usage_by_task["plan"] == task.usage
+    with RunStore(tmp_path / "runs.db") as store:
+        (stored,) = store.tasks(result.run_id)
+        assert stored.usage == task.usage
+        assert store.run(result.run_id).usage == result.usage
+        calls = store.model_calls(result.run_id)
+        assert [(c.task, c.agent) for c in calls] == [("plan", "Travel Researcher")] * 2
+        assert "Extract the facts" in (calls[1].messages or "")
