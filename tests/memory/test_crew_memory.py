@@ -45,7 +45,10 @@ def test_the_next_run_recalls_what_the_last_one_remembered(tmp_path: Path):
 
     trip_crew(agent, mem).kickoff(inputs={"city": "Porto"})
     assert "What you remember" in prompts[1]
-    assert f"- The traveller is vegetarian and hates early flights. (run {first.run_id[:8]}, task plan)" in prompts[1]
+    assert (
+        f"- The traveller is vegetarian and hates early flights. (run {(first.run_id or '')[:8]}, task plan)"
+        in prompts[1]
+    )
     assert len(mem.list_records()) == 2
 
 
@@ -85,7 +88,6 @@ def test_without_the_embedder_the_kickoff_fails_before_any_model_call_naming_the
     assert prompts == []
 
 
-
 def test_analyze_remembers_the_facts_the_agents_model_extracts_and_bills_the_call_to_the_task(tmp_path: Path):
     asked: list[str] = []
 
@@ -108,10 +110,12 @@ def test_analyze_remembers_the_facts_the_agents_model_extracts_and_bills_the_cal
     (task,) = result.tasks_output
     assert task.usage.requests == 2
     assert result.usage.requests == 2 and result.usage_by_task["plan"] == task.usage
+    run_id = result.run_id
+    assert run_id is not None
     with RunStore(tmp_path / "runs.db") as store:
-        (stored,) = store.tasks(result.run_id)
+        (stored,) = store.tasks(run_id)
         assert stored.usage == task.usage
-        assert store.run(result.run_id).usage == result.usage
-        calls = store.model_calls(result.run_id)
+        assert store.run(run_id).usage == result.usage
+        calls = store.model_calls(run_id)
         assert [(c.task, c.agent) for c in calls] == [("plan", "Travel Researcher")] * 2
         assert "Extract the facts" in (calls[1].messages or "")
