@@ -48,8 +48,9 @@ def knowledge_folder(folder: Path) -> Path:
 
 
 def kind_of(path: str) -> str:
-    """``pdf``, ``csv`` or ``json`` by extension; anything else is read as text."""
+    """``pdf``, ``csv`` or ``json`` (``.jsonl``, ``.ndjson`` too) by extension; anything else is read as text."""
     suffix = PurePath(path).suffix.lower().lstrip(".")
+    suffix = "json" if suffix in ("jsonl", "ndjson") else suffix
     return suffix if suffix in KINDS else "text"
 
 

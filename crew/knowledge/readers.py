@@ -1,17 +1,16 @@
 """Reading each kind of file as a stream of text pieces, with located errors.
 
 A text or CSV file is read 64 KB (or a row) at a time, a PDF a page at a time, so a large
-source never sits whole in memory (JSON is the exception: the standard library parses a
-document whole). Whatever goes wrong becomes a ``KnowledgeSourceError`` naming the file and
-where in it: the line and byte of a byte that is not UTF-8, the line of a CSV row that does
-not parse, the line and column of bad JSON, the page of a PDF that cannot be read.
+source never sits whole in memory (JSON too, in ``crew.knowledge.json_reader``). Whatever goes
+wrong becomes a ``KnowledgeSourceError`` naming the file and where in it: the line and byte of
+a byte that is not UTF-8, the line of a CSV row that does not parse, the line and column of bad
+JSON, the page of a PDF that cannot be read.
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ def text_pieces(path: Path, label: str) -> Iterator[str]:
                 data = exc.object  # the bytes held back from the last block, then this one
                 at = offset - (len(data) - len(block)) + exc.start
                 where = f"line {lines + data[: exc.start].count(NEWLINE)}, byte {at}"
-                raise _located(label, where, "not UTF-8 text (save it as UTF-8)") from None
+                raise located(label, where, "not UTF-8 text (save it as UTF-8)") from None
             if text:
                 yield text
             if not block:
@@ -58,41 +57,9 @@ def csv_pieces(path: Path, label: str) -> Iterator[str]:
                 if row:
                     yield " ".join(row) + "\n"
         except csv.Error as exc:
-            raise _located(label, f"line {reader.line_num}", f"not valid CSV ({exc})") from None
+            raise located(label, f"line {reader.line_num}", f"not valid CSV ({exc})") from None
         except UnicodeDecodeError:
-            raise _located(label, f"line {reader.line_num + 1}", "not UTF-8 text (save it as UTF-8)") from None
-
-
-def json_pieces(path: Path, label: str) -> Iterator[str]:
-    """The JSON document ``path`` as indented ``key: value`` lines (CrewAI's form)."""
-    with open_file(path, label) as stream:
-        try:
-            data = json.loads(stream.read().decode("utf-8-sig"))
-        except UnicodeDecodeError as exc:
-            raise _located(label, f"byte {exc.start}", "not UTF-8 text (save it as UTF-8)") from None
-        except json.JSONDecodeError as exc:
-            raise _located(label, f"line {exc.lineno}, column {exc.colno}", f"not valid JSON ({exc.msg})") from None
-    yield from _json_lines(data, 0)
-
-
-def _json_lines(data: Any, level: int) -> Iterator[str]:
-    indent = "  " * level
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if isinstance(value, dict | list):
-                yield f"{indent}{key}:\n"
-                yield from _json_lines(value, level + 1)
-            else:
-                yield f"{indent}{key}: {value}\n"
-    elif isinstance(data, list):
-        for item in data:
-            if isinstance(item, dict | list):
-                yield f"{indent}-\n"
-                yield from _json_lines(item, level + 1)
-            else:
-                yield f"{indent}- {item}\n"
-    else:
-        yield f"{indent}{data}\n"
+            raise located(label, f"line {reader.line_num + 1}", "not UTF-8 text (save it as UTF-8)") from None
 
 
 def pdf_pages(path: Path, label: str) -> Iterator[tuple[int, str]]:
@@ -103,7 +70,7 @@ def pdf_pages(path: Path, label: str) -> Iterator[tuple[int, str]]:
         try:
             text = page.extract_text() or ""
         except Exception as exc:  # noqa: BLE001 (pypdf raises many kinds on a damaged page)
-            raise _located(label, f"page {number}", f"cannot read this page of the PDF ({exc})") from None
+            raise located(label, f"page {number}", f"cannot read this page of the PDF ({exc})") from None
         if text.strip():
             yield number, text
 
@@ -112,13 +79,13 @@ def _pdf_reader(pypdf: Any, path: Path, label: str) -> Any:
     try:
         reader = pypdf.PdfReader(str(path))
         if reader.is_encrypted and not reader.decrypt(""):
-            raise _located(label, "", "the PDF is encrypted (save a copy without a password)")
+            raise located(label, "", "the PDF is encrypted (save a copy without a password)")
         if len(reader.pages) == 0:
-            raise _located(label, "", "the PDF has no pages")
+            raise located(label, "", "the PDF has no pages")
     except KnowledgeSourceError:
         raise
     except Exception as exc:  # noqa: BLE001 (PdfReadError, and what a truncated file raises)
-        raise _located(label, "", f"not a readable PDF ({type(exc).__name__}: {exc})") from None
+        raise located(label, "", f"not a readable PDF ({type(exc).__name__}: {exc})") from None
     return reader
 
 
@@ -136,11 +103,11 @@ def open_file(path: Path, label: str) -> Any:
     try:
         return path.open("rb")
     except FileNotFoundError:
-        raise _located(label, "", f"no such file ({path})") from None
+        raise located(label, "", f"no such file ({path})") from None
     except IsADirectoryError:
-        raise _located(label, "", f"a folder, not a file ({path})") from None
+        raise located(label, "", f"a folder, not a file ({path})") from None
     except OSError as exc:
-        raise _located(label, "", f"cannot be opened ({exc.strerror or exc})") from None
+        raise located(label, "", f"cannot be opened ({exc.strerror or exc})") from None
 
 
 def _text(stream: Any) -> Any:
@@ -149,6 +116,6 @@ def _text(stream: Any) -> Any:
     return io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
 
 
-def _located(label: str, where: str, what: str) -> KnowledgeSourceError:
+def located(label: str, where: str, what: str) -> KnowledgeSourceError:
     at = f" at {where}" if where else ""
     return KnowledgeSourceError(f"knowledge source {label}{at}: {what}", source=label, where=where)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from crew.errors import KnowledgeSourceError
 from crew.knowledge import readers
 from crew.knowledge.chunking import CHUNK_OVERLAP, CHUNK_SIZE, Chunk, check_sizes, windows
+from crew.knowledge.json_reader import json_pieces
 
 KNOWLEDGE_FOLDER = "knowledge"
 """Where relative paths resolve, inside the project folder (CrewAI's ``KNOWLEDGE_DIRECTORY``)."""
@@ -160,12 +161,13 @@ class CSVKnowledgeSource(BaseFileKnowledgeSource):
 
 
 class JSONKnowledgeSource(BaseFileKnowledgeSource):
-    """JSON files, written out as indented ``key: value`` lines."""
+    """JSON files, written out as indented ``key: value`` lines, read as they stream in (a large
+    file never loads whole); a ``.jsonl``/``.ndjson`` file is JSON Lines, a list of documents."""
 
     kind: ClassVar[str] = "json"
 
     def read(self, path: Path, label: str) -> Iterator[Chunk]:
-        return self._cut(readers.json_pieces(path, label), label)
+        return self._cut(json_pieces(path, label), label)
 
 
 class PDFKnowledgeSource(BaseFileKnowledgeSource):
