@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import dataclasses
 import logging
 import os
 import secrets
@@ -294,10 +295,24 @@ class RayBackend:
 
 def driver_only_removed(crew: Any) -> Any:
     """The crew as workers get it: without what only the driver writes to (a run store:
-    the driver records what comes back, so every kickoff is recorded once, in one place)."""
+    the driver records what comes back, so every kickoff is recorded once, in one place), its
+    memory pinned to the driver's file (found beside the store, which the worker does not
+    get), its knowledge folder made absolute (a worker's working folder may be another)."""
+    update: dict[str, Any] = {}
     if getattr(crew, "store", None) is not None:
-        return crew.model_copy(update={"store": None})
-    return crew
+        update["store"] = None
+    settings = getattr(crew, "memory", None)
+    if settings is not None and settings.memory is None:
+        update["memory"] = dataclasses.replace(settings, memory=crew.open_memory())
+    if crew.knowledge_sources or any(agent.knowledge_sources for agent in crew.all_agents()):
+        from crew.knowledge.crew_knowledge import knowledge_folder
+
+        update["knowledge_folder"] = str(knowledge_folder(crew).resolve())
+    if not update:
+        return crew
+    shipped = crew.model_copy(update=update)
+    shipped._store = None  # the driver's open store (a copy keeps it): the worker gets none
+    return shipped
 
 
 async def await_ref(ref: Any, *, what: str, retries: int) -> Any:

@@ -35,6 +35,7 @@ from crew.backends.ray import (
 from crew.backends.remote_events import RECORDED, TURNS, collected, replay, wanted
 from crew.common.events import Event, bus, scoped
 from crew.errors import ConfigError, TaskFailedError
+from crew.run import context as context_providers
 from crew.stream.events import AgentTurnStarted, ToolCallFinished, ToolCallStarted
 from crew.tasks.output import TaskOutput
 from crew.tools.execution.executor import ToolStats
@@ -124,13 +125,16 @@ def run_task_on_worker(
     cached: bool,
     types: frozenset[str] = frozenset(),
     scopes: list[str] | None = None,
+    sections: tuple[Any, ...] = (),
     relay: Callable[[Any], None] | None = None,
     started: Callable[[asyncio.AbstractEventLoop, asyncio.Task[Any]], None] | None = None,
 ) -> TaskOutcome:
     """The body of one graph task's Ray task: a TaskRunner of one task, on the run's ledger.
 
-    ``relay`` gets the task's stream events as they happen (see ``stream_task_on_worker``);
-    ``started`` the loop and asyncio task the work runs as, for a caller in another thread to cancel.
+    ``sections`` are what the run's context providers (memory, knowledge) gave the task on the
+    driver, for its prompt here; ``relay`` gets the task's stream events as they happen (see
+    ``stream_task_on_worker``); ``started`` the loop and asyncio task the work runs as, for a
+    caller in another thread to cancel.
     """
     from crew.run.task_runner import TaskRunner
     from crew.tools.execution.executor import ToolExecutor
@@ -141,6 +145,7 @@ def run_task_on_worker(
     from crew.agent.scope import RunScope
 
     scope = RunScope(run_id=run_id, executor=executor, llm=llm, human_feedback=_accept)
+    scope.sections[name] = tuple(sections)  # the worker has no providers: its runner asks none
     if relay is not None:
         from crew.stream.listen import Listener
 
@@ -295,15 +300,17 @@ class RayTaskRunner:
         task = inner.tasks[name]
         shipped = task.model_copy(update={"callback": None, "output_file": None})
         options = {"max_retries": self.backend.max_retries, "retry_exceptions": False, **self.backend.task_options}
+        started = time.time()
+        bus.emit("task.start", run_id=scope.run_id, task=name, agent=inner.label(name).get("agent"), backend="ray")
+        sections = await context_providers.gather(scope, name, task, task.agent)  # memory, knowledge: here
         arguments = (
             *(shipped, name, context, scope.run_id, scope.llm, self.ledger, self.crew.cache is not False),
             wanted((RECORDED | TURNS) - {"task.start"}),  # the driver says when its task starts
             [scope.executor.bucket_of(tool) for tool in _task_tools(task)],
+            sections,
         )
         live = scope.relayed  # someone streams the run: the worker sends its events as they happen
         ref = None if live else remote(run_task_on_worker).options(**options).remote(*arguments)
-        started = time.time()
-        bus.emit("task.start", run_id=scope.run_id, task=name, agent=inner.label(name).get("agent"), backend="ray")
         if live:
             outcome = await self._streamed(arguments, options, name, scope)
         else:
@@ -324,6 +331,8 @@ class RayTaskRunner:
                     result = callback(out)
                     if asyncio.iscoroutine(result):
                         await result
+            await context_providers.task_done(scope, name, task, task.agent, out)  # memory remembers it here
+            out = out.model_copy(update={"usage": scope.meter.ledger.for_task(name)})  # and analyze's call
         except Exception as exc:  # the task failed on the driver's side of it
             failed = out.model_copy(
                 update={"status": "failed", "error": f"{type(exc).__name__}: {exc}", "finished_at": time.time()}

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 
 from crew.common.events import Event, bus
 
-RECORDED = frozenset({"task.start", "llm.call", "llm.error", "tool.call"})
+RECORDED = frozenset({"task.start", "llm.call", "llm.error", "tool.call", "task.context"})
 """The event types a run recorder consumes (see ``crew.store.recorder``)."""
 
 TURNS = frozenset({"agent.turn"})
@@ -61,6 +61,8 @@ def portable(event: Event) -> Event:
 
 def replay(events: Iterable[Event]) -> None:
     """Publish a worker's events on this process's bus, in the order they happened, marked
-    ``replayed``: a stream got them live (``RunScope.relay``) and does not take them twice."""
+    ``from_worker``: a stream got them live (``RunScope.relay``) and does not take them twice.
+    (Not ``replayed``: a ``task.context`` event's own ``replayed`` says its sections were those
+    of the run a replay continued.)"""
     for event in events:
-        bus.publish(event.model_copy(update={"data": {**event.data, "replayed": True}}))
+        bus.publish(event.model_copy(update={"data": {**event.data, "from_worker": True}}))

@@ -72,6 +72,7 @@ class Memory:
         collection: str = COLLECTION,
     ) -> None:
         self.path = Path(path) if path is not None else DEFAULT_PATH
+        self._spec = embedder
         chosen = None if embedder == _DEFAULT else embedder  # None, as in resolve_embedder, is the default
         self.embedder = resolve_embedder(chosen, where=f"memory {self.path}: embedder")
         self.index = SearchIndex(self.path, collection, self.embedder, reembed=reembed)
@@ -120,6 +121,11 @@ class Memory:
     def close(self) -> None:
         self.index.close()
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its file (made absolute) and embedder: a crew sent to a Ray worker opens the
+        same file there (SQLite's rules keep the writes of many processes apart)."""
+        return (_reopened, (str(self.path.resolve()), self._spec, self.index.collection))
+
     def __enter__(self) -> Memory:
         return self
 
@@ -129,3 +135,7 @@ class Memory:
     def __repr__(self) -> str:
         name = self.embedder.name if self.embedder else "none"
         return f"Memory(path={str(self.path)!r}, embedder={name!r})"
+
+
+def _reopened(path: str, embedder: Any, collection: str) -> Memory:
+    return Memory(path, embedder, collection=collection)

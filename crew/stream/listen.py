@@ -148,7 +148,7 @@ class Listener:
 
         def on_event(event: Event) -> None:
             convert = _CONVERTERS.get(event.type)
-            if convert is not None and not event.data.get("replayed"):  # a worker's, relayed as it happened
+            if convert is not None and not event.data.get("from_worker"):  # a worker's, relayed as it happened
                 buffer.put(convert(run_id, event.data, event.time))
 
         def on_call(info: ModelCallInfo, _meter: Meter) -> None:

@@ -68,3 +68,16 @@ def test_a_memory_file_of_another_embedder_is_refused_then_reembedded_on_request
 def test_remember_needs_a_text(tmp_path: Path):
     with Memory(tmp_path / "m.db", embedder="none") as mem, pytest.raises(ValueError, match="non-empty text"):
         mem.remember("  ")
+
+
+def test_a_memory_pickles_as_its_file_and_embedder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import pickle
+
+    monkeypatch.chdir(tmp_path)
+    with Memory("notes.db", embedder="none") as mem:
+        mem.remember("The standup is at ten")
+        copy = pickle.loads(pickle.dumps(mem))  # as a crew sent to a Ray worker carries it
+    monkeypatch.chdir("/")  # another working folder: the copy names the file absolutely
+    with copy:
+        assert copy.path == tmp_path / "notes.db" and copy.embedder is None
+        assert [m.record.content for m in copy.recall("standup")] == ["The standup is at ten"]
