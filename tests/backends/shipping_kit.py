@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from crew import Agent, Crew, Task, tool
+from crew import Agent, Crew, StringKnowledgeSource, Task, tool
 from crew.testing import FunctionModel
 from crew.tools.base import BaseTool
 
@@ -98,3 +98,27 @@ def topic_crew(tools: list[Any] | None = None, latency: float = 0.0, **crew_opti
     )
     task = Task(description="write about {topic}", expected_output="a line", agent=agent)
     return Crew(agents=[agent], tasks=[task], **crew_options)
+
+
+def _office_reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+    """Say whether the prompt held the knowledge passage and a memory section."""
+    prompt = messages[-1]["content"]
+    return f"office: knows={'opens at 9' in prompt} remembers={'What you remember' in prompt}"
+
+
+def office_crew(folder: Path, **crew_options: Any) -> Crew:
+    """A crew with memory and a knowledge source, its files in ``folder`` (keywords only: no
+    embedder to load on the workers)."""
+    agent = Agent(role="clerk", goal="g", backstory="b", llm=FunctionModel(_office_reply))
+    task = Task(name="hours", description="When does the office open on {day}?", expected_output="a time", agent=agent)
+    return Crew(
+        name="office",
+        agents=[agent],
+        tasks=[task],
+        memory={"embedder": "none"},  # beside the run store, which a worker running a whole kickoff does not get
+        embedder="none",
+        knowledge_sources=[StringKnowledgeSource(content="The office opens at 9 on weekdays.")],
+        knowledge_folder=folder / "knowledge",
+        store=str(folder / "runs.db"),
+        **crew_options,
+    )

@@ -27,7 +27,7 @@ ray = pytest.importorskip("ray")
 
 import shipping_kit as kit  # noqa: E402
 
-from crew import Agent, Crew, StringKnowledgeSource, Task, tool  # noqa: E402
+from crew import Agent, Crew, Task, tool  # noqa: E402
 from crew.backends import for_each  # noqa: E402
 from crew.backends import ray as ray_backend  # noqa: E402
 from crew.errors import (  # noqa: E402
@@ -455,38 +455,16 @@ def test_two_different_tools_of_one_name_stay_apart_across_ray_workers():
     assert [o.raw for o in out.tasks_output] == ["weather in Oslo: sunny", "population of Oslo: 1M"]
 
 
-def office_crew(tmp_path: Path, **options) -> Crew:
-    """A crew with memory and a knowledge source (keywords only: no embedder to load on the workers)."""
-
-    def reply(messages, tools):
-        prompt = messages[-1]["content"]
-        return f"office: knows={'opens at 9' in prompt} remembers={'What you remember' in prompt}"
-
-    agent = Agent(role="clerk", goal="g", backstory="b", llm=FunctionModel(reply))
-    task = Task(name="hours", description="When does the office open on {day}?", expected_output="a time", agent=agent)
-    return Crew(
-        name="office",
-        agents=[agent],
-        tasks=[task],
-        memory={"embedder": "none"},  # beside the run store, which a worker running a whole kickoff does not get
-        embedder="none",
-        knowledge_sources=[StringKnowledgeSource(content="The office opens at 9 on weekdays.")],
-        knowledge_folder=tmp_path / "knowledge",
-        store=str(tmp_path / "runs.db"),
-        **options,
-    )
-
-
 def test_memory_and_knowledge_reach_the_prompts_of_tasks_run_on_ray(tmp_path):
     """A graph's task on a worker had no context providers (its prompt neither recalled nor read,
     its output was not remembered): the driver now asks them and sends the sections along. A
     whole kickoff on a worker opened memory in its working folder (no run store to sit beside):
     it now opens the driver's file, and its recalls are recorded."""
-    graph = office_crew(tmp_path, process="graph", backend="ray")
+    graph = kit.office_crew(tmp_path, process="graph", backend="ray")
     assert graph.kickoff(inputs={"day": "weekdays"}).raw == "office: knows=True remembers=False"
     second = graph.kickoff(inputs={"day": "weekdays"})
     assert second.raw == "office: knows=True remembers=True"  # the first run's output, remembered
-    (whole,) = office_crew(tmp_path).kickoff_for_each([{"day": "weekdays"}], backend="ray")
+    (whole,) = kit.office_crew(tmp_path).kickoff_for_each([{"day": "weekdays"}], backend="ray")
     assert whole.raw == "office: knows=True remembers=True"
     with RunStore(tmp_path / "runs.db") as store:
         for run_id in (second.run_id, whole.run_id):
