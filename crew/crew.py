@@ -294,16 +294,21 @@ class Crew(BaseModel):
             return None
         if settings.memory is not None:
             return settings.memory
-        from pathlib import Path
+        from crew.memory.memory import Memory
 
-        from crew.memory.memory import DEFAULT_PATH, Memory
-
-        near = store_path if store_path is not None else getattr(self.run_store(), "path", None)
-        path = settings.path or (Path(near).parent / "memory.db" if near is not None else DEFAULT_PATH)
+        path = self.memory_path(store_path)
         if self._memory is None or Path(self._memory.path) != Path(path):
             embedder = settings.embedder if settings.embedder != "default" or self.embedder is None else self.embedder
             self._memory = Memory(path, embedder)
         return self._memory
+
+    def memory_path(self, store_path: Any = None) -> Path:
+        """The memory file: ``memory.path``, else ``memory.db`` beside the run store, else ``.crew/memory.db``."""
+        from crew.memory.memory import DEFAULT_PATH
+
+        near = store_path if store_path is not None else getattr(self.run_store(), "path", None)
+        chosen = self.memory.path if self.memory is not None else None
+        return chosen or (Path(near).parent / "memory.db" if near is not None else DEFAULT_PATH)
 
     def run_store(self) -> Any:
         """The ``RunStore`` of ``store=...`` (opened on first use), or None without one."""

@@ -296,14 +296,15 @@ class RayBackend:
 def driver_only_removed(crew: Any) -> Any:
     """The crew as workers get it: without what only the driver writes to (a run store:
     the driver records what comes back, so every kickoff is recorded once, in one place), its
-    memory pinned to the driver's file (found beside the store, which the worker does not
-    get), its knowledge folder made absolute (a worker's working folder may be another)."""
+    memory pinned to the driver's file by its absolute path (found beside the store, which the
+    worker does not get; opened there, not here), its knowledge folder made absolute (a
+    worker's working folder may be another)."""
     update: dict[str, Any] = {}
     if getattr(crew, "store", None) is not None:
         update["store"] = None
     settings = getattr(crew, "memory", None)
     if settings is not None and settings.memory is None:
-        update["memory"] = dataclasses.replace(settings, memory=crew.open_memory())
+        update["memory"] = dataclasses.replace(settings, path=crew.memory_path().resolve())
     if crew.knowledge_sources or any(agent.knowledge_sources for agent in crew.all_agents()):
         from crew.knowledge.crew_knowledge import knowledge_folder
 
