@@ -109,7 +109,7 @@ def load(
 
 def _offline(crew: Any, inputs: dict[str, Any], *, live_tools: bool) -> None:
     """The test model's run made safe (``crew.testing.dry_run``); a crew on other models is left as it is."""
-    from crew.testing.dry_run import offline as prepare
+    from crew.config.dry_run import offline as prepare
 
     prepare(crew, inputs, live_tools=live_tools)
 
