@@ -480,7 +480,7 @@ def _inputs_file(name: str | None) -> dict[str, Any]:
     """The inputs of ``--inputs-file``, read with the crew files' limits (depth, alias expansion)."""
     if name is None:
         return {}
-    from crew.config.build import plain
+    from crew.config.entries import plain
     from crew.config.loader import YamlSyntaxError, load_data
 
     path = Path(name)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crew.config.build import Builder, Entry, key_path, plain
+from crew.config.build import Builder
+from crew.config.entries import Entry, key_path, plain
 from crew.config.loader import YamlList, YamlMap, YamlSyntaxError, load_yaml
 from crew.config.problems import Problems, display_path
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from crew.common.keywords import did_you_mean
-from crew.config.build import Builder, Entry, Placeholder
+from crew.config.build import Builder
 from crew.config.documents import _empty, _inputs, _overlay, _read, _sections, _unique
+from crew.config.entries import Entry, Placeholder
 from crew.config.knowledge import knowledge_folder, knowledge_list
 from crew.config.loader import YamlMap
 from crew.config.problems import Problem, Problems, display_path
