@@ -19,8 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, 
 from crew.agent.agent import Agent
 from crew.common.keywords import knowledge_sources_only, known_keys
 from crew.errors import ConfigError
-from crew.models import LLM, prewarm_litellm
-from crew.models.doors import choose, door_of, prewarm_native
 from crew.tasks.graph import TaskGraph
 from crew.tasks.inputs import as_inputs
 from crew.tasks.output import CrewOutput, TaskOutput
@@ -168,7 +166,9 @@ class Crew(BaseModel):
             )
         self.validate_graph()
         if (info.context or {}).get("prewarm", True):
-            self._prewarm()
+            from crew.run.warmup import prewarm
+
+            prewarm(self)
         return self
 
     @property
@@ -469,29 +469,6 @@ class Crew(BaseModel):
             raise ValueError(f"concurrency must be at least 1, got {limit}")
         runner = resolve_backend(backend, **backend_options)
         return await outputs_for_each(self, inputs, backend=runner, max_concurrency=limit)
-
-    # -- internals -------------------------------------------------------------------------
-
-    def _prewarm(self) -> None:
-        """Start importing litellm in the background when a model of this crew will need it,
-        so the import overlaps with whatever happens before the first model call."""
-        specs = [self.llm, self.manager_llm, *(a.llm for a in self.all_agents())]
-        if self.manager_agent is not None:
-            specs.append(self.manager_agent.llm)
-        if _needs_litellm(specs):
-            prewarm_litellm()
-        if any(door_of(spec) == "native" for spec in specs):
-            prewarm_native()
-
-
-def _needs_litellm(specs: Sequence[Any]) -> bool:
-    """True when a model spec will go through litellm (a model string or an LLM whose transport is litellm)."""
-    for spec in specs:
-        if isinstance(spec, str) and spec.strip().lower() != "test" and choose(spec.strip(), None) == "litellm":
-            return True
-        if isinstance(spec, LLM) and spec.door == "litellm":
-            return True
-    return False
 
 
 def _run_sync(make: Callable[[], Any]) -> Any:

@@ -128,38 +128,12 @@ class AgentTaskRun(Pausing):
         self._context_names = tuple([out.name for out in context if out.status == "done"])
         self._tool_names = tuple([t.tool_name for t in self.tools])
         self._tool_hints = {t.tool_name: hints for t in self.tools if (hints := getattr(t, "annotations", None))}
+        sections = render_sections(self.scope.sections.get(self.task_name, ()))
         self.transcript = Transcript(
-            SystemMessage(self._system_prompt()),
-            UserMessage(self._task_prompt(context, feedback, previous_answer)),
-        )
-
-    # -- prompts ------------------------------------------------------------------
-
-    def _system_prompt(self) -> str:
-        agent = self.agent
-        return prompts.system_prompt(
-            role=agent.role,
-            goal=agent.goal,
-            backstory=agent.backstory,
-            tool_descriptions=[t.describe() for t in self.tools] if self.mode.text_mode else [],
-            tool_names=list(self._tool_names),
-            text_mode=self.mode.text_mode,
-            template=agent.system_template,
-            tool_results=[]
-            if self.mode.text_mode
-            else [(t.tool_name, r) for t in self.tools if (r := t.describe_result())],
-        )
-
-    def _task_prompt(self, context: Sequence[TaskOutput], feedback: str | None, previous_answer: str | None) -> str:
-        return prompts.task_prompt(
-            description=self.task.description,
-            expected_output=self.task.expected_output,
-            context=((out.name, out.raw) for out in context if out.status == "done"),
-            feedback=feedback,
-            previous_answer=previous_answer,
-            schema=self.schema,
-            template=self.agent.prompt_template,
-            sections=render_sections(self.scope.sections.get(self.task_name, ())),
+            SystemMessage(prompts.agent_system_prompt(agent, self.tools, self.mode.text_mode)),
+            UserMessage(
+                prompts.agent_task_prompt(task, agent, context, feedback, previous_answer, self.schema, sections)
+            ),
         )
 
     # -- the loop -----------------------------------------------------------------

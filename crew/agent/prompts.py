@@ -261,6 +261,42 @@ def task_prompt(
     return out
 
 
+def agent_system_prompt(agent: Any, tools: Sequence[Any], text_mode: bool) -> str:
+    """:func:`system_prompt` for ``agent`` with ``tools`` (described in text mode, else named, with result schemas)."""
+    return system_prompt(
+        role=agent.role,
+        goal=agent.goal,
+        backstory=agent.backstory,
+        tool_descriptions=[t.describe() for t in tools] if text_mode else [],
+        tool_names=[t.tool_name for t in tools],
+        text_mode=text_mode,
+        template=agent.system_template,
+        tool_results=[] if text_mode else [(t.tool_name, r) for t in tools if (r := t.describe_result())],
+    )
+
+
+def agent_task_prompt(
+    task: Any,
+    agent: Any,
+    context: Sequence[Any],
+    feedback: str | None,
+    previous_answer: str | None,
+    schema: dict[str, Any] | None,
+    sections: str,
+) -> str:
+    """:func:`task_prompt` for ``task`` worked on by ``agent``: the outputs of its done ``context`` tasks included."""
+    return task_prompt(
+        description=task.description,
+        expected_output=task.expected_output,
+        context=((out.name, out.raw) for out in context if out.status == "done"),
+        feedback=feedback,
+        previous_answer=previous_answer,
+        schema=schema,
+        template=agent.prompt_template,
+        sections=sections,
+    )
+
+
 def _tidy(text: str) -> str:
     """No trailing spaces left by an empty field (an agent without backstory)."""
     return _TRAILING.sub("\n", text).strip()

@@ -109,7 +109,7 @@ def load(
 
 def _offline(crew: Any, inputs: dict[str, Any], *, live_tools: bool) -> None:
     """The test model's run made safe (``crew.testing.dry_run``); a crew on other models is left as it is."""
-    from crew.testing.dry_run import offline as prepare
+    from crew.config.dry_run import offline as prepare
 
     prepare(crew, inputs, live_tools=live_tools)
 
@@ -480,7 +480,7 @@ def _inputs_file(name: str | None) -> dict[str, Any]:
     """The inputs of ``--inputs-file``, read with the crew files' limits (depth, alias expansion)."""
     if name is None:
         return {}
-    from crew.config.build import plain
+    from crew.config.entries import plain
     from crew.config.loader import YamlSyntaxError, load_data
 
     path = Path(name)

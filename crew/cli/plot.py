@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from crew.cli import EXIT_OK, UsageError, count, write_file
-from crew.cli.drawing import DELEGATED, Picture, dot, markdown, mermaid, page
+from crew.common.drawing import DELEGATED, Picture, dot, markdown, mermaid, page
 
 FORMATS = {".mmd": "mermaid", ".mermaid": "mermaid", ".md": "markdown", ".dot": "dot", ".gv": "dot", ".html": "html"}
 

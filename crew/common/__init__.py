@@ -2,7 +2,8 @@
 
 The event bus (``events``), the secret scrubber (``secrets``), sync code calling async code and
 back (``blocking``, ``daemon_pool``), "did you mean" for keyword arguments (``keywords``), SQLite
-files opened safely (``sqlite_files``), and token usage (``usage``; a run's ledger of it is its
+files opened safely (``sqlite_files``), the drawing of boxes and arrows that ``crew plot`` and
+``Flow.plot()`` share (``drawing``), and token usage (``usage``; a run's ledger of it is its
 meter's, ``crew.agent.meter``).
 
 May import: ``crew.errors`` only.

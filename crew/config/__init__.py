@@ -5,7 +5,9 @@
 warnings, which is what the ``crew`` command needs. ``crew_json_schema()`` describes
 the file format for editors. Flow folders (a CrewAI flow project, or ``flow.py`` beside crew
 folders) are found and checked in ``flow_project`` and ``flow_check``; a CrewAI project's
-``crewai`` imports are served by ``crewai/flow_compat``.
+``crewai`` imports are served by ``crewai/flow_compat``. ``dry_run`` readies a loaded project's
+crew for a command-line run on the test model (``crew kickoff``, ``crew serve``): its tool calls
+answered by stand-ins unless ``--live-tools``.
 """
 
 from importlib import import_module

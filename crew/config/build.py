@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from crew.common.keywords import CREWAI_KEYS, did_you_mean
+from crew.config.entries import Entry, Placeholder, Resolved, key_path, not_imported, plain, type_name
 from crew.config.fields import FieldSpec, Section, fields_of, model_class
 from crew.config.imports import ImportProblem, as_tool, check_import_path, import_object, risky
 from crew.config.knowledge import knowledge_list
@@ -29,70 +29,6 @@ TEMPLATED: dict[Section, tuple[str, ...]] = {
     "task": ("description", "expected_output", "output_file"),
 }
 _SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
-
-
-@dataclass
-class Entry:
-    """One named agent, task or tool, with where it was written."""
-
-    name: str
-    data: Any
-    file: str
-    line: int
-    path: str  # dotted key path, e.g. "agents.writer"
-
-    def line_of(self, key: str) -> int:
-        return self.data.line_of(key) if isinstance(self.data, YamlMap) and key in self.data else self.line
-
-    def file_of(self, key: Any) -> str:
-        return self.data.file_of(key, self.file) if isinstance(self.data, YamlMap) else self.file
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """A value already turned into its object (by the reader of a CrewAI crew.py), taken as it is."""
-
-    obj: Any
-    origin: str = ""  # the name it was written as, for `crew migrate`
-
-
-@dataclass(frozen=True)
-class Placeholder:
-    """A ``{name}`` in a templated text, and where it appears."""
-
-    name: str
-    file: str
-    line: int
-    path: str
-
-
-def plain(value: Any) -> Any:
-    """The value with YAML containers turned back into plain dicts and lists."""
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
-
-
-def not_imported(name: str) -> Any:
-    """A stand-in for a tool that ``--no-import`` did not import (it must not be run)."""
-
-    def not_imported() -> str:
-        raise RuntimeError(f"tool '{name}' was not imported (crew validate --no-import)")
-
-    not_imported.__doc__ = f"Stand-in for tool '{name}', not imported."
-    return not_imported
-
-
-def key_path(*parts: Any) -> str:
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part not in ("", None):
-            out = f"{out}.{part}" if out else str(part)
-    return out
 
 
 class Builder:
@@ -498,22 +434,6 @@ def _prose(value: Any) -> bool:
 
 def _visible(fields: dict[str, FieldSpec]) -> list[str]:
     return [k for k in fields if not k.startswith("_")]
-
-
-def type_name(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    for kind, label in (
-        (bool, "true/false"),
-        (dict, "a mapping"),
-        (list, "a list"),
-        (str, "a string"),
-        (int, "a number"),
-        (float, "a number"),
-    ):
-        if isinstance(value, kind):
-            return label
-    return type(value).__name__
 
 
 def _exc_text(exc: BaseException) -> str:

@@ -21,7 +21,8 @@ from crew.common.keywords import did_you_mean
 from crew.config.loader import YamlMap
 
 if TYPE_CHECKING:
-    from crew.config.build import Builder, Entry
+    from crew.config.build import Builder
+    from crew.config.entries import Entry
 
 # key -> (what it takes, a check of the value)
 _KEYS: dict[str, str] = {

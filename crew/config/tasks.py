@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from crew.common.keywords import did_you_mean
-from crew.config.build import Builder, Entry, key_path, type_name
+from crew.config.build import Builder
+from crew.config.entries import Entry, key_path, type_name
 from crew.config.loader import YamlList
 
 

@@ -16,7 +16,7 @@ from crew.flow.shape import FlowShape, shape_of
 
 def plot(flow_cls: type, filename: str = "crew_flow") -> str:
     """Write ``filename`` (``.html`` added when it has no suffix) and return its path."""
-    from crew.cli.drawing import page
+    from crew.common.drawing import page
 
     path = Path(filename if Path(filename).suffix else f"{filename}.html")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -26,7 +26,7 @@ def plot(flow_cls: type, filename: str = "crew_flow") -> str:
 
 def picture_of_shape(shape: FlowShape) -> Any:
     """Boxes for steps (their kind and labels under the name), arrows for what fires what."""
-    from crew.cli.drawing import Picture  # the one drawing of the project (an import up, on purpose)
+    from crew.common.drawing import Picture  # the one drawing of the project, shared with `crew plot`
 
     labels = shape.labels
     names = [s.name for s in shape.steps]

@@ -24,7 +24,7 @@ from crew.run.budget import Budget
 from crew.run.continuation import FRESH, Continuation
 from crew.run.scheduler import Scheduler
 from crew.run.task_runner import TaskRunner
-from crew.run.warmup import doors_ready, resolve_models
+from crew.run.warmup import doors_ready, prewarm, resolve_models
 from crew.tasks.graph import task_names
 from crew.tasks.inputs import fill_inputs
 from crew.tasks.output import CrewOutput, TaskOutput
@@ -53,7 +53,7 @@ async def kickoff(
     ``continuation``: what it takes over from an earlier run (outputs, paused tasks, what
     was spent). ``settings`` and ``folder`` are kept with the record (how the CLI ran it).
     """
-    crew._prewarm()  # models may have been set since the crew was built
+    prewarm(crew)  # models may have been set since the crew was built
     run_id = run_id or uuid.uuid4().hex
     store = store if store is not None else crew.run_store() or _flows_store()
     budget = Budget.of(crew, spent_before=continuation.spent_before, continued_from=continuation.from_run)

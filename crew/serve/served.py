@@ -91,7 +91,7 @@ class ServedCrew:
     def fresh_crew(self, inputs: Mapping[str, Any]) -> Any:
         """A crew for one call: a copy of the loaded one (so calls never share a test model's
         inputs or stand-ins), readied for the test model as ``crew kickoff`` readies it."""
-        from crew.testing.dry_run import offline
+        from crew.config.dry_run import offline
 
         try:
             crew = self.crew.model_copy(deep=True)

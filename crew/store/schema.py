@@ -271,8 +271,12 @@ def connect(path: Path) -> sqlite3.Connection:
     ``timeout`` is SQLite's busy timeout, so a second process waits its turn to write
     instead of failing with "database is locked"; ``synchronous=NORMAL`` in WAL mode keeps
     every committed row through a crash of the process (only a power cut can lose the last ones).
+
+    SQLite opens the file first, and only its refusal ("file is not a database") has the header
+    read (``_not_a_database``): opening and closing another descriptor on a live store would drop
+    the POSIX locks this process's connections hold on it (closing any descriptor of a file drops
+    them all), and another process could then checkpoint and delete the WAL under them.
     """
-    _check_header(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -287,6 +291,8 @@ def connect(path: Path) -> sqlite3.Connection:
     except StoreError:
         raise
     except sqlite3.Error as exc:
+        if _not_sqlite(exc):
+            raise _not_a_database(path, exc) from None
         if _denied(exc) and path.is_file():
             return open_read_only(path)  # it can still be listed and shown
         raise StoreError(f"{path} is not a usable crew run store ({exc}); {_HINT}") from None
@@ -322,17 +328,25 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     raise StoreError(f"cannot read the run store {path} ({last}); {_HINT}")
 
 
-def _check_header(path: Path) -> None:
-    """A file that is not SQLite at all: say so before SQLite says "file is not a database"."""
+def _not_sqlite(exc: sqlite3.Error) -> bool:
+    """SQLite finding no database in the file: not SQLite at all, or its first page broken."""
+    return getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_NOTADB or "file is not a database" in str(exc)
+
+
+def _not_a_database(path: Path, exc: sqlite3.Error) -> StoreError:
+    """The located error for a file SQLite refused: not SQLite at all, or an SQLite file it cannot read.
+
+    The header is read only now, after SQLite's refusal: no connection of this process can be
+    working on a file that is no database, so closing this descriptor drops no lock anyone relies on.
+    """
     try:
-        if not path.is_file() or path.stat().st_size == 0:
-            return
         with open(path, "rb") as fh:
             head = fh.read(16)
-    except OSError as exc:
-        raise StoreError(f"cannot read the run store {path}: {exc.strerror or exc}") from None
+    except OSError as err:
+        return StoreError(f"cannot read the run store {path}: {err.strerror or err}")
     if head != b"SQLite format 3\x00":
-        raise StoreError(f"{path} is not a crew run store (not an SQLite database); {_HINT}")
+        return StoreError(f"{path} is not a crew run store (not an SQLite database); {_HINT}")
+    return StoreError(f"{path} is not a usable crew run store ({exc}); {_HINT}")
 
 
 def _upgrade(conn: sqlite3.Connection, path: Path) -> None:

@@ -60,3 +60,45 @@ def test_any_other_sqlite_error_is_final_at_once(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.OperationalError, match="no such table: missing"):
         open_shared(tmp_path / "db.sqlite", setup)
     assert calls == [1]
+
+
+_OTHER_WRITER = (
+    "import sqlite3, sys\n"
+    "conn = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+    "for i in range(10):\n"
+    "    conn.execute('INSERT INTO probe VALUES (?, ?)', ('other', int(sys.argv[2]) * 10 + i))\n"
+    "conn.close()\n"
+)
+
+
+def test_two_stores_on_one_file_in_one_process_lose_no_write(tmp_path: Path) -> None:
+    """Opening a second store must not drop the POSIX locks the first one's connection holds.
+
+    Closing any descriptor of a file drops every lock this process holds on it; another process
+    closing its connection then thought itself the last one, checkpointed and deleted the WAL
+    that this process's connections were still writing to, and their later writes were lost.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from crew.store.store import RunStore
+
+    path = tmp_path / "runs.db"
+    first = RunStore(path)
+    first.execute("CREATE TABLE probe (writer TEXT, n INTEGER)")
+    second = RunStore(path)
+    stores = {"first": first, "second": second}
+
+    def write(name: str, round_: int) -> None:
+        for i in range(25):
+            stores[name].execute("INSERT INTO probe VALUES (?, ?)", (name, round_ * 100 + i))
+        RunStore(path).close()  # a store opened and closed meanwhile in this process
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for round_ in range(3):
+            list(pool.map(lambda job: write(*job), [("first", round_), ("second", round_)] * 2))
+            subprocess.run([sys.executable, "-c", _OTHER_WRITER, str(path), str(round_)], check=True, timeout=60)
+    first.close()
+    second.close()
+    with sqlite3.connect(path) as conn:
+        counts = dict(conn.execute("SELECT writer, count(*) FROM probe GROUP BY writer").fetchall())
+    assert counts == {"first": 150, "second": 150, "other": 30}

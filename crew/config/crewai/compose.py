@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crew.common.keywords import CREWAI_KEYS, did_you_mean
-from crew.config.build import Builder, Entry, Resolved, key_path
+from crew.config.build import Builder
 from crew.config.crewai.objects import MissingPackage, Resolver, Unresolved
 from crew.config.crewai.plan import Arg, CrewPlan, MemberPlan, ToolRef
+from crew.config.entries import Entry, Resolved, key_path
 from crew.config.fields import fields_of
 from crew.config.loader import YamlList, YamlMap
 
@@ -377,7 +378,7 @@ def crew_tool(obj: Any) -> Any:
 
 def _stand_in(ref: ToolRef) -> Any:
     """A tool named after what crew.py names, for ``--no-import``: never imported, so never run."""
-    from crew.config.build import not_imported
+    from crew.config.entries import not_imported
     from crew.tools.decorator import tool
 
     name = ref.name.rsplit(".", 1)[-1]

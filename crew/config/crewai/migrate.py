@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from crew.config.build import Resolved, plain
+from crew.config.entries import Resolved, plain
 from crew.config.fields import fields_of
 from crew.errors import ConfigError
 

@@ -1,4 +1,7 @@
-"""The drawing of ``crew plot``: a graph of boxes as Mermaid, Graphviz DOT, or a self-contained HTML page.
+"""The project's one drawing of boxes and arrows: Mermaid, Graphviz DOT, or a self-contained HTML page.
+
+``crew plot`` draws crews and flows with it, and ``Flow.plot()`` the same HTML page; it sits in
+the common layer so both import it downward (it imports nothing of crew).
 
 A ``Picture`` holds what every format draws (boxes with a name and a line under it, arrows,
 the columns of the layout); the HTML page draws it as inline SVG, one column per generation,
@@ -12,7 +15,7 @@ from dataclasses import dataclass, field
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
-    """``1 task``, ``2 tasks`` (``crew.cli.count``'s twin: the drawing imports nothing of the command)."""
+    """``1 task``, ``2 tasks`` (``crew.cli.count``'s twin: the drawing imports nothing of crew)."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 

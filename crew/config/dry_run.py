@@ -23,8 +23,7 @@ from typing import Any
 
 from pydantic import Field
 
-from crew.testing.models import TestModel
-from crew.testing.values import example_value
+from crew.testing import TestModel, example_value
 from crew.tools.base import BaseTool
 from crew.tools.messages import STAND_IN, RunContext
 
