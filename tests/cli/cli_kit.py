@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import logging
 import os
@@ -130,6 +131,9 @@ def in_process(
             with warnings.catch_warnings():
                 _default_warnings()
                 code = _exit_code(main, list(args))
+            # what a process's exit closes: a kickoff's run store is left in a reference cycle (its
+            # connection, -wal and -shm open, the WAL not checkpointed) until the collector runs
+            gc.collect(1)
         finally:
             for stream in (sys.stdout, sys.stderr):
                 with contextlib.suppress(OSError, ValueError):
