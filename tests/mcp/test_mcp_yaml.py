@@ -20,6 +20,8 @@ from crew.config import load_project
 from crew.errors import ConfigError
 
 REPO = HERE.parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from cli_kit import in_process  # noqa: E402  (tests/cli holds the in-process runner)
 
 CREW = """
     llm: test
@@ -39,10 +41,9 @@ def folder(tmp_path: Path, text: str) -> Path:
 
 
 def crew(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The ``crew`` command, in this process as a process would run it (cli_kit.in_process)."""
     environ = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "crew.cli", *args], cwd=REPO, env=environ, capture_output=True, text=True, timeout=90
-    )
+    return in_process(*args, cwd=REPO, env=environ)
 
 
 def test_kickoff_json_runs_the_real_server_and_leaves_no_process(tmp_path: Path) -> None:
