@@ -57,3 +57,54 @@ def span_exporter():
         trace.set_tracer_provider(provider)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return exporter
+
+
+_store_names = __import__("itertools").count()
+
+
+@pytest.fixture(autouse=True)
+def _a_run_store_per_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's `crew kickoff`s record in a store of its own: one test's runs (or a run it kills
+    mid-write) never meet another's, in this process or in the commands it starts."""
+    if os.environ.get("CREW_STORE", "").startswith(_stores):
+        monkeypatch.setenv("CREW_STORE", os.path.join(_stores, f"runs-{next(_store_names)}.db"))
+
+
+# -- the suite leaves the repository as it found it ------------------------------------------------
+
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NOT_LEFT_BEHIND = ("__pycache__", ".git", ".pytest_cache", ".ruff_cache", ".mypy_cache")
+
+
+_files_before = pytest.StashKey[set[str]]()
+
+
+def _repository_files() -> set[str]:
+    """Every file under the repository (its .git, virtualenvs and bytecode caches aside), relative paths."""
+    found: set[str] = set()
+    for folder, subfolders, files in os.walk(_REPO):
+        subfolders[:] = [d for d in subfolders if d not in _NOT_LEFT_BEHIND and not d.startswith(".venv")]
+        relative = os.path.relpath(folder, _REPO)
+        found.update(os.path.normpath(os.path.join(relative, name)) for name in files if not name.endswith(".pyc"))
+    return found
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the xdist controller, or a run without workers
+        session.config.stash[_files_before] = _repository_files()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if a test wrote into the repository (a kickoff with the cwd at its root, a project run
+    in place instead of in a tmp_path copy): the files it left are named."""
+    before = session.config.stash.get(_files_before, None)
+    if before is None:
+        return
+    left = sorted(_repository_files() - before)
+    if left:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        message = "the tests left new files in the repository (write them under tmp_path):\n  " + "\n  ".join(left)
+        if reporter is not None:
+            reporter.write_sep("=", "files left in the repository", red=True)
+            reporter.write_line(message)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

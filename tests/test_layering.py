@@ -13,6 +13,7 @@ the point.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +121,7 @@ def violations(found: list[Import]) -> list[str]:
     return problems
 
 
+@functools.cache  # every test reads the same parse of the package (the tests only read it)
 def _crew_imports() -> tuple[list[str], list[Import]]:
     paths = sorted(PACKAGE.rglob("*.py"))
     modules = {module_name(p, PACKAGE): p for p in paths}

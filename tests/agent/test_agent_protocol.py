@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from crew.agent.agent import Agent
 from crew.agent.modes import protocol_of
@@ -13,6 +14,9 @@ from crew.models import LLM
 from crew.tasks.task import Task
 from crew.testing import Reply, TestModel
 from crew.tools import tool
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from cli_kit import in_process
 
 CALLS: list[str] = []
 
@@ -88,7 +92,7 @@ def test_validate_says_which_protocol_each_agent_speaks(tmp_path):
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_BASE_URL", "OPENAI_API_BASE")}
     env["OPENAI_API_KEY"] = "sk-test"
-    return subprocess.run([sys.executable, "-m", "crew", *args], capture_output=True, text=True, timeout=60, env=env)
+    return in_process(*args, env=env)  # the command in this process, as a process would run it
 
 
 def test_transport_picks_the_door_of_every_model_on_kickoff_and_validate(tmp_path, openai_server):

@@ -20,6 +20,9 @@ from crew import Agent, Crew, Task, tool
 from crew.models import LLM
 from crew.testing import Reply
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from cli_kit import in_process  # isort: skip  (tests/cli holds the in-process runner)
+
 REPO = Path(__file__).resolve().parents[2]
 
 TOOLS = '''
@@ -65,9 +68,8 @@ def env() -> dict[str, str]:
 
 
 def crew_cmd(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "crew.cli", *args], cwd=cwd, env=env(), capture_output=True, text=True, timeout=90
-    )
+    """The ``crew`` command in this process, as a process would run it (cli_kit.in_process)."""
+    return in_process(*args, cwd=cwd, env=env())
 
 
 def paused_run(folder: Path) -> tuple[str, str]:

@@ -165,7 +165,7 @@ def test_asking_for_ray_without_it_says_how_to_install_it(crew_dir, tmp_path):
     (missing / "ray").mkdir(parents=True)
     (missing / "ray" / "__init__.py").write_text("raise ImportError(\"No module named 'ray'\")\n")  # as if absent
     env = crew_env(PYTHONPATH=f"{missing}:{REPO}")
-    done = run_crew("kickoff", str(folder), "--for-each", str(inputs), "--backend", "ray", env=env)
+    done = run_crew("kickoff", str(folder), "--for-each", str(inputs), "--backend", "ray", env=env, process=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "crew: the Ray backend needs Ray, which is not installed: pip install 'crew-agents[ray]'" in done.stderr
 

@@ -26,6 +26,10 @@ from cli_kit import EXAMPLES, REPO, crew_env
 
 SEED = 9
 CASES_PER_EXAMPLE = 80
+# world_clock (added after the three the fuzz was written on, so last in the seeded sequence: the
+# others' cases are unchanged) starts its real MCP server in every kickoff that runs, ~20 times
+# the cost of any other case; a quarter of the cases still mutate its mcp_servers block.
+CASES_OF = {"world_clock": 20}
 CASE_DEADLINE = 10  # seconds: one command on one mutated folder
 
 HOSTILE = [
@@ -141,7 +145,7 @@ def _cases(root: Path) -> list[tuple[Path, list[str]]]:
     cases = []
     for example in sorted(p for p in EXAMPLES.iterdir() if (p / "crew.yaml").is_file()):
         text = (example / "crew.yaml").read_text(encoding="utf-8")
-        for n in range(CASES_PER_EXAMPLE):
+        for n in range(CASES_OF.get(example.name, CASES_PER_EXAMPLE)):
             folder = root / f"{example.name}_{n}"
             shutil.copytree(example, folder, ignore=shutil.ignore_patterns("__pycache__", "out"))
             (folder / "crew.yaml").write_text(_mutate(text, rng), encoding="utf-8")

@@ -124,7 +124,7 @@ def test_a_timed_out_sync_tool_does_not_keep_kickoff_alive(crew_dir):
     """Item 2: the command used to print "timed out" and then wait 10 minutes for the tool."""
     folder = tool_crew(crew_dir, "nap", "    time.sleep(600)\n    return text", second="timeout: 1")
     started = time.monotonic()
-    done = run_crew("kickoff", str(folder), "--live-tools", "-q", timeout=30)
+    done = run_crew("kickoff", str(folder), "--live-tools", "-q", timeout=30, process=True)  # the process exits
     assert time.monotonic() - started < 15
     assert done.returncode == 1
     assert "task 'second' timed out after 1 s" in done.stderr

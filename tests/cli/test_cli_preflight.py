@@ -41,12 +41,12 @@ def test_an_unknown_provider_is_named_with_the_closest_one() -> None:
     assert _nothing_started(done.stderr)
 
 
-def test_an_input_nothing_uses_is_refused_with_the_name_it_resembles() -> None:
+def test_an_input_nothing_uses_is_refused_with_the_name_it_resembles(tmp_path) -> None:
     done = run_crew("kickoff", TRIP, "-i", "citty=Rome", "--no-store")
     assert done.returncode == 2 and done.stdout == ""
     assert "crew: -i citty: no placeholder of the crew reads it (did you mean 'city'?)" in done.stderr
     assert _nothing_started(done.stderr)
-    used = run_crew("kickoff", TRIP, "-i", "city=Rome", "--no-store", "-q")  # a name a placeholder reads runs
+    used = run_crew("kickoff", TRIP, "-i", "city=Rome", "--no-store", "-q", cwd=tmp_path)  # a name it reads runs
     assert used.returncode == 0, used.stderr
 
 
@@ -104,7 +104,7 @@ def test_the_offline_model_needs_no_key_and_no_tool_variable(tmp_path) -> None:
         env.pop(name, None)
     done = run_crew("kickoff", str(folder), "--no-store", "-q", env=env)
     assert done.returncode == 0, done.stderr
-    trip = run_crew("kickoff", TRIP, "--no-store", "-q", env=env)
+    trip = run_crew("kickoff", TRIP, "--no-store", "-q", env=env, cwd=tmp_path)  # its out/ under tmp_path
     assert trip.returncode == 0, trip.stderr
 
 

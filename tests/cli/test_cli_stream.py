@@ -12,8 +12,10 @@ import sys
 from cli_kit import EXAMPLES, REPO, crew_env, run_crew, terminal_screen
 
 
-def test_json_stream_writes_one_event_per_line_ending_with_the_output():
-    done = run_crew("kickoff", str(EXAMPLES / "trip_planner"), "--llm", "test", "--stream", "--json", "-q")
+def test_json_stream_writes_one_event_per_line_ending_with_the_output(tmp_path):
+    done = run_crew(
+        "kickoff", str(EXAMPLES / "trip_planner"), "--llm", "test", "--stream", "--json", "-q", cwd=tmp_path
+    )  # its out/ under tmp_path
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["type"] == "run.started" and events[-1]["type"] == "output"
@@ -94,8 +96,8 @@ def test_a_json_stream_that_fails_or_is_interrupted_still_ends_with_one_typed_ou
     assert final["type"] == "output" and final["status"] == "interrupted"
 
 
-def test_piped_stream_prints_whole_lines_prefixed_with_their_task():
-    done = run_crew("kickoff", str(EXAMPLES / "trip_planner"), "--llm", "test", "--stream")
+def test_piped_stream_prints_whole_lines_prefixed_with_their_task(tmp_path):
+    done = run_crew("kickoff", str(EXAMPLES / "trip_planner"), "--llm", "test", "--stream", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines and all(line.startswith(("[food] ", "[sights] ", "[logistics] ", "[plan] ")) for line in lines)

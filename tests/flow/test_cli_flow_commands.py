@@ -97,9 +97,10 @@ def test_flow_plot_writes_the_same_page(tmp_path: Path) -> None:
 
 
 def test_migrate_writes_a_crew_flow_that_runs_the_same_steps(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = copy_project("review_loop_flow", tmp_path)
+    monkeypatch.chdir(project)  # a native flow's steps write relative to the current folder (archive.txt)
     code, _, err = crew(capsys, "migrate", str(project))
     assert code == 0, err
     native = project / "crew_native"
@@ -112,5 +113,6 @@ def test_migrate_writes_a_crew_flow_that_runs_the_same_steps(
     document = json.loads(out)
     assert document["output"] == "published green tea after 3 rounds"
     assert document["state"]["notes"][:6] == ["draft 0", "review int", "draft 1", "review int", "draft 2", "review int"]
+    assert (project / "archive.txt").read_text(encoding="utf-8") == document["state"]["draft"]
     code, _, err = crew(capsys, "migrate", str(project))
     assert code == 2 and "already holds flow.py" in err

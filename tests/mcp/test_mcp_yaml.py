@@ -20,6 +20,8 @@ from crew.config import load_project
 from crew.errors import ConfigError
 
 REPO = HERE.parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from cli_kit import in_process  # noqa: E402  (tests/cli holds the in-process runner)
 
 CREW = """
     llm: test
@@ -39,10 +41,9 @@ def folder(tmp_path: Path, text: str) -> Path:
 
 
 def crew(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The ``crew`` command, in this process as a process would run it (cli_kit.in_process)."""
     environ = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "crew.cli", *args], cwd=REPO, env=environ, capture_output=True, text=True, timeout=90
-    )
+    return in_process(*args, cwd=REPO, env=environ)
 
 
 def test_kickoff_json_runs_the_real_server_and_leaves_no_process(tmp_path: Path) -> None:
@@ -137,15 +138,15 @@ def test_environment_placeholders_fill_env_headers_and_url(tmp_path: Path, monke
 
 def test_sigterm_during_a_kickoff_leaves_no_server_behind(tmp_path: Path) -> None:
     import signal
-    import time
     import uuid
 
     from mcp_kit import anywhere
 
     marker = f"crew-sigterm-{uuid.uuid4().hex[:8]}"  # names this test's server process, wherever it ends up
+    waiting = tmp_path / "waiting"
     (tmp_path / "tools.py").write_text(
-        "import time\nfrom crew import tool\n\n@tool\ndef wait(reason: str) -> str:\n"
-        '    """Wait a long time."""\n    time.sleep(60)\n    return reason\n'
+        "import time\nfrom pathlib import Path\nfrom crew import tool\n\n@tool\ndef wait(reason: str) -> str:\n"
+        f'    """Wait a long time."""\n    Path({str(waiting)!r}).touch()\n    time.sleep(60)\n    return reason\n'
     )
     text = f"""
         llm: test
@@ -160,7 +161,7 @@ def test_sigterm_during_a_kickoff_leaves_no_server_behind(tmp_path: Path) -> Non
         """
     crew_folder = folder(tmp_path, text)
     process = subprocess.Popen(
-        [sys.executable, "-m", "crew.cli", "kickoff", str(crew_folder), "--llm", "test", "--json"],
+        [sys.executable, "-m", "crew.cli", "kickoff", str(crew_folder), "--llm", "test", "--live-tools", "--json"],
         cwd=REPO,
         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         stdout=subprocess.PIPE,
@@ -169,7 +170,8 @@ def test_sigterm_during_a_kickoff_leaves_no_server_behind(tmp_path: Path) -> Non
     )
     try:
         assert wait_until(lambda: bool(anywhere(marker)), 30), "the server never started"
-        time.sleep(1.0)  # the model's turn: the tools are called, `wait` blocks
+        # the model's turn: the tools are called (for real: --live-tools; a stand-in would not block), `wait` blocks
+        assert wait_until(waiting.exists, 30), "the tool never started"
         process.send_signal(signal.SIGTERM)
         _, err = process.communicate(timeout=30)
     finally:

@@ -1,4 +1,4 @@
-"""Helpers of the run-store tests: crew folders and the real `crew` command in a subprocess."""
+"""Helpers of the run-store tests: crew folders, the `crew` command in this process, and a real one to kill."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "cli"))
+from cli_kit import in_process  # noqa: E402  (tests/cli holds the in-process runner)
 
 
 def write(folder: Path, files: dict[str, str]) -> Path:
@@ -31,10 +33,9 @@ def command(*args: str) -> list[str]:
 def crew(
     *args: str, cwd: Path | None = None, environ: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real ``crew`` command and wait for it."""
-    return subprocess.run(
-        command(*args), cwd=cwd or REPO, env=environ or env(), capture_output=True, text=True, timeout=timeout
-    )
+    """The ``crew`` command run to its end, in this process (cli_kit.in_process: its cwd, environment,
+    descriptors and exit code as a process has them); ``start`` runs a real one, to signal or kill."""
+    return in_process(*args, cwd=cwd or REPO, env=environ or env())
 
 
 def start(*args: str, cwd: Path | None = None, environ: dict[str, str] | None = None) -> subprocess.Popen[str]:

@@ -15,17 +15,18 @@ import pytest
 from crew.tools.messages import STAND_IN
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
+from cli_kit import in_process  # noqa: E402  (tests/cli holds the in-process runner)
+
 SERVER = Path(__file__).with_name("notes_server.py")
 EXAMPLES = sorted(p for p in (REPO / "examples").iterdir() if (p / "crew.yaml").is_file())
 
 
 def crew_command(*args: str, cwd: Path, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    """The real `crew` command, its output piped (the progress view prints plain lines)."""
+    """The `crew` command, its output piped (the progress view prints plain lines)."""
     env = {k: v for k, v in os.environ.items() if k not in ("CREW_LLM", "NO_COLOR", "TERM", "CREW_STORE")}
     env.update(PYTHONUNBUFFERED="1", PYTHONPATH=str(REPO))
-    return subprocess.run(
-        [sys.executable, "-m", "crew.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    return in_process(*args, cwd=cwd, env=env)  # in this process, as a process would run it
 
 
 @pytest.fixture

@@ -49,7 +49,8 @@ def test_kickoff_takes_the_model_from_dotenv_and_says_which_file_without_its_val
 
 def test_the_environment_wins_over_dotenv(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("MODEL", "OPENAI_API_KEY", "CREW_DOTENV_PROBE"):
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")  # recorded, so the values the .env sets below are undone after the test
+        monkeypatch.delenv(name)  # (a delenv of an absent name records nothing: the key stayed for later tests)
     monkeypatch.setenv("CREW_DOTENV_KEPT", "from the environment")
     loaded = load_project(project)
     assert os.environ["CREW_DOTENV_KEPT"] == "from the environment"

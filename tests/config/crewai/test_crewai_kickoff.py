@@ -180,7 +180,7 @@ def test_an_old_crewai_tools_import_under_crewai_tools_1_says_where_and_what_to_
     site.mkdir(parents=True)
     (site / "__init__.py").write_text('"""crewai-tools 1.x: tools only, BaseTool lives in crewai.tools."""\n')
     env = crew_env(PYTHONPATH=str(tmp_path / "site"))
-    done = run_crew("validate", str(PROJECTS / "market_desk"), env=env)
+    done = run_crew("validate", str(PROJECTS / "market_desk"), env=env, process=True)  # PYTHONPATH: a new process
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "calculator_tool.py:1): ImportError: cannot import name 'BaseTool' from 'crewai_tools'" in done.stderr
     assert "write `from crewai.tools import BaseTool` there" in done.stderr
