@@ -260,17 +260,26 @@ def _detail_lines(detail: Any, waiting: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _run_lines(run: Any, waiting: list[dict[str, Any]]) -> list[str]:
-    duration = "" if run.duration is None else f" · {run.duration:.2f}s"
-    head = f"run {run.id} · crew '{run.crew}' · {run.status} · {run.mode}"
+def header_lines(run: Any, *, counted: str | None = None) -> list[str]:
+    """``crew show``'s first lines of a run, a crew's or a flow's: what it is and how it went, when it
+    started and what it spent (``counted``: a flow's step runs), its inputs."""
+    flow = run.kind == "flow"
+    head = f"run {run.id} · {'flow' if flow else 'crew'} '{run.crew}' · {run.status} · {run.mode}"
     if run.continued_from:
-        head += f" of {run.continued_from[:12]}" + (f" from task '{run.from_task}'" if run.from_task else "")
-    lines = [
-        head,
-        f"started {_when(run.started_at)}{duration} · {run.usage.total_tokens:,} tokens · {_cost(run.usage.cost)}",
-    ]
+        part = "step" if flow else "task"
+        head += f" of {run.continued_from[:12]}" + (f" from {part} '{run.from_task}'" if run.from_task else "")
+    spent = [f"started {_when(run.started_at)}", *([counted] if counted else [])]
+    if run.duration is not None:
+        spent.append(f"{run.duration:.2f}s")
+    spent += [f"{run.usage.total_tokens:,} tokens", _cost(run.usage.cost)]
+    lines = [head, " · ".join(spent)]
     if run.inputs:
         lines.append("inputs: " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in run.inputs.items()))
+    return lines
+
+
+def _run_lines(run: Any, waiting: list[dict[str, Any]]) -> list[str]:
+    lines = header_lines(run)
     if waiting:
         lines.append(f"waiting for approval ({count(len(waiting), 'call')}; `crew approve {run.id[:12]} CALL_ID`):")
         lines += [f"  {_pending_line(row)}" for row in waiting]
