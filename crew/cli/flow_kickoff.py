@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, UsageError, llm_option
+from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, llm_option
 
 Prepare = Callable[[Any, dict[str, Any]], None]
 """What ``crew kickoff`` does to a crew before it runs (its ``--transport``, dry tools on the test model)."""
@@ -106,7 +106,9 @@ def flow_session(flow: Any, crews: FlowCrews) -> Iterator[type]:
 
 
 @contextlib.contextmanager
-def resumed_flow(args: argparse.Namespace, stored: Any, prepare: Prepare) -> Iterator[tuple[type | None, dict[str, Any]]]:
+def resumed_flow(
+    args: argparse.Namespace, stored: Any, prepare: Prepare
+) -> Iterator[tuple[type | None, dict[str, Any]]]:
     """The class of a flow run that ``crew kickoff`` of a flow folder recorded, imported as that kickoff
     imported it (a CrewAI project's ``crewai`` served, its crews on the run's ``--llm``, or on the one
     given now), and the settings the continuing run keeps for the next; (None, {}) for a run of

@@ -70,8 +70,9 @@ def _continue(args: argparse.Namespace, store: Any, stored: Any, mode: str, cls:
         work = flow.replay_async(stored.id, from_step=args.from_task, new_run_id=new_run)
     if not args.quiet:
         print(f"{mode} of flow run {stored.id[:12]} ({plain(stored.crew)})", file=sys.stderr)
+    progress = FlowProgress(None)
     try:
-        with FlowProgress(None) as progress:
+        with progress:
             output = run_command(work)
     except KeyboardInterrupt:
         say_interrupted(new_run, progress.summary(), True)

@@ -291,8 +291,14 @@ class FlowRun:
         )
         if self.observer is not None:
             self.observer.step_failed(run, error, dump_state(self.flow.state))
-        bus.emit("step.failed", run_id=self.run_id, flow=self.flow.flow_name, step=run.step, number=run.number,
-                 error=f"BudgetExceededError: {reached}")
+        bus.emit(
+            "step.failed",
+            run_id=self.run_id,
+            flow=self.flow.flow_name,
+            step=run.step,
+            number=run.number,
+            error=f"BudgetExceededError: {reached}",
+        )
         self._fail(error)
         return True
 

@@ -27,7 +27,9 @@ def _priced(messages: Any, tools: Any, info: Any) -> LLMResponse:
 
 def _crew(*tasks: str) -> Crew:
     agent = Agent(role="Writer", goal="write", backstory="writes", llm=FunctionModel(_priced))
-    return Crew(agents=[agent], tasks=[Task(name=t, description=t, expected_output="a line", agent=agent) for t in tasks])
+    return Crew(
+        agents=[agent], tasks=[Task(name=t, description=t, expected_output="a line", agent=agent) for t in tasks]
+    )
 
 
 class Pair(Flow):

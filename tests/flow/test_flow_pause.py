@@ -122,8 +122,20 @@ def test_a_human_feedback_steps_body_runs_once_across_the_pause(tmp_path: Path):
         Counted(store=store).kickoff()
     paused = caught.value
     assert ran == ["draft"]
-    assert crew.cli.main(["approve", paused.run_id[:12], paused.call_id, "--store", str(store), "--args",
-                          json.dumps({"answer": "keep"})]) == 0
+    assert (
+        crew.cli.main(
+            [
+                "approve",
+                paused.run_id[:12],
+                paused.call_id,
+                "--store",
+                str(store),
+                "--args",
+                json.dumps({"answer": "keep"}),
+            ]
+        )
+        == 0
+    )
     # the body's output (and the state it left) was kept with the question: the resume does not run it again
     assert Counted(store=store).resume(paused.run_id) == "kept a draft (drafted 1x)"
     assert ran == ["draft"]
