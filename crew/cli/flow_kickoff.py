@@ -195,8 +195,8 @@ def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Pr
     anything ran, 130/143 interrupted (Ctrl-C/SIGTERM). With ``store`` the run is recorded there
     (its steps, their state, its crews as child runs), with the flow's folder.
     """
+    from crew.cli.budgets import apply_budgets
     from crew.cli.flow_progress import progress_for
-    from crew.cli.kickoff import apply_budgets
 
     budgets = argparse.Namespace()
     apply_budgets(budgets, args)  # checked before anything loads; the flow's crews spend them together

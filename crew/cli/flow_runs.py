@@ -54,9 +54,9 @@ def _prepare(args: argparse.Namespace, stored: Any) -> Any:
 
 
 def _continue(args: argparse.Namespace, store: Any, stored: Any, mode: str, cls: Any, settings: Any) -> int:
+    from crew.cli.budgets import apply_budgets
     from crew.cli.flow_kickoff import run_command, say_interrupted
     from crew.cli.flow_progress import FlowProgress
-    from crew.cli.kickoff import apply_budgets
     from crew.errors import FlowError, FlowPaused
 
     flow = _made(cls, store, stored.settings.get("max_steps"))
@@ -112,7 +112,7 @@ def _say_paused(paused: Any) -> None:
 
 def flow_lines(detail: Any, task_lines: Any) -> list[str]:
     """``crew show`` of a flow run: the run, each step run in order, and the crews each step ran."""
-    from crew.cli.runs import header_lines
+    from crew.cli.run_header import header_lines
 
     run = detail.run
     lines = header_lines(run, counted=count(len(detail.steps), "step run"))
