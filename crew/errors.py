@@ -36,6 +36,8 @@ of crew, so every layer can raise and catch these::
     └── FlowError                           a flow run stopped (its step, state and run id kept)
         ├── FlowStepError                   a step raised
         ├── FlowStepLimitError              a flow ran max_steps step runs (a loop that never ends)
+        ├── FlowBudgetExceededError         a flow's crews spent its max_tokens or max_cost
+        │                                   (also a BudgetExceededError, as a crew's)
         └── FlowPaused                      a step waits for a person's answer (``Flow.ask``)
 
     FlowRouteWarning (UserWarning)          a router chose a label nothing waits for
@@ -290,6 +292,31 @@ class FlowStepError(FlowError):
 
 class FlowStepLimitError(FlowError):
     """A flow reached ``max_steps`` step runs: a router loop that does not end stops here."""
+
+
+class FlowBudgetExceededError(FlowError, BudgetExceededError):
+    """A flow run's crews, together, reached the flow's ``max_tokens`` or ``max_cost``.
+
+    The error crews give (``budget``, ``limit``, ``spent``; caught as ``BudgetExceededError``),
+    with the flow's ``step`` that was running, its ``state`` and ``run_id`` (resumable).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        budget: str,
+        limit: float,
+        spent: Any = None,
+        step: str | None = None,
+        state: Any = None,
+        run_id: str | None = None,
+    ) -> None:
+        Exception.__init__(self, message)  # both bases' own __init__ would hand each other the message
+        self.step, self.state, self.run_id = step, state, run_id
+        self.budget, self.limit, self.spent = budget, limit, spent
+        self.task: str | None = None
+        self.output: Any = None
 
 
 class FlowPaused(FlowError):

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, UsageError, llm_option
+from crew.cli import EXIT_FAILED, EXIT_OK, EXIT_PAUSED, llm_option
 
 Prepare = Callable[[Any, dict[str, Any]], None]
 """What ``crew kickoff`` does to a crew before it runs (its ``--transport``, dry tools on the test model)."""
@@ -106,10 +106,13 @@ def flow_session(flow: Any, crews: FlowCrews) -> Iterator[type]:
 
 
 @contextlib.contextmanager
-def resumed_flow(args: argparse.Namespace, stored: Any, prepare: Prepare) -> Iterator[type | None]:
+def resumed_flow(
+    args: argparse.Namespace, stored: Any, prepare: Prepare
+) -> Iterator[tuple[type | None, dict[str, Any]]]:
     """The class of a flow run that ``crew kickoff`` of a flow folder recorded, imported as that kickoff
-    imported it (a CrewAI project's ``crewai`` served, its crews on the run's ``--llm``, or a new one);
-    None for a run of another flow (``crew.flow.locate`` finds that one)."""
+    imported it (a CrewAI project's ``crewai`` served, its crews on the run's ``--llm``, or on the one
+    given now), and the settings the continuing run keeps for the next; (None, {}) for a run of
+    another flow (``crew.flow.locate`` finds that one)."""
     from crew.config.flow_project import find_flow
 
     settings = stored.settings or {}
@@ -118,7 +121,7 @@ def resumed_flow(args: argparse.Namespace, stored: Any, prepare: Prepare) -> Ite
     where = getattr(args, "path", None) or cli.get("path")
     flow = find_flow(where, recorded) if cli and where and Path(where).exists() else None
     if flow is None:
-        yield None
+        yield None, {}
         return
     llm = llm_option(getattr(args, "llm", None)) or cli.get("llm")
     out = getattr(args, "out", None) or cli.get("out")
@@ -126,8 +129,9 @@ def resumed_flow(args: argparse.Namespace, stored: Any, prepare: Prepare) -> Ite
         from crew.config.crewai.dotenv import load
 
         load(flow.folder)
+    path = str(flow.folder if flow.kind == "crewai" else flow.file)
     with flow_session(flow, FlowCrews(llm, out, prepare)) as cls:
-        yield cls
+        yield cls, cli_settings(path, llm, out, bool(cli.get("live_tools")))
 
 
 def _flow_class(flow: Any) -> type:
@@ -186,15 +190,16 @@ class _Bound:
 def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Prepare, store: Any = None) -> int:
     """Check, then run the flow; print its result (the last step's output) or one JSON document.
 
-    Exit 0 done, 1 a step failed (or the flow looped past ``max_steps``), 3 paused on a
-    question to a person, 2 refused before anything ran. With ``store`` the run is recorded
-    there (its steps, their state, its crews as child runs), with the flow's folder.
+    Exit 0 done, 1 a step failed (or the flow looped past ``max_steps``, or its crews spent its
+    ``--max-tokens``/``--max-cost``), 3 paused on a question to a person, 2 refused before
+    anything ran, 130/143 interrupted (Ctrl-C/SIGTERM). With ``store`` the run is recorded there
+    (its steps, their state, its crews as child runs), with the flow's folder.
     """
+    from crew.cli.budgets import apply_budgets
     from crew.cli.flow_progress import progress_for
 
-    for flag in ("max_tokens", "max_cost"):
-        if getattr(args, flag, None) is not None:
-            raise UsageError(f"--{flag.replace('_', '-')} bounds one crew's kickoff; a flow's crews do not take it yet")
+    budgets = argparse.Namespace()
+    apply_budgets(budgets, args)  # checked before anything loads; the flow's crews spend them together
     out = str(Path(args.out).absolute()) if args.out else None  # a CrewAI flow runs from its own root
     crews = FlowCrews(llm_option(args.llm), out, prepare)
     if flow.kind == "crewai":  # the project's .env, read as CrewAI reads it, before anything is checked
@@ -205,18 +210,51 @@ def run(args: argparse.Namespace, flow: Any, inputs: dict[str, Any], prepare: Pr
     outcome = _Outcome()
     from crew.cli.output import tool_output_to_stderr
 
-    with flow_session(flow, crews) as cls, progress_for(args):
+    with flow_session(flow, crews) as cls, progress_for(args) as progress:
         outcome.flow = cls()
         outcome.flow.store = store
+        for name, value in vars(budgets).items():
+            setattr(outcome.flow, name, value)
         # what a resume in another process needs to build the crews as this run did
         path = str(flow.folder if flow.kind == "crewai" else flow.file)
-        outcome.flow.run_settings = {
-            "cli": {"path": path, "llm": crews.llm, "out": out, "live_tools": bool(args.live_tools)}
-        }
+        outcome.flow.run_settings = cli_settings(path, crews.llm, out, bool(args.live_tools))
         with tool_output_to_stderr():  # the steps' prints: stdout carries the result only
             outcome.run(inputs, str(flow.folder))
+        outcome.progress = progress.summary()
     _print(args, outcome)
     return outcome.code
+
+
+def cli_settings(path: str, llm: str | None, out: str | None, live_tools: bool) -> dict[str, Any]:
+    """What a flow run keeps for ``crew resume``/``replay`` in another process (its folder, ``--llm`` ...)."""
+    return {"cli": {"path": path, "llm": llm, "out": out, "live_tools": live_tools}}
+
+
+def run_command(work: Any) -> Any:
+    """Run a flow command's coroutine as ``crew kickoff`` runs a crew's: Ctrl-C, and SIGTERM (even with
+    Ctrl-C ignored), cancel it and end as ``KeyboardInterrupt``. Nothing waits for a sync step still
+    in its worker thread: the steps' threads, and the loop's default executor, never hold it."""
+    import asyncio
+
+    from crew.cli import interruptible
+    from crew.common.daemon_pool import DaemonPool
+
+    async def main() -> Any:
+        asyncio.get_running_loop().set_default_executor(DaemonPool(thread_name_prefix="crew-worker"))
+        return await interruptible(work)
+
+    return asyncio.run(main())
+
+
+def say_interrupted(run_id: str | None, summary: str, stored: bool) -> str:
+    """The interrupt's lines on stderr (a crew's, its steps for its tasks); returns its word."""
+    from crew.cli import interrupt_word
+
+    word = interrupt_word()
+    print(f"crew: {word}; {summary}", file=sys.stderr, flush=True)
+    if stored and run_id:
+        print(f"  resume with: crew resume {run_id[:12]}", file=sys.stderr, flush=True)
+    return word
 
 
 class _Outcome:
@@ -226,34 +264,45 @@ class _Outcome:
         self.flow: Any = None
         self.result: Any = None
         self.error: Any = None
+        self.interrupted = False
+        self.progress = ""
 
     def run(self, inputs: dict[str, Any], folder: str) -> None:
-        import asyncio
-
         from crew.errors import FlowError
 
         try:
-            self.result = asyncio.run(self.flow.kickoff_async(inputs=inputs, folder=folder))
+            self.result = run_command(self.flow.kickoff_async(inputs=inputs, folder=folder))
         except FlowError as exc:  # a step's failure (or a pause) is the run's result, said with the step
             self.error = exc
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the run is stored as interrupted, resumable
+            self.interrupted = True
 
     @property
     def status(self) -> str:
+        if self.interrupted:
+            from crew.cli import interrupt_word
+
+            return interrupt_word()
         if self.error is None:
             return "done"
         return "paused" if type(self.error).__name__ == "FlowPaused" else "failed"
 
     @property
     def code(self) -> int:
+        if self.interrupted:
+            from crew.cli import interrupt_code
+
+            return interrupt_code()
         return {"done": EXIT_OK, "paused": EXIT_PAUSED}.get(self.status, EXIT_FAILED)
 
     def document(self) -> dict[str, Any]:
         flow = self.flow
+        error = f"{self.status}; {self.progress}" if self.interrupted else self.error
         return {
             "flow": getattr(flow, "flow_name", None),
             "run_id": getattr(self.error, "run_id", None) or _run_id(flow),
             "status": self.status,
-            "error": None if self.error is None else str(self.error),
+            "error": None if error is None else str(error),
             "step": getattr(self.error, "step", None),
             "output": _plain(self.result),
             "state": _plain(getattr(flow, "state", None)),
@@ -269,6 +318,8 @@ def _run_id(flow: Any) -> str | None:
 def _print(args: argparse.Namespace, outcome: _Outcome) -> None:
     """stdout: the last step's output, or one JSON document (the last line of a ``--stream --json``)."""
     stream = getattr(args, "stream", False)
+    if outcome.interrupted:
+        say_interrupted(_run_id(outcome.flow), outcome.progress, getattr(outcome.flow, "store", None) is not None)
     if args.json:
         document = outcome.document()
         if stream:
@@ -283,7 +334,7 @@ def _print(args: argparse.Namespace, outcome: _Outcome) -> None:
         answer = f'crew approve {run} {getattr(paused, "call_id", "")} --args \'{{"answer": "..."}}\''
         print(f"  answer with: {answer}", file=sys.stderr)
         print(f"  then: crew resume {run}", file=sys.stderr)
-    elif outcome.error is not None:
+    elif outcome.error is not None and not outcome.interrupted:
         print(f"crew: {outcome.error}", file=sys.stderr)
     elif outcome.result is not None:
         sys.stdout.write(str(outcome.result).rstrip("\n") + "\n")
@@ -296,4 +347,4 @@ def _plain(value: Any) -> Any:
     return value
 
 
-__all__ = ["FlowCrews", "flow_session", "preflight", "run"]
+__all__ = ["FlowCrews", "cli_settings", "flow_session", "preflight", "run", "run_command", "say_interrupted"]

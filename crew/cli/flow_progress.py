@@ -20,20 +20,40 @@ _CREW_EVENTS = ("task.done", "task.failed")
 
 
 class FlowProgress:
-    """Subscribed to the bus from ``__enter__`` to ``__exit__``; writes a line per event it knows."""
+    """Subscribed to the bus from ``__enter__`` to ``__exit__``; writes a line per event it knows
+    (to ``out``; none without one) and keeps which step runs finished and which are running."""
 
     def __init__(self, out: IO[str] | None, *, as_json: bool = False) -> None:
         self.out, self.as_json = out, as_json
         self._lock = threading.Lock()
         self._unsubscribe: Callable[[], None] | None = None
         self.steps = 0
+        self.finished: list[str] = []
+        self.running: dict[tuple[str, int], str] = {}
 
     def __enter__(self) -> FlowProgress:
-        if self.out is not None:
-            from crew.common.events import bus
+        from crew.common.events import bus
 
-            self._unsubscribe = bus.subscribe(self._on)
+        self._unsubscribe = bus.subscribe(self._on)
         return self
+
+    def summary(self) -> str:
+        """Which step runs finished and which were running: said when a run is interrupted (as a crew's
+        ``Progress.summary`` says its tasks)."""
+        with self._lock:
+            parts = [f"finished: {', '.join(self.finished) or 'none'}"]
+            if self.running:
+                parts.append(f"stopped while running: {', '.join(self.running.values())}")
+        return "; ".join(parts)
+
+    def _track(self, kind: str, data: dict[str, Any]) -> None:
+        key = (str(data.get("step")), int(data.get("number") or 1))
+        shown = key[0] if key[1] == 1 else f"{key[0]} #{key[1]}"
+        with self._lock:
+            if kind == "step.started":
+                self.running[key] = shown
+            elif kind in ("step.done", "step.failed") and self.running.pop(key, None) is not None:
+                self.finished.append(shown)
 
     def __exit__(self, *_: Any) -> None:
         if self._unsubscribe is not None:
@@ -43,6 +63,8 @@ class FlowProgress:
     def _on(self, event: Any) -> None:
         if event.type not in _FLOW_EVENTS and event.type not in _CREW_EVENTS:
             return
+        if event.type in ("step.started", "step.done", "step.failed"):
+            self._track(event.type, event.data)
         if event.type in _CREW_EVENTS and "task" not in event.data:
             return
         line = self._json(event) if self.as_json else _text(event.type, event.data)

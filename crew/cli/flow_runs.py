@@ -9,12 +9,12 @@ mistake, 3 paused for a person (``crew approve``, then ``crew resume`` again).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
+import uuid
 from typing import Any
 
-from crew.cli import EXIT_OK, EXIT_PAUSED, interruptible
+from crew.cli import EXIT_OK, EXIT_PAUSED, count, interrupt_code
 from crew.cli.output import plain
 
 __all__ = ["continue_flow", "flow_lines"]
@@ -34,10 +34,10 @@ def continue_flow(args: argparse.Namespace, store: Any, stored: Any, mode: str) 
     from crew.cli.flow_kickoff import resumed_flow
 
     # a flow folder crew kickoff ran (a CrewAI project's crewai served, its crews on the run's model) ...
-    with resumed_flow(args, stored, _prepare(args, stored)) as own:
+    with resumed_flow(args, stored, _prepare(args, stored)) as (own, settings):
         # ... or any flow class the run recorded
         cls: Any = own or flow_class(stored.settings.get("flow"), args.path or stored.folder)
-        return _continue(args, store, stored, mode, cls)
+        return _continue(args, store, stored, mode, cls, settings)
 
 
 def _prepare(args: argparse.Namespace, stored: Any) -> Any:
@@ -53,16 +53,30 @@ def _prepare(args: argparse.Namespace, stored: Any) -> Any:
     return prepare
 
 
-def _continue(args: argparse.Namespace, store: Any, stored: Any, mode: str, cls: Any) -> int:
+def _continue(args: argparse.Namespace, store: Any, stored: Any, mode: str, cls: Any, settings: Any) -> int:
+    from crew.cli.budgets import apply_budgets
+    from crew.cli.flow_kickoff import run_command, say_interrupted
+    from crew.cli.flow_progress import FlowProgress
     from crew.errors import FlowError, FlowPaused
 
     flow = _made(cls, store, stored.settings.get("max_steps"))
+    apply_budgets(flow, args)  # new budgets; without them the run's own hold (Flow.resume_async)
+    flow.run_settings = settings  # the model and folder this run used, for the next resume
     resumed = mode == "resume"
-    work = flow.resume_async(stored.id) if resumed else flow.replay_async(stored.id, from_step=args.from_task)
+    new_run = uuid.uuid4().hex
+    if resumed:
+        work = flow.resume_async(stored.id, new_run_id=new_run)
+    else:
+        work = flow.replay_async(stored.id, from_step=args.from_task, new_run_id=new_run)
     if not args.quiet:
         print(f"{mode} of flow run {stored.id[:12]} ({plain(stored.crew)})", file=sys.stderr)
+    progress = FlowProgress(None)
     try:
-        output = asyncio.run(interruptible(work))
+        with progress:
+            output = run_command(work)
+    except KeyboardInterrupt:
+        say_interrupted(new_run, progress.summary(), True)
+        return interrupt_code()
     except FlowPaused as paused:
         _say_paused(paused)
         return EXIT_PAUSED
@@ -98,17 +112,10 @@ def _say_paused(paused: Any) -> None:
 
 def flow_lines(detail: Any, task_lines: Any) -> list[str]:
     """``crew show`` of a flow run: the run, each step run in order, and the crews each step ran."""
+    from crew.cli.run_header import header_lines
+
     run = detail.run
-    duration = "" if run.duration is None else f" · {run.duration:.2f}s"
-    head = f"run {run.id} · flow '{run.crew}' · {run.status} · {run.mode}"
-    if run.continued_from:
-        head += f" of {run.continued_from[:12]}" + (f" from step '{run.from_task}'" if run.from_task else "")
-    lines = [
-        head,
-        f"{len(detail.steps)} step runs{duration} · {run.usage.total_tokens:,} tokens · ${run.usage.cost:.4f}",
-    ]
-    if run.inputs:
-        lines.append("inputs: " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in run.inputs.items()))
+    lines = header_lines(run, counted=count(len(detail.steps), "step run"))
     if run.error:
         lines.append(f"error: {run.error}")
     crews: dict[str, list[Any]] = {}

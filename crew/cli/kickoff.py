@@ -30,6 +30,7 @@ from crew.cli import (
     llm_option,
     preflight,
 )
+from crew.cli.budgets import apply_budgets
 from crew.cli.ray_local import stop_ray
 from crew.cli.verbose import route_verbose
 
@@ -146,15 +147,6 @@ def out_folder(out: str) -> None:
         raise UsageError(f"--out {out}: cannot create the folder: {exc.strerror or exc}") from None
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"--out {out}: cannot write in the folder: permission denied")
-
-
-def apply_budgets(crew: Any, args: argparse.Namespace) -> None:
-    for name in ("max_tokens", "max_cost"):
-        value = getattr(args, name, None)
-        if value is not None:
-            if value <= 0:
-                raise UsageError(f"--{name.replace('_', '-')} must be positive, got {value}")
-            setattr(crew, name, value)
 
 
 def apply_transport(crew: Any, transport: str | None) -> None:

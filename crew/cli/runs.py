@@ -14,13 +14,15 @@ import argparse
 import contextlib
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from crew.cli import EXIT_OK, UsageError, count, write_file
 from crew.cli.kickoff import _pairs, apply_budgets, execute, load, store_path
 from crew.cli.output import plain
+from crew.cli.run_header import header_lines
+from crew.cli.run_header import shown_cost as _cost
+from crew.cli.run_header import shown_time as _when
 
 
 def _store(args: argparse.Namespace, folder: str | None = None) -> Any:
@@ -261,16 +263,7 @@ def _detail_lines(detail: Any, waiting: list[dict[str, Any]]) -> list[str]:
 
 
 def _run_lines(run: Any, waiting: list[dict[str, Any]]) -> list[str]:
-    duration = "" if run.duration is None else f" · {run.duration:.2f}s"
-    head = f"run {run.id} · crew '{run.crew}' · {run.status} · {run.mode}"
-    if run.continued_from:
-        head += f" of {run.continued_from[:12]}" + (f" from task '{run.from_task}'" if run.from_task else "")
-    lines = [
-        head,
-        f"started {_when(run.started_at)}{duration} · {run.usage.total_tokens:,} tokens · {_cost(run.usage.cost)}",
-    ]
-    if run.inputs:
-        lines.append("inputs: " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in run.inputs.items()))
+    lines = header_lines(run)
     if waiting:
         lines.append(f"waiting for approval ({count(len(waiting), 'call')}; `crew approve {run.id[:12]} CALL_ID`):")
         lines += [f"  {_pending_line(row)}" for row in waiting]
@@ -353,14 +346,6 @@ def _table(rows: list[tuple[str, ...]]) -> None:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-
-
-def _when(at: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
-
-
-def _cost(cost: float) -> str:
-    return f"${cost:.4f}"
 
 
 def _clip(text: str, limit: int) -> str:

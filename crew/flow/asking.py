@@ -80,8 +80,10 @@ def feedback_of(fn: Any) -> FeedbackSpec | None:
     return getattr(getattr(fn, "__func__", fn), _ATTR, None)
 
 
-def ask(flow: Any, run: Any, question: str) -> str:
-    """The answer to ``question`` asked by the step run ``run`` of ``flow``'s current run."""
+def ask(flow: Any, run: Any, question: str, held: dict[str, Any] | None = None) -> str:
+    """The answer to ``question`` asked by the step run ``run`` of ``flow``'s current run.
+
+    ``held`` (a ``@human_feedback`` step) is kept with the question: what the step had done."""
     if run is None or flow._run is None:  # pyright: ignore[reportPrivateUsage]
         raise FlowError("ask() is called from a step of a running flow")
     run.asked += 1
@@ -99,7 +101,7 @@ def ask(flow: Any, run: Any, question: str) -> str:
             step=run.step,
             run_id=engine.run_id,
         )
-    engine.observer.asked(call_id, run.step, question)
+    engine.observer.asked(call_id, run.step, question, held)
     short = engine.run_id[:12]
     raise FlowPaused(
         f"flow {flow.flow_name}: step '{run.step}' waits for an answer: {question!r} "
@@ -112,8 +114,14 @@ def ask(flow: Any, run: Any, question: str) -> str:
 
 
 def with_feedback(flow: Any, run: Any, spec: FeedbackSpec, output: Any) -> HumanFeedbackResult:
-    """A ``@human_feedback`` step's output once a person has answered about it."""
-    answer = ask(flow, run, f"{spec.message}\n\n{output}")
+    """A ``@human_feedback`` step's output once a person has answered about it.
+
+    Its body has run: its output is kept with the question, so that the resume after the
+    answer hands it on instead of running the body again (crew.flow.engine)."""
+    from crew.flow.state import dump_state
+
+    held = {"number": run.number, "output": output, "asked": run.asked, "state": dump_state(flow.state)}
+    answer = ask(flow, run, f"{spec.message}\n\n{output}", held)
     outcome = None
     if spec.emit is not None:
         outcome = _outcome(answer, spec.emit) or spec.default_outcome

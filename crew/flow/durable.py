@@ -56,7 +56,8 @@ def flow_settings(flow: Any) -> dict[str, Any]:
         file = None
     where = {"module": getattr(cls, "__module__", None), "qualname": cls.__qualname__, "file": file}
     extra = getattr(flow, "run_settings", None) or {}  # what the caller keeps with the run (crew kickoff's options)
-    return {**extra, "flow": where, "state": dump_state(flow.state), "max_steps": flow.max_steps}
+    budgets = {k: getattr(flow, k) for k in ("max_tokens", "max_cost") if getattr(flow, k, None) is not None}
+    return {**extra, "flow": where, "state": dump_state(flow.state), "max_steps": flow.max_steps, **budgets}
 
 
 async def recorded(

@@ -28,10 +28,18 @@ from typing import Any, Protocol
 
 from crew.common.blocking import in_thread
 from crew.common.events import bus, within_step
-from crew.errors import FlowError, FlowPaused, FlowRouteWarning, FlowStepError, FlowStepLimitError
+from crew.errors import (
+    FlowBudgetExceededError,
+    FlowError,
+    FlowPaused,
+    FlowRouteWarning,
+    FlowStepError,
+    FlowStepLimitError,
+)
 from crew.flow.conditions import satisfied
 from crew.flow.state import dump_state
 from crew.flow.steps import Step, Steps
+from crew.run.budget import SharedBudget, shared_budget
 
 __all__ = ["NO_INPUT", "FlowRun", "Journal", "StepRun", "current_step"]
 
@@ -88,7 +96,7 @@ class Observer(Protocol):
         self, run: StepRun, error: BaseException, state: dict[str, Any], *, status: str = "failed"
     ) -> None: ...
 
-    def asked(self, call_id: str, step: str, question: str) -> None: ...
+    def asked(self, call_id: str, step: str, question: str, held: dict[str, Any] | None = None) -> None: ...
 
 
 class FlowRun:
@@ -104,6 +112,8 @@ class FlowRun:
         journal: Journal | None = None,
         observer: Observer | None = None,
         answers: dict[str, str] | None = None,
+        held: dict[tuple[str, int], Any] | None = None,
+        budget: SharedBudget | None = None,
     ) -> None:
         self.flow = flow
         self.steps = steps
@@ -113,6 +123,10 @@ class FlowRun:
         self.observer = observer
         self.answers = dict(answers or {})
         """A person's answers to questions the steps ask, by question id (a resume of a paused run)."""
+        self.held = dict(held or {})
+        """By (step, number): what a ``@human_feedback`` step's body returned before it paused (not run again)."""
+        self.budget = budget
+        """``max_tokens``/``max_cost`` of the whole run: every crew its steps kick off spends it."""
         self.outputs: list[tuple[str, Any]] = []
         """(step, output) of every step run, in the order they finished."""
         self.runs = 0
@@ -127,14 +141,17 @@ class FlowRun:
     async def run(self, *, start: list[tuple[str, Any]] | None = None) -> Any:
         """Run from the flow's starts (or the given (step, input) pairs: a replay) to the end."""
         self._idle = asyncio.Event()
-        for name, given in start if start is not None else [(s, NO_INPUT) for s in self.steps.starts]:
-            self._launch(name, given)
+        token = shared_budget.set(self.budget)  # the steps' tasks (and their threads) inherit it
         try:
+            for name, given in start if start is not None else [(s, NO_INPUT) for s in self.steps.starts]:
+                self._launch(name, given)
             if self._tasks:
                 await self._idle.wait()
         except asyncio.CancelledError:
             await self._cancel_all()
             raise
+        finally:
+            shared_budget.reset(token)
         if self.failure is not None:
             raise self.failure
         return self.outputs[-1][1] if self.outputs else None
@@ -193,7 +210,7 @@ class FlowRun:
             self.observer.step_started(run)
         begun = time.perf_counter()
         try:
-            output = done.output if done is not None else await self._call(step, run.input)
+            output = done.output if done is not None else await self._call(step, run)
         except asyncio.CancelledError:
             raise
         except FlowPaused as paused:
@@ -202,26 +219,45 @@ class FlowRun:
             self._fail(paused)
             return
         except BaseException as exc:  # noqa: BLE001 - a step's failure is the run's, named
-            self._step_failed(run, exc)
+            if not self._over_budget(run):
+                self._step_failed(run, exc)
             return
         finally:
             current_step.reset(token)
+        if self._over_budget(run):  # its crews' calls were refused: its output is not the step's work
+            return
         self.outputs.append((run.step, output))
         self._step_done(run, output, time.perf_counter() - begun, reused=done is not None)
         if self.failure is None:
             self._fire(step, output)
 
-    async def _call(self, step: Step, given: Any) -> Any:
+    async def _call(self, step: Step, run: StepRun) -> Any:
+        kept = self.held.get((run.step, run.number)) if step.feedback is not None else None
+        if kept is not None:  # its body ran before it paused: the output it returned then, not a second run
+            from crew.store.flow_runs import decode_output
+
+            result = decode_output(kept.get("output"))
+            run.asked = int(kept.get("asked") or 0)
+            if isinstance(kept.get("state"), dict):  # and the state as its body left it
+                from crew.flow.state import load_state
+
+                flow: Any = self.flow
+                flow._state = load_state(flow.state, kept["state"], flow.flow_name)
+        else:
+            result = await self._body(step, run.input)
+        if step.feedback is not None:  # @human_feedback: a person's answer about the output
+            from crew.flow.asking import with_feedback
+
+            result = with_feedback(self.flow, run, step.feedback, result)
+        return result
+
+    async def _body(self, step: Step, given: Any) -> Any:
         bound: Callable[..., Any] = step.fn.__get__(self.flow, type(self.flow))
         args = () if given is NO_INPUT or not step.takes_input else (given,)
         with within_step(self.run_id, step.name):  # the crews it kicks off say so in their events
             result = await bound(*args) if step.is_async else await in_thread(bound, *args)
         if asyncio.iscoroutine(result):  # a sync step that returned a coroutine
             result = await result
-        if step.feedback is not None:  # @human_feedback: a person's answer about the output
-            from crew.flow.asking import with_feedback
-
-            result = with_feedback(self.flow, current_step.get(), step.feedback, result)
         return result
 
     def _step_done(self, run: StepRun, output: Any, seconds: float, *, reused: bool) -> None:
@@ -238,6 +274,33 @@ class FlowRun:
                 reused=reused,
                 output=output,
             )
+
+    def _over_budget(self, run: StepRun) -> bool:
+        """Whether the run's budget was reached (while ``run`` ran): then the flow stops, ``run`` failed."""
+        reached = None if self.budget is None else self.budget.reached
+        if reached is None:
+            return False
+        error = FlowBudgetExceededError(
+            str(reached),
+            budget=reached.budget,
+            limit=reached.limit,
+            spent=reached.spent,
+            step=run.step,
+            state=self._state_copy(),
+            run_id=self.run_id,
+        )
+        if self.observer is not None:
+            self.observer.step_failed(run, error, dump_state(self.flow.state))
+        bus.emit(
+            "step.failed",
+            run_id=self.run_id,
+            flow=self.flow.flow_name,
+            step=run.step,
+            number=run.number,
+            error=f"BudgetExceededError: {reached}",
+        )
+        self._fail(error)
+        return True
 
     def _step_failed(self, run: StepRun, exc: BaseException) -> None:
         error = FlowStepError(

@@ -42,6 +42,10 @@ class Flow(Generic[S]):
     initial_state: ClassVar[Any] = None
     name: ClassVar[str | None] = None
     max_steps: int = DEFAULT_MAX_STEPS
+    max_tokens: int | None = None
+    """Budget of a whole kickoff: total tokens all the crews its steps run may spend (as ``Crew.max_tokens``)."""
+    max_cost: float | None = None
+    """Budget of a whole kickoff: USD all the crews its steps run may spend (as ``Crew.max_cost``)."""
     store: Any = None
     """A ``RunStore`` or the path of one: every kickoff recorded there, step by step (resumable)."""
     answerer: Any = None
@@ -59,7 +63,17 @@ class Flow(Generic[S]):
                     cls._state_type = args[0]
         cls._steps = Steps.of(cls)
 
-    def __init__(self, *, max_steps: int | None = None, store: Any = None, answerer: Any = None, **state: Any) -> None:
+    def __init__(
+        self,
+        *,
+        max_steps: int | None = None,
+        store: Any = None,
+        answerer: Any = None,
+        max_tokens: int | None = None,
+        max_cost: float | None = None,
+        **state: Any,
+    ) -> None:
+        _set_budgets(self, max_tokens, max_cost)
         if store is not None:
             self.store = store
         if answerer is not None:
@@ -135,7 +149,9 @@ class Flow(Generic[S]):
         self._check()
         if inputs:
             self._state = apply_inputs(self._state, dict(inputs), self.flow_name)
-        run = self._run = FlowRun(self, self._steps, run_id=run_id or uuid.uuid4().hex, max_steps=self.max_steps)
+        run = self._run = FlowRun(
+            self, self._steps, run_id=run_id or uuid.uuid4().hex, max_steps=self.max_steps, budget=self._budget()
+        )
         store = self.run_store()
         if store is None:
             return await self._execute(run)
@@ -200,10 +216,33 @@ class Flow(Generic[S]):
         restore(self, plan)
         journal = StoredJournal(plan.finished)
         run_id = new_run_id or uuid.uuid4().hex
+        for name in ("max_tokens", "max_cost"):  # the run's budgets hold unless this flow has its own
+            if getattr(self, name) is None and plan.run.settings.get(name) is not None:
+                setattr(self, name, plan.run.settings[name])
         run = self._run = FlowRun(
-            self, self._steps, run_id=run_id, max_steps=self.max_steps, journal=journal, answers=plan.answers
+            self,
+            self._steps,
+            run_id=run_id,
+            max_steps=self.max_steps,
+            journal=journal,
+            answers=plan.answers,
+            held=plan.held,
+            budget=self._budget(plan.spent_before, plan.run.id),
         )
         return await recorded(self, run, store, inputs=plan.run.inputs, plan=plan, mode=mode, folder=plan.run.folder)
+
+    def _budget(self, spent_before: Any = None, continued_from: str | None = None) -> Any:
+        """The run's ``SharedBudget`` (None without ``max_tokens``/``max_cost``): its crews spend it together."""
+        if self.max_tokens is None and self.max_cost is None:
+            return None
+        from crew.run.budget import SharedBudget
+
+        return SharedBudget(
+            max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+            spent_before=spent_before,
+            continued_from=continued_from,
+        )
 
     def _require_store(self, what: str) -> Any:
         store = self.run_store()
@@ -258,6 +297,7 @@ class Flow(Generic[S]):
 
     def _check(self) -> None:
         """Before anything runs: a flow with no start, or a trigger that names nothing, is refused."""
+        _set_budgets(self, self.max_tokens, self.max_cost)  # a class attribute is checked as a keyword is
         steps = self._steps
         if not steps.starts:
             raise FlowDefinitionError(f"flow {self.flow_name} has no @start() step: nothing would run")
@@ -268,3 +308,16 @@ class Flow(Generic[S]):
                 f"flow {self.flow_name}: step '{step.name}' ({step.where}) waits for '{name}', "
                 f"which is no step of the flow and no router's label"
             )
+
+
+def _set_budgets(flow: Flow[Any], max_tokens: Any, max_cost: Any) -> None:
+    """``max_tokens``/``max_cost`` checked as ``Crew``'s are (positive numbers), then set."""
+    for name, value in (("max_tokens", max_tokens), ("max_cost", max_cost)):
+        if value is None:
+            continue
+        whole = name == "max_tokens"
+        number = isinstance(value, int) if whole else isinstance(value, (int, float))
+        if isinstance(value, bool) or not number or value <= 0:
+            kind = "a positive int" if whole else "a positive number"
+            raise FlowDefinitionError(f"flow {flow.flow_name}: {name} must be {kind}, not {value!r}")
+        setattr(flow, name, value)

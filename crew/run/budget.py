@@ -10,6 +10,8 @@ is reached finish: nothing paid for is thrown away. Cost is the models' own figu
 
 from __future__ import annotations
 
+import threading
+from contextvars import ContextVar
 from typing import Any
 
 from crew.common.events import current_origin
@@ -45,10 +47,12 @@ class Budget:
             continued_from=continued_from,
         )
 
+    what = "the run"
+    """Who spends it, as its message says."""
+
     def before_call(self, info: Any, meter: Any) -> None:
         """The run meter's hook: raise ``BudgetExceededError`` when the run has already spent a whole budget."""
-        ledger = meter.ledger
-        spent = self.before + Usage(total_tokens=ledger.total_tokens, cost=ledger.cost)
+        spent = self.before + self._spending(meter)
         self.spent = spent
         model = f"agent '{info.agent}'" if getattr(info, "agent", "") else None
         if self.max_tokens is not None and spent.total_tokens >= self.max_tokens:
@@ -56,9 +60,15 @@ class Budget:
         if self.max_cost is not None and spent.cost >= self.max_cost:
             self._stop("max_cost", self.max_cost, f"${self.max_cost:.4f}", model, spent)
 
+    def _spending(self, meter: Any) -> Usage:
+        ledger = meter.ledger
+        return Usage(total_tokens=ledger.total_tokens, cost=ledger.cost)
+
     def _stop(self, name: str, limit: float, shown: str, model: str | None, spent: Usage) -> None:
         scope = current_origin()
         where = f" for task '{scope.task}'" if scope is not None and scope.task else ""
+        if scope is not None and scope.within is not None:
+            where += f" in step '{scope.within[1]}'"
         before = ""
         if self.continued_from and (self.before.total_tokens or self.before.cost):
             before = (
@@ -66,7 +76,7 @@ class Budget:
                 f"were spent by run {self.continued_from[:12]}"
             )
         raise BudgetExceededError(
-            f"budget {name}={shown} reached before a model call of {model or 'an agent'}{where}: the run has spent "
+            f"budget {name}={shown} reached before a model call of {model or 'an agent'}{where}: {self.what} has spent "
             f"{spent.total_tokens:,} tokens (${spent.cost:.4f}){before}; raise {name} to go on "
             "(`crew resume --max-tokens/--max-cost` continues the run)",
             budget=name,
@@ -74,3 +84,41 @@ class Budget:
             spent=spent,
             task=scope.task if scope is not None else None,
         )
+
+
+class SharedBudget(Budget):
+    """One budget over every run made inside it: a flow run's, whose steps' crews all spend it.
+
+    Each crew run has its own meter; the first model call of one enters its meter here, and
+    the budget is checked against what all of them have spent (a finished crew's meter keeps
+    its figure), plus what the runs it continues had spent. ``reached`` is the error of the
+    first call it refused: the flow stops on it.
+    """
+
+    what = "the flow run"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._meters: list[Any] = []
+        self._lock = threading.Lock()
+        self.reached: BudgetExceededError | None = None
+
+    def _spending(self, meter: Any) -> Usage:
+        with self._lock:
+            if not any(m is meter for m in self._meters):
+                self._meters.append(meter)
+            ledgers = [m.ledger for m in self._meters]
+        return Usage(total_tokens=sum(x.total_tokens for x in ledgers), cost=sum(x.cost for x in ledgers))
+
+    def before_call(self, info: Any, meter: Any) -> None:
+        try:
+            super().before_call(info, meter)
+        except BudgetExceededError as exc:
+            if self.reached is None:
+                self.reached = exc
+            raise
+
+
+shared_budget: ContextVar[SharedBudget | None] = ContextVar("crew_shared_budget", default=None)
+"""The budget of the flow run whose step is running (``crew.flow``): every crew kicked off inside
+it spends it, beside any budget of its own (``crew.run.kickoff.CrewRun``)."""

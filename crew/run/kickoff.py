@@ -20,7 +20,7 @@ from crew.agent.prompts import MANAGER_BACKSTORY, MANAGER_GOAL, MANAGER_ROLE
 from crew.agent.scope import RunScope
 from crew.common.events import Event, bus, scoped
 from crew.errors import BudgetExceededError, ConfigError, CrewRunError
-from crew.run.budget import Budget
+from crew.run.budget import Budget, shared_budget
 from crew.run.continuation import FRESH, Continuation
 from crew.run.scheduler import Scheduler
 from crew.run.task_runner import TaskRunner
@@ -134,8 +134,9 @@ class CrewRun:
         )
         self.budget = budget
         """What the run may spend (``max_tokens``/``max_cost``): asked before every model call."""
-        if budget is not None:
-            self.scope.meter.before_call(budget.before_call)
+        for limit in (budget, shared_budget.get()):  # its own, and that of the flow run whose step runs it
+            if limit is not None:
+                self.scope.meter.before_call(limit.before_call)
         self.delegation: dict[int, list[Any]] = {}
         """Delegation tools by id of the agent copy holding them."""
         self.scope.crew_name = crew.name

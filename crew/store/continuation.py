@@ -87,7 +87,7 @@ def _plan(
         if task.def_hash != hashes[name]:
             raise _changed(run, name, rerun_from)
         outputs[name] = _restore(task, by_name[name])
-    spent = _chain_usage(store, run) if rerun_from is None else Usage()
+    spent = chain_usage(store, run) if rerun_from is None else Usage()
     rerun_names = [n for n in names if n not in outputs]
     started = [n for n in rerun_names if n in stored and stored[n].status != "pending"]
     return Plan(run, merged, outputs, rerun_names, spent, rerun_from, _sections(store, run, started))
@@ -133,7 +133,7 @@ def _restore(stored: StoredTask, task: Any) -> TaskOutput:
     return TaskOutput.model_validate(document)
 
 
-def _chain_usage(store: RunStore, run: StoredRun) -> Usage:
+def chain_usage(store: RunStore, run: StoredRun) -> Usage:
     """What ``run`` and the runs it continued spent: a resumed run's budget covers them all."""
     total, seen = Usage(), set()
     current: StoredRun | None = run

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from crew.common.secrets import register_environment
+from crew.common.usage import Usage
 from crew.errors import StoreError
 from crew.store.records import StoredRun, StoredStep
 from crew.store.scrub import Scrubber, unseal
@@ -155,12 +156,17 @@ class FlowRecorder:
             (status, 0, None, self.scrub.json(state), self.scrub.text(text), time.time(), self.run_id, *_key(run)),
         )
 
-    def asked(self, call_id: str, step: str, question: str) -> None:
-        """A step asked a person (``Flow.ask``): the question waits in ``approvals`` for ``crew approve``."""
+    def asked(self, call_id: str, step: str, question: str, held: dict[str, Any] | None = None) -> None:
+        """A step asked a person (``Flow.ask``): the question waits in ``approvals`` for ``crew approve``.
+
+        ``held``: what a ``@human_feedback`` step had done before it asked (its run's ``number``,
+        its body's ``output``, the questions ``asked`` before), so that a resume does not run it again.
+        """
+        kept = {} if held is None else {**held, "output": encode_output(held.get("output"))}
         self.store.execute(
             "INSERT OR REPLACE INTO approvals (run_id, call_id, task, agent, tool, args, checkpoint) "
-            "VALUES (?, ?, ?, NULL, 'ask', ?, '{}')",
-            (self.run_id, call_id, step, self.scrub.json({"question": question})),
+            "VALUES (?, ?, ?, NULL, 'ask', ?, ?)",
+            (self.run_id, call_id, step, self.scrub.json({"question": question}), self.scrub.json(kept)),
         )
 
     # -- the end ----------------------------------------------------------------------------
@@ -201,6 +207,10 @@ class FlowPlan:
     from_step: str | None = None
     answers: dict[str, str] = field(default_factory=dict)
     """A person's answers to the questions steps asked (``Flow.ask``), by question id."""
+    held: dict[tuple[str, int], Any] = field(default_factory=dict)
+    """By (step, number): what a ``@human_feedback`` step's body returned before it asked (not run again)."""
+    spent_before: Usage = field(default_factory=Usage)
+    """What the run and those it continued spent (a resume's budget covers them all; a replay's does not)."""
 
 
 def plan_flow_resume(store: RunStore, run: StoredRun) -> FlowPlan:
@@ -209,9 +219,13 @@ def plan_flow_resume(store: RunStore, run: StoredRun) -> FlowPlan:
     Refused for a run that is still running, that finished, or whose work a later run
     (a resume of it, or of a resume of it) finished: a finished step never runs twice.
     """
+    from crew.store.continuation import chain_usage
+
     _check_resumable(store, run)
     done = [s for s in store.steps(run.id) if s.status == "done"]
-    return FlowPlan(run, _outputs(done), _last_state(done) or _initial_state(run), answers=_answers(store, run))
+    answers, held = _answers(store, run)
+    state = _last_state(done) or _initial_state(run)
+    return FlowPlan(run, _outputs(done), state, answers=answers, held=held, spent_before=chain_usage(store, run))
 
 
 def plan_flow_replay(store: RunStore, run: StoredRun, from_step: str) -> FlowPlan:
@@ -230,11 +244,13 @@ def plan_flow_replay(store: RunStore, run: StoredRun, from_step: str) -> FlowPla
     return FlowPlan(run, _outputs(before), _last_state(before) or _initial_state(run), from_step)
 
 
-def _answers(store: RunStore, run: StoredRun) -> dict[str, str]:
+def _answers(store: RunStore, run: StoredRun) -> tuple[dict[str, str], dict[tuple[str, int], Any]]:
     """The answers given to the questions of ``run`` and the runs it continued (a step that asked
-    twice across two pauses runs again from its start, and needs both). A question of ``run``
-    still unanswered refuses the resume: it would only ask again."""
+    twice across two pauses runs again from its start, and needs both), and what the
+    ``@human_feedback`` steps that asked them had returned. A question of ``run`` still
+    unanswered refuses the resume: it would only ask again."""
     answers: dict[str, str] = {}
+    held: dict[tuple[str, int], Any] = {}
     chain: list[str] = []
     current: str | None = run.id
     while current is not None and current not in chain:
@@ -242,11 +258,15 @@ def _answers(store: RunStore, run: StoredRun) -> dict[str, str]:
         current = store.run(current).continued_from
     for run_id in reversed(chain):  # the newest answer to a question wins
         rows = store._rows(  # pyright: ignore[reportPrivateUsage]
-            "SELECT call_id, task, args, decision, arguments FROM approvals WHERE run_id = ? AND tool = 'ask' "
+            "SELECT call_id, task, args, decision, arguments, checkpoint FROM approvals WHERE run_id = ? "
+            "AND tool = 'ask' "
             "ORDER BY rowid",
             (run_id,),
         )
         for row in rows:
+            kept = json.loads(row["checkpoint"] or "{}")
+            if isinstance(kept, dict) and "number" in kept:  # a @human_feedback step's body, finished
+                held[(str(row["task"]), int(kept["number"]))] = kept
             if row["decision"]:
                 answers[row["call_id"]] = _answer(row)
             elif run_id == run.id:
@@ -255,7 +275,7 @@ def _answers(store: RunStore, run: StoredRun) -> dict[str, str]:
                     f"run {run.id[:12]} waits for an answer to step '{row['task']}': {question!r}; answer with: "
                     f'crew approve {run.id[:12]} {row["call_id"]} --args \'{{"answer": "..."}}\''
                 )
-    return answers
+    return answers, held
 
 
 def _answer(row: dict[str, Any]) -> str:

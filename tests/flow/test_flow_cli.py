@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -74,6 +75,9 @@ def test_runs_and_show_list_the_flow_its_steps_and_its_crew(project: Any, capsys
     assert crew.cli.main(["show", run_id[:8]]) == 0
     shown = capsys.readouterr().out
     assert f"run {run_id} · flow 'Pipeline' · failed · kickoff" in shown
+    assert re.search(
+        r"\nstarted \S+ \S+ · 4 step runs · [\d.]+s · [\d,]+ tokens · \$0\.0000\n", shown
+    )  # a crew's header
     assert "[2] route #1 · done" in shown and "    output: big" in shown
     assert "    crew 'crew' · run " in shown and "      [1] task_1 · done · summariser" in shown
     assert "[4] save #1 · failed" in shown and "    error: RuntimeError: disk full" in shown

@@ -101,3 +101,67 @@ def test_ask_without_a_store_or_an_answerer_says_what_would_make_it_work():
     with pytest.raises(FlowError, match=r"asks 'Book two weeks.*nobody can answer: run the flow on a run store"):
         Vacation().kickoff()
     assert Vacation(answerer=lambda q: "a hostel").kickoff() == "booked two weeks in Lisbon, staying at a hostel"
+
+
+class Counted(Flow):
+    @start()
+    @human_feedback(message="Keep this draft?", emit=["keep", "drop"], default_outcome="drop")
+    def draft(self):
+        ran.append("draft")
+        self.state["drafted"] = self.state.get("drafted", 0) + 1
+        return {"text": "a draft", "words": 2}
+
+    @listen("keep")
+    def store_it(self, result: HumanFeedbackResult):
+        return f"kept {result.output['text']} (drafted {self.state['drafted']}x)"
+
+
+def test_a_human_feedback_steps_body_runs_once_across_the_pause(tmp_path: Path):
+    store = tmp_path / "runs.db"
+    with pytest.raises(FlowPaused) as caught:
+        Counted(store=store).kickoff()
+    paused = caught.value
+    assert ran == ["draft"]
+    assert (
+        crew.cli.main(
+            [
+                "approve",
+                paused.run_id[:12],
+                paused.call_id,
+                "--store",
+                str(store),
+                "--args",
+                json.dumps({"answer": "keep"}),
+            ]
+        )
+        == 0
+    )
+    # the body's output (and the state it left) was kept with the question: the resume does not run it again
+    assert Counted(store=store).resume(paused.run_id) == "kept a draft (drafted 1x)"
+    assert ran == ["draft"]
+
+
+class TwoQuestions(Flow):
+    @start()
+    def book(self):
+        ran.append("book")
+        where = self.ask("Where?")
+        ran.append(f"asked where: {where}")
+        when = self.ask("When?")
+        return f"{where} in {when}"
+
+
+def test_ask_in_the_middle_of_a_step_reruns_it_with_each_recorded_answer(tmp_path: Path):
+    """As LangGraph's interrupt(): the step runs again from its start, each ask() returning its answer."""
+    store = tmp_path / "runs.db"
+    answers = iter(["Porto", "May"])
+    run_id = None
+    for _ in range(2):
+        with pytest.raises(FlowPaused) as caught:
+            flow = TwoQuestions(store=store)
+            flow.kickoff() if run_id is None else flow.resume(run_id)
+        run_id, call = caught.value.run_id, caught.value.call_id
+        argv = ["approve", run_id[:12], call, "--store", str(store), "--args", json.dumps({"answer": next(answers)})]
+        assert crew.cli.main(argv) == 0
+    assert TwoQuestions(store=store).resume(run_id) == "Porto in May"
+    assert ran == ["book", "book", "asked where: Porto", "book", "asked where: Porto"]

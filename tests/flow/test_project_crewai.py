@@ -167,3 +167,32 @@ def test_a_failed_crewai_flow_resumes_in_another_kickoff_at_its_failed_step(
         resumed = runs.runs()[0]
         assert resumed.continued_from == failed["run_id"]
         assert runs.children(resumed.id) == []  # no crew ran again: only `publish` did
+
+
+def test_a_human_feedback_step_pauses_the_project_with_exit_3_and_approve_then_resume_finish_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import re
+    import shlex
+
+    from crew.store import RunStore
+
+    project = copy_project("feedback_flow", tmp_path)
+    store = str(tmp_path / "runs.db")
+    code, out, err = crew(capsys, "kickoff", str(project), "--llm", "test", "--store", store, "-q")
+    assert code == 3, err
+    assert "paused: step 'write_note' asks: Publish this note?" in err
+    approve = re.search(r"answer with: (crew approve \S+ ask-write_note-1-1 .*)", err)
+    resume = re.search(r"then: (crew resume \S+)", err)
+    assert approve is not None and resume is not None and out == ""
+    argv = [*shlex.split(approve.group(1).replace('"..."', '"approved, ship it"'))[1:], "--store", store]
+    assert crew(capsys, *argv)[0] == 0
+    code, out, err = crew(capsys, *shlex.split(resume.group(1))[1:], "--store", store, "-q")  # no --llm: the run's
+    assert code == 0, err
+    assert out == "published after 1 writing (approved, ship it)\n"
+    # the step's body ran once: its output was kept with the question, the resume handed it on
+    assert (project / "written.txt").read_text(encoding="utf-8") == "written\n"
+    db = RunStore(store)
+    runs = [r for r in db.runs() if r.kind == "flow"]
+    assert sorted(r.status for r in runs) == ["done", "paused"]
+    assert sum(len(db.children(r.id)) for r in runs) == 1  # its crew ran once too
