@@ -20,18 +20,21 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from mcp.server.elicitation import render_elicitation_schema
 from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ElicitRequest, ElicitRequestFormParams, ElicitResult, InputRequiredResult
+from pydantic import BaseModel
 
 from crew.common.secrets import scrub
 from crew.errors import CrewRunError, ServeInputError
 from crew.serve.kickoffs import Kickoffs
 from crew.serve.served import ServedCrew
 
-__all__ = ["ANSWER_SECONDS", "Waiting", "asks_by_retry", "call_with_rounds"]
+__all__ = ["ANSWER_SECONDS", "Replies", "Waiting", "asks_by_retry", "call_with_rounds"]
 
 ROUNDS_FROM = "2026-07-28"
 """The first protocol version that elicits through input-required rounds."""
@@ -52,6 +55,21 @@ def asks_by_retry(context: Context) -> bool:
     return elicitation.form is not None or elicitation.url is None
 
 
+@dataclass(frozen=True)
+class Replies:
+    """What the MCP server answers with: ``crew.serve.mcp_server`` hands its own (no import circle)."""
+
+    result: Callable[[ServedCrew, str, Any], CallToolResult]
+    """A finished run's result (done, paused or failed)."""
+    error: Callable[[str, dict[str, Any]], CallToolResult]
+    question: Callable[[Any], str]
+    """The elicitation's message for a call that waits."""
+    form: type[BaseModel]
+    """The elicitation's form."""
+    progress: Callable[[Context, int], Any]
+    """The progress reporter of a call (its ``send`` hears the run's events)."""
+
+
 class Waiting:
     """A run going on in the background, and the question its approver waits on."""
 
@@ -70,28 +88,32 @@ class Waiting:
 
 
 async def call_with_rounds(
-    one: ServedCrew, kickoffs: Kickoffs, arguments: dict[str, Any], context: Context, waits: dict[str, Waiting]
+    one: ServedCrew,
+    kickoffs: Kickoffs,
+    arguments: dict[str, Any],
+    context: Context,
+    waits: dict[str, Waiting],
+    replies: Replies,
 ) -> CallToolResult | InputRequiredResult:
     """One round of a call: the first starts the run, a retry answers its question; the next question or the result."""
-    from crew.serve.mcp_server import _error, _Progress
-
     state = context.request_state
     waiting = waits.pop(state, None) if state else None
     if waiting is None:
         if state:
-            return _error("this call's request_state names no run waiting in this server: call the tool again", {})
+            gone = "this call's request_state names no run waiting in this server: call the tool again"
+            return replies.error(gone, {})
         try:
             inputs = one.check_inputs(arguments)
         except ServeInputError as exc:
-            return _error(str(exc), {"status": "refused"})
+            return replies.error(str(exc), {"status": "refused"})
         waiting = Waiting(one, uuid.uuid4().hex)
-        progress = _Progress(context, total=len(one.crew.tasks))
+        progress = replies.progress(context, len(one.crew.tasks))
         waiting.run = asyncio.ensure_future(
             kickoffs.run(one, inputs, run_id=waiting.run_id, on_event=progress.send, approver=waiting.approver)
         )
     else:
         _answer(waiting, (context.input_responses or {}).get(_KEY))
-    return await _next(waiting, waits)
+    return await _next(waiting, waits, replies)
 
 
 def _answer(waiting: Waiting, response: Any) -> None:
@@ -110,9 +132,7 @@ def _answer(waiting: Waiting, response: Any) -> None:
         waiting.answer.set_result(decision)  # None (dismissed, or no answer): the call waits, the run pauses
 
 
-async def _next(waiting: Waiting, waits: dict[str, Waiting]) -> CallToolResult | InputRequiredResult:
-    from crew.serve.mcp_server import _error, _result
-
+async def _next(waiting: Waiting, waits: dict[str, Waiting], replies: Replies) -> CallToolResult | InputRequiredResult:
     assert waiting.run is not None
     asking = asyncio.ensure_future(waiting.asked.get())
     try:
@@ -123,18 +143,16 @@ async def _next(waiting: Waiting, waits: dict[str, Waiting]) -> CallToolResult |
         raise
     if asking.done():
         request, waiting.answer = asking.result()
-        return _ask(waiting, request, waits)
+        return _ask(waiting, request, waits, replies)
     asking.cancel()
     try:
         output = waiting.run.result()
     except CrewRunError as exc:
-        return _error(scrub(str(exc)), {"run_id": waiting.run_id, "status": "failed"})
-    return _result(waiting.one, waiting.run_id, output)
+        return replies.error(scrub(str(exc)), {"run_id": waiting.run_id, "status": "failed"})
+    return replies.result(waiting.one, waiting.run_id, output)
 
 
-def _ask(waiting: Waiting, request: Any, waits: dict[str, Waiting]) -> InputRequiredResult:
-    from crew.serve.mcp_server import _Decision, _question
-
+def _ask(waiting: Waiting, request: Any, waits: dict[str, Waiting], replies: Replies) -> InputRequiredResult:
     token = uuid.uuid4().hex
     waits[token] = waiting
 
@@ -143,6 +161,6 @@ def _ask(waiting: Waiting, request: Any, waits: dict[str, Waiting]) -> InputRequ
             _answer(waiting, None)
 
     waiting.timer = asyncio.get_running_loop().call_later(ANSWER_SECONDS, unanswered)
-    schema = render_elicitation_schema(_Decision)
-    ask = ElicitRequest(params=ElicitRequestFormParams(message=_question(request), requested_schema=schema))
+    schema = render_elicitation_schema(replies.form)
+    ask = ElicitRequest(params=ElicitRequestFormParams(message=replies.question(request), requested_schema=schema))
     return InputRequiredResult(input_requests={_KEY: ask}, request_state=token)

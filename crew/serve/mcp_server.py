@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from crew.common.secrets import scrub, scrub_data
 from crew.errors import CrewRunError, ServeInputError
 from crew.serve.kickoffs import Kickoffs
-from crew.serve.mcp_rounds import Waiting, asks_by_retry, call_with_rounds
+from crew.serve.mcp_rounds import Replies, Waiting, asks_by_retry, call_with_rounds
 from crew.serve.served import ServedCrew
 from crew.stream.events import ApprovalRequested, StreamEvent, TaskFailed, TaskFinished, TaskSkipped, TaskStarted
 
@@ -83,7 +83,7 @@ def _tool(one: ServedCrew, kickoffs: Kickoffs, waits: dict[str, Waiting]) -> Too
     async def call(**arguments: Any) -> CallToolResult | InputRequiredResult:
         context: Context = arguments.pop(_CONTEXT)
         if asks_by_retry(context):
-            return await call_with_rounds(one, kickoffs, arguments, context, waits)
+            return await call_with_rounds(one, kickoffs, arguments, context, waits, _replies())
         return await _call(one, kickoffs, arguments, context)
 
     return Tool(
@@ -214,3 +214,13 @@ def _question(request: Any) -> str:
     """The elicitation's message for one tool call that waits for approval."""
     args = json.dumps(scrub_data(request.args), ensure_ascii=False)
     return scrub(f"Agent '{request.agent}' (task '{request.task}') wants to call {request.tool}({args}). Approve it?")
+
+
+def _replies() -> Replies:
+    return Replies(
+        result=_result,
+        error=_error,
+        question=_question,
+        form=_Decision,
+        progress=lambda context, total: _Progress(context, total=total),
+    )
