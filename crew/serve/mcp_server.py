@@ -10,8 +10,10 @@ structured content too when structured) with the run id and status in the result
 the calls that wait and the ``crew approve`` / ``crew resume`` commands that continue it.
 
 A tool call that needs approval asks the MCP client through elicitation when it declared the
-capability (a yes/no form with a reason); a client without it, or a connection with no way
-back to the client, leaves the call waiting and the run pauses. Cancelling the MCP request
+capability (a yes/no form with a reason): mid-call on a legacy connection, through the
+input-required rounds of protocol 2026-07-28 on a current one (``crew.serve.mcp_rounds``). A
+client without the capability, or a question nobody answers, leaves the call waiting and the
+run pauses. Cancelling the MCP request
 cancels the handler, which cancels the run (recorded as interrupted).
 
 The SDK derives a tool's schema from a Python signature; a crew's inputs are known only when
