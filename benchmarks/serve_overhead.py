@@ -10,10 +10,12 @@ with the MCP SDK's client (``tools/call`` over streamable HTTP) and with the a2a
 warm-up; the added latency is served minus in-process. Then ``CONCURRENT`` calls at once through
 MCP HTTP, which must all succeed.
 
-The SDK's floor is printed beside the MCP figure: the SDK's own server with a tool that only
-awaits as long as the kickoff takes. On a loaded machine every wake-up after an await waits for
-a time slice, so a call that awaits for milliseconds costs more than its own work: the floor
-shows how much of the added latency is the transport and the machine, not crew.
+Beside each figure, the bare SDK's: the MCP SDK's own server with a do-nothing tool, and the
+a2a-sdk's own server with a do-nothing executor (a task, working, completed), each a process
+of its own under uvicorn (this script with ``--bare mcp|a2a PORT``), called the same way. That
+is what the transport costs with no crew at all; served minus in-process minus bare is what
+crew itself adds. On a loaded machine every wake-up after an await waits for a time slice, so
+the bare figures rise with the load, and so do the served ones.
 
 Goals: added latency under 5 ms (MCP HTTP, A2A); 100 concurrent MCP calls, no error.
 """
@@ -46,10 +48,14 @@ def _port() -> int:
         return sock.getsockname()[1]
 
 
-def _serve(mode: str, port: int) -> subprocess.Popen[bytes]:
+def _serve(mode: str, port: int, *, bare: bool = False) -> subprocess.Popen[bytes]:
+    """``crew serve`` (or, ``bare``, the SDK's own server: this script with ``--bare MODE PORT``) as a process."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    args = [sys.executable, "-m", "crew", "serve", str(CREW), "--no-store", "--max-concurrency", "16"]
-    args += ["--mcp", "--http", f"127.0.0.1:{port}"] if mode == "mcp" else ["--a2a", f"127.0.0.1:{port}"]
+    if bare:
+        args = [sys.executable, str(Path(__file__).resolve()), "--bare", mode, str(port)]
+    else:
+        args = [sys.executable, "-m", "crew", "serve", str(CREW), "--no-store", "--max-concurrency", "16"]
+        args += ["--mcp", "--http", f"127.0.0.1:{port}"] if mode == "mcp" else ["--a2a", f"127.0.0.1:{port}"]
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -86,7 +92,7 @@ async def in_process() -> float:
     return await _median(call)
 
 
-async def over_mcp(port: int) -> tuple[float, int, float]:
+async def over_mcp(port: int, *, concurrent: bool = True) -> tuple[float, int, float]:
     from mcp import Client
 
     async with Client(f"http://127.0.0.1:{port}/mcp") as client:
@@ -97,6 +103,8 @@ async def over_mcp(port: int) -> tuple[float, int, float]:
                 raise RuntimeError(result.content)
 
         median = await _median(call)
+        if not concurrent:
+            return median, 0, 0.0
         start = time.perf_counter()
         results = await asyncio.gather(
             *(client.call_tool("brief", INPUTS) for _ in range(CONCURRENT)), return_exceptions=True
@@ -106,44 +114,62 @@ async def over_mcp(port: int) -> tuple[float, int, float]:
     return median, errors, spent
 
 
-def sdk_floor(tool_ms: float) -> float:
-    """The MCP SDK's own server, under uvicorn on 127.0.0.1, with one tool that awaits ``tool_ms``:
-    what any MCP tool of that duration costs over streamable HTTP, crew or not."""
-    import threading
-
+def bare_mcp(port: int) -> None:
+    """The MCP SDK's own server with one do-nothing tool, under uvicorn: the transport alone."""
     import uvicorn
-    from mcp import Client
     from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer("floor", log_level="WARNING")
+    server = MCPServer("bare", log_level="WARNING")
 
     @server.tool()
-    async def wait(audience: str) -> str:
-        """Wait as long as the kickoff takes."""
-        await asyncio.sleep(tool_ms / 1000)
+    async def brief(audience: str) -> str:
+        """Do nothing."""
         return audience
 
-    port = _port()
-    config = uvicorn.Config(server.streamable_http_app(), host="127.0.0.1", port=port, log_level="error")
-    web = uvicorn.Server(config)
-    thread = threading.Thread(target=web.run, daemon=True)
-    thread.start()
-    while not web.started:
-        time.sleep(0.02)
+    uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=port, log_level="error", access_log=False)
 
-    async def measure() -> float:
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
 
-            async def call() -> None:
-                await client.call_tool("wait", INPUTS)
+def bare_a2a(port: int) -> None:
+    """The a2a-sdk's own server with a do-nothing executor (a task, working, completed), under uvicorn."""
+    import uvicorn
+    from a2a.helpers.proto_helpers import new_task, new_text_part
+    from a2a.server.agent_execution import AgentExecutor, RequestContext
+    from a2a.server.events import EventQueue
+    from a2a.server.request_handlers import DefaultRequestHandler
+    from a2a.server.routes.agent_card_routes import create_agent_card_routes
+    from a2a.server.routes.jsonrpc_routes import create_jsonrpc_routes
+    from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+    from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, TaskState
+    from starlette.applications import Starlette
 
-            return await _median(call)
+    class Nothing(AgentExecutor):
+        async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+            task_id, context_id = context.task_id or "", context.context_id or ""
+            updater = TaskUpdater(event_queue, task_id, context_id)
+            history = [context.message] if context.message is not None else []
+            await event_queue.enqueue_event(
+                new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
+            )
+            await updater.start_work(updater.new_agent_message([new_text_part("working")]))
+            await updater.complete(updater.new_agent_message([new_text_part("done")]))
 
-    try:
-        return asyncio.run(measure())
-    finally:
-        web.should_exit = True
-        thread.join(10)
+        async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+            return None
+
+    card = AgentCard(
+        name="bare",
+        description="does nothing",
+        version="0",
+        supported_interfaces=[
+            AgentInterface(url=f"http://127.0.0.1:{port}/", protocol_binding="JSONRPC", protocol_version="1.0")
+        ],
+        capabilities=AgentCapabilities(streaming=True),
+        default_input_modes=["application/json"],
+        default_output_modes=["text/plain"],
+    )
+    handler = DefaultRequestHandler(agent_executor=Nothing(), task_store=InMemoryTaskStore(), agent_card=card)
+    app = Starlette(routes=create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/"))
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False)
 
 
 async def over_a2a(port: int) -> float:
@@ -166,22 +192,33 @@ async def over_a2a(port: int) -> float:
         return await _median(call)
 
 
-def main() -> None:
-    local = asyncio.run(in_process())
-    print(f"in-process kickoff (median of {ROUNDS}):  {local:7.2f} ms")
+def _measured(mode: str, *, bare: bool) -> tuple[float, int, float]:
     port = _port()
-    server = _serve("mcp", port)
+    server = _serve(mode, port, bare=bare)
     try:
-        mcp, errors, spent = asyncio.run(over_mcp(port))
+        if mode == "mcp":
+            return asyncio.run(over_mcp(port, concurrent=not bare))
+        return asyncio.run(over_a2a(port)), 0, 0.0
     finally:
         server.terminate()
         server.wait(30)
-    added = mcp - local
-    print(f"MCP streamable HTTP tools/call:       {mcp:7.2f} ms   added {added:6.2f} ms   goal < 5 ms  ", end="")
-    print("ok" if added < 5 else "MISSED")
-    floor = sdk_floor(local)
-    print(f"  the SDK's floor: a tool awaiting {local:.1f} ms costs {floor:7.2f} ms over the same transport; ", end="")
-    print(f"crew adds {mcp - floor:6.2f} ms to it")
+
+
+def _report(label: str, served: float, bare: float, local: float) -> None:
+    added = served - local
+    print(f"{label:<32}{served:7.2f} ms   added {added:6.2f} ms   goal < 5 ms  {'ok' if added < 5 else 'MISSED'}")
+    print(f"  the bare SDK (do-nothing {'tool' if 'MCP' in label else 'executor'}): {bare:6.2f} ms; ", end="")
+    print(f"crew's own part of the added latency: {added - bare:6.2f} ms")
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["--bare"]:
+        (bare_mcp if sys.argv[2] == "mcp" else bare_a2a)(int(sys.argv[3]))
+        return
+    local = asyncio.run(in_process())
+    print(f"in-process kickoff (median of {ROUNDS}):  {local:7.2f} ms")
+    mcp, errors, spent = _measured("mcp", bare=False)
+    _report("MCP streamable HTTP tools/call:", mcp, _measured("mcp", bare=True)[0], local)
     print(f"{CONCURRENT} concurrent MCP calls:            {errors} errors in {spent:.2f} s   goal: 0 errors  ", end="")
     print("ok" if errors == 0 else "MISSED")
     try:
@@ -189,16 +226,7 @@ def main() -> None:
     except ImportError:
         print("A2A: skipped (pip install 'crew-agents[a2a]')")
         return
-    port = _port()
-    server = _serve("a2a", port)
-    try:
-        a2a_ms = asyncio.run(over_a2a(port))
-    finally:
-        server.terminate()
-        server.wait(30)
-    added = a2a_ms - local
-    print(f"A2A message/send:                     {a2a_ms:7.2f} ms   added {added:6.2f} ms   goal < 5 ms  ", end="")
-    print("ok" if added < 5 else "MISSED")
+    _report("A2A message/send:", _measured("a2a", bare=False)[0], _measured("a2a", bare=True)[0], local)
 
 
 if __name__ == "__main__":

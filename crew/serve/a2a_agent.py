@@ -13,9 +13,15 @@ run a kickoff whose run id is the task id; states map from the run:
 | started, running | working (each task's start as a status message) |
 | a task finished | an artifact: the task's text, and its structured output as a data part |
 | done | completed |
-| paused for an approval | input-required, the message saying how to approve (``crew approve``, ``crew resume``) |
+| paused for an approval | input-required, the message saying how to answer (a follow-up message, or ``crew approve``) |
 | failed, refused inputs | failed |
 | cancelled (``tasks/cancel``, a server stop) | canceled (the run store: interrupted, resumable) |
+
+A follow-up message on an input-required task answers it (``crew.serve.decisions``: "approve",
+"deny REASON", or a data part with the decision): the waiting calls are decided and the run
+continues (``crew resume``'s path, a new run continuing the paused one, in the same A2A task)
+until it completes, fails or pauses again. An answer that decides nothing leaves the task
+input-required, saying how to answer.
 
 ``tasks/get`` and ``tasks/cancel`` read the SDK's task records, kept in memory, and fall back
 on the run store: a task the server ran before a restart is rebuilt from its run (state and
@@ -26,6 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from a2a.helpers.proto_helpers import get_data_parts, get_text_parts, new_data_part, new_task, new_text_part
@@ -49,6 +57,7 @@ from a2a.types.a2a_pb2 import (
 
 from crew.common.secrets import scrub, scrub_data
 from crew.errors import CrewRunError, ServeInputError
+from crew.serve.decisions import HOW_TO_ANSWER, parse_answer
 from crew.serve.kickoffs import Kickoffs
 from crew.serve.served import ServedCrew
 from crew.stream.events import StreamEvent, TaskFailed, TaskFinished, TaskStarted
@@ -71,24 +80,21 @@ class CrewExecutor(AgentExecutor):
     def __init__(self, served: list[ServedCrew], kickoffs: Kickoffs) -> None:
         self.served = {one.name: one for one in served}
         self.kickoffs = kickoffs
+        self.crews: dict[str, str] = {}
+        """Task id -> the served crew's name, for the tasks this server started."""
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         task_id, context_id = context.task_id or "", context.context_id or ""
         updater = TaskUpdater(event_queue, task_id, context_id)
         current = context.current_task
         if current is None:  # the task comes first, then its updates
+            self.crews.setdefault(task_id, "")  # the SDK's records hold it from now on, never the run store
             history = [context.message] if context.message is not None else []
             await event_queue.enqueue_event(
                 new_task(task_id, context_id, TaskState.TASK_STATE_SUBMITTED, history=history)
             )
         elif current.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
-            await updater.requires_input(
-                _say(
-                    updater,
-                    "This task waits for a person's approval of tool calls: decide them with `crew approve`, "
-                    "then continue the run with `crew resume` (the task's first message said how).",
-                )
-            )
+            await self._answered(context, task_id, updater)
             return
         try:
             one, inputs = self._chosen(context)
@@ -96,14 +102,66 @@ class CrewExecutor(AgentExecutor):
             await updater.failed(_say(updater, str(exc)))
             return
         await updater.start_work(_say(updater, f"running the crew '{one.name}'"))
+        self.crews[task_id] = one.name
         await self._run(one, inputs, task_id, updater)
 
-    async def _run(self, one: ServedCrew, inputs: dict[str, Any], task_id: str, updater: TaskUpdater) -> None:
+    async def _answered(self, context: RequestContext, task_id: str, updater: TaskUpdater) -> None:
+        """A follow-up on a paused task: its answer decides the waiting calls, and the run goes on."""
+        from crew.errors import StoreError
+        from crew.store.approvals import pending
+
+        found = self._paused(task_id)
+        if found is None:
+            await updater.failed(_say(updater, "this task's run is not in this server's run store: it cannot go on"))
+            return
+        one, run_id = found
+        parts = list(context.message.parts) if context.message is not None else []
+        try:
+            answer = parse_answer(list(get_text_parts(parts)), list(get_data_parts(parts)), crew=one.name)
+            approvals = answer.approvals(pending(one.store, run_id), crew=one.name)
+            await updater.start_work(_say(updater, f"continuing the run {run_id[:12]} of crew '{one.name}'"))
+            await self._run(one, {}, uuid.uuid4().hex, updater, resume=run_id, approvals=approvals)
+        except (ServeInputError, StoreError) as exc:
+            await updater.requires_input(_say(updater, scrub(str(exc))))
+
+    def _paused(self, task_id: str) -> tuple[ServedCrew, str] | None:
+        """The served crew of a task and its newest run (a continued run's continuation, and so on)."""
+        from crew.errors import StoreError
+        from crew.store.approvals import continued_by
+
+        named = self.served.get(self.crews.get(task_id, ""))
+        candidates = [named] if named is not None else list(self.served.values())
+        for one in candidates:
+            if one.store is None:
+                continue
+            try:
+                run = one.store.run(task_id)
+            except StoreError:
+                continue
+            if named is None and run.crew not in (one.name, one.crew.name):
+                continue
+            while (later := continued_by(one.store, run.id)) is not None:
+                run = later
+            return one, run.id
+        return None
+
+    async def _run(
+        self,
+        one: ServedCrew,
+        inputs: dict[str, Any],
+        run_id: str,
+        updater: TaskUpdater,
+        *,
+        resume: str | None = None,
+        approvals: dict[Any, Any] | None = None,
+    ) -> None:
         async def on_event(event: StreamEvent) -> None:
             await _publish(one, event, updater)
 
         try:
-            output = await self.kickoffs.run(one, inputs, run_id=task_id, on_event=on_event)
+            output = await self.kickoffs.run(
+                one, inputs, run_id=run_id, on_event=on_event, resume=resume, approvals=approvals
+            )
         except asyncio.CancelledError:
             await asyncio.shield(updater.cancel(_say(updater, "the run was cancelled (recorded as interrupted)")))
             raise
@@ -113,7 +171,7 @@ class CrewExecutor(AgentExecutor):
         if output.status == "paused":
             from crew.serve.mcp_server import paused_text
 
-            await updater.requires_input(_say(updater, paused_text(one, output)))
+            await updater.requires_input(_say(updater, f"{paused_text(one, output)}\n{HOW_TO_ANSWER}"))
             return
         failed = [t for t in output.tasks_output if t.status == "failed"]
         if failed:
@@ -201,16 +259,21 @@ def _whole_numbers(one: ServedCrew, inputs: Any) -> Any:
 class RunStoreTasks(TaskStore):
     """The SDK's task records in memory, rebuilt from the run store for a task this process never saw."""
 
-    def __init__(self, served: list[ServedCrew]) -> None:
+    def __init__(self, served: list[ServedCrew], started: Mapping[str, str] | None = None) -> None:
         self.memory = InMemoryTaskStore()
         self.served = served
+        self.started = started if started is not None else {}
+        """The tasks this process started (``CrewExecutor.crews``): their runs are not rebuilt from the store,
+        whose run appears before the SDK has recorded the task."""
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
         await self.memory.save(task, context)
 
     async def get(self, task_id: str, context: ServerCallContext) -> Task | None:
         task = await self.memory.get(task_id, context)
-        return task if task is not None else self._stored(task_id)
+        if task is not None or task_id in self.started:
+            return task
+        return self._stored(task_id)
 
     async def list(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         return await self.memory.list(params, context)
@@ -299,8 +362,9 @@ def build_a2a_app(served: list[ServedCrew], kickoffs: Kickoffs, url: str, *, tok
     from starlette.applications import Starlette
 
     card = agent_card(served, url, token=token)
+    executor = CrewExecutor(served, kickoffs)
     handler = DefaultRequestHandler(
-        agent_executor=CrewExecutor(served, kickoffs), task_store=RunStoreTasks(served), agent_card=card
+        agent_executor=executor, task_store=RunStoreTasks(served, executor.crews), agent_card=card
     )
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)
     return Starlette(routes=routes)

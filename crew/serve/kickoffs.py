@@ -49,8 +49,14 @@ class Kickoffs:
         run_id: str | None = None,
         on_event: EventSink | None = None,
         approver: Any = None,
+        resume: str | None = None,
+        approvals: Mapping[Any, Any] | None = None,
     ) -> Any:
-        """Run ``served`` once with checked ``inputs``; its ``CrewOutput`` (a failed run raises ``CrewRunError``)."""
+        """Run ``served`` once with checked ``inputs``; its ``CrewOutput`` (a failed run raises ``CrewRunError``).
+
+        ``resume``: the id of a stored paused (or interrupted) run this run continues, its waiting
+        calls decided by ``approvals`` (call id -> ``True``/``False``/``Approval``), as
+        ``crew resume`` does; ``inputs`` are then the stored run's."""
         if self._slots is None:  # made on the server's own loop
             self._slots = asyncio.Semaphore(self.max_concurrency)
         run_id = run_id or uuid.uuid4().hex
@@ -59,7 +65,8 @@ class Kickoffs:
                 raise asyncio.CancelledError("the server is shutting down")
             # The run is a task of its own, so that a shutdown can cancel every run and wait
             # for each to be recorded as interrupted, whoever is waiting for it.
-            inner = asyncio.ensure_future(self._drive(served, inputs, run_id, on_event, approver))
+            start = _resumed(served, resume, approvals, run_id, approver) if resume else None
+            inner = asyncio.ensure_future(self._drive(served, inputs, run_id, on_event, approver, start))
             self._tasks.add(inner)
             try:
                 return await asyncio.shield(inner)
@@ -71,14 +78,20 @@ class Kickoffs:
                 self._tasks.discard(inner)
 
     async def _drive(
-        self, served: ServedCrew, inputs: Mapping[str, Any], run_id: str, on_event: EventSink | None, approver: Any
+        self,
+        served: ServedCrew,
+        inputs: Mapping[str, Any],
+        run_id: str,
+        on_event: EventSink | None,
+        approver: Any,
+        resumed: Callable[[], Awaitable[Any]] | None,
     ) -> Any:
         from crew.run.kickoff import kickoff
         from crew.stream.drive import stream_run
 
-        crew = served.fresh_crew(inputs)
+        crew: Any = served.fresh_crew(inputs) if resumed is None else None
 
-        def start() -> Awaitable[Any]:
+        def fresh() -> Awaitable[Any]:
             return kickoff(
                 crew,
                 dict(inputs),
@@ -91,7 +104,7 @@ class Kickoffs:
 
         self.running[run_id] = served.name
         try:
-            async with contextlib.aclosing(stream_run(run_id, start)) as items:
+            async with contextlib.aclosing(stream_run(run_id, resumed or fresh)) as items:
                 async for item in items:
                     if not isinstance(item, StreamEvent):
                         return item
@@ -113,6 +126,40 @@ class Kickoffs:
         if tasks:
             await asyncio.wait(tasks)
         return len(tasks)
+
+
+def _resumed(
+    served: ServedCrew, run_id: str, approvals: Mapping[Any, Any] | None, new_run_id: str, approver: Any
+) -> Callable[[], Awaitable[Any]]:
+    """What starts the continuation of the stored run ``run_id`` (``crew resume``'s path, decisions given);
+    ``StoreError`` at once when it cannot continue (no store, no such run, finished, continued already)."""
+    from crew.errors import StoreError
+    from crew.run.kickoff import kickoff
+    from crew.store.approvals import paused_state
+    from crew.store.continuation import plan_resume
+
+    store = served.store
+    if store is None:
+        raise StoreError(f"crew '{served.name}' is served without a run store: a paused run cannot continue")
+    stored = store.run(run_id)
+    crew = served.fresh_crew(stored.inputs)
+    plan = plan_resume(crew, store, stored.id, None)
+    checkpoints, decisions = paused_state(store, plan.run.id, approvals, crew=crew)
+    continuation = plan.continuation(checkpoints, decisions)
+
+    def start() -> Awaitable[Any]:
+        return kickoff(
+            crew,
+            plan.inputs,
+            run_id=new_run_id,
+            continuation=continuation,
+            store=store,
+            settings=plan.run.settings,
+            folder=plan.run.folder,
+            approver=approver,
+        )
+
+    return start
 
 
 def _report_store_loss(run_id: str) -> None:

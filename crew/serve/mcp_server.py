@@ -10,8 +10,10 @@ structured content too when structured) with the run id and status in the result
 the calls that wait and the ``crew approve`` / ``crew resume`` commands that continue it.
 
 A tool call that needs approval asks the MCP client through elicitation when it declared the
-capability (a yes/no form with a reason); a client without it, or a connection with no way
-back to the client, leaves the call waiting and the run pauses. Cancelling the MCP request
+capability (a yes/no form with a reason): mid-call on a legacy connection, through the
+input-required rounds of protocol 2026-07-28 on a current one (``crew.serve.mcp_rounds``). A
+client without the capability, or a question nobody answers, leaves the call waiting and the
+run pauses. Cancelling the MCP request
 cancels the handler, which cancels the run (recorded as interrupted).
 
 The SDK derives a tool's schema from a Python signature; a crew's inputs are known only when
@@ -31,12 +33,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import NoBackChannelError
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, InputRequiredResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
 from crew.common.secrets import scrub, scrub_data
 from crew.errors import CrewRunError, ServeInputError
 from crew.serve.kickoffs import Kickoffs
+from crew.serve.mcp_rounds import Replies, Waiting, asks_by_retry, call_with_rounds
 from crew.serve.served import ServedCrew
 from crew.stream.events import ApprovalRequested, StreamEvent, TaskFailed, TaskFinished, TaskSkipped, TaskStarted
 
@@ -66,7 +69,8 @@ def build_mcp_server(served: list[ServedCrew], kickoffs: Kickoffs, *, name: str 
     """The MCP server whose tools are the ``served`` crews."""
     from crew import __version__
 
-    tools = [_tool(one, kickoffs) for one in served]
+    waits: dict[str, Waiting] = {}
+    tools = [_tool(one, kickoffs, waits) for one in served]
     listed = ", ".join(one.name for one in served)
     return MCPServer(
         name,
@@ -77,9 +81,11 @@ def build_mcp_server(served: list[ServedCrew], kickoffs: Kickoffs, *, name: str 
     )
 
 
-def _tool(one: ServedCrew, kickoffs: Kickoffs) -> Tool:
-    async def call(**arguments: Any) -> CallToolResult:
+def _tool(one: ServedCrew, kickoffs: Kickoffs, waits: dict[str, Waiting]) -> Tool:
+    async def call(**arguments: Any) -> CallToolResult | InputRequiredResult:
         context: Context = arguments.pop(_CONTEXT)
+        if asks_by_retry(context):
+            return await call_with_rounds(one, kickoffs, arguments, context, waits, _replies())
         return await _call(one, kickoffs, arguments, context)
 
     return Tool(
@@ -108,6 +114,11 @@ async def _call(one: ServedCrew, kickoffs: Kickoffs, arguments: dict[str, Any], 
         )
     except CrewRunError as exc:
         return _error(scrub(str(exc)), {"run_id": run_id, "status": "failed"})
+    return _result(one, run_id, output)
+
+
+def _result(one: ServedCrew, run_id: str, output: Any) -> CallToolResult:
+    """The tool's result for a run that ended (done, paused or failed)."""
     if output.status == "paused":
         return _error(paused_text(one, output), {"run_id": run_id, "status": "paused"})
     failed = [t for t in output.tasks_output if t.status == "failed"]
@@ -185,12 +196,8 @@ def _eliciting_approver(context: Context) -> Any:
     from crew.tools.approval import Approval, ApprovalRequest
 
     async def ask(request: ApprovalRequest) -> Approval | None:
-        args = json.dumps(scrub_data(request.args), ensure_ascii=False)
-        message = scrub(
-            f"Agent '{request.agent}' (task '{request.task}') wants to call {request.tool}({args}). Approve it?"
-        )
         try:
-            answer = await context.elicit(message, _Decision)
+            answer = await context.elicit(_question(request), _Decision)
         except NoBackChannelError:
             return None  # the connection cannot ask the client: the run pauses
         if answer.action == "decline":
@@ -203,3 +210,19 @@ def _eliciting_approver(context: Context) -> Any:
         return Approval.deny(decision.reason or "denied through the MCP client")
 
     return ask
+
+
+def _question(request: Any) -> str:
+    """The elicitation's message for one tool call that waits for approval."""
+    args = json.dumps(scrub_data(request.args), ensure_ascii=False)
+    return scrub(f"Agent '{request.agent}' (task '{request.task}') wants to call {request.tool}({args}). Approve it?")
+
+
+def _replies() -> Replies:
+    return Replies(
+        result=_result,
+        error=_error,
+        question=_question,
+        form=_Decision,
+        progress=lambda context, total: _Progress(context, total=total),
+    )

@@ -90,7 +90,10 @@ class ServedCrew:
 
     def fresh_crew(self, inputs: Mapping[str, Any]) -> Any:
         """A crew for one call: a copy of the loaded one (so calls never share a test model's
-        inputs or stand-ins), readied for the test model as ``crew kickoff`` readies it."""
+        inputs or stand-ins), readied for the test model as ``crew kickoff`` readies it.
+
+        The copies share one thing: the crew's ``max_rpm`` limiter, so the requests per minute
+        count across all the server's kickoffs of the crew, as they do across one crew's kickoffs."""
         from crew.config.dry_run import offline
 
         try:
@@ -100,6 +103,8 @@ class ServedCrew:
                 raise
             crew = _load(self.folder, self.llm).crew
         offline(crew, inputs, live_tools=self.live_tools)
+        if self.crew.max_rpm is not None and crew.max_rpm == self.crew.max_rpm:
+            crew._limiter = self.crew.limiter  # one max_rpm budget for every kickoff of the served crew
         return crew
 
     def final_output(self, output: Any) -> Any:

@@ -114,7 +114,7 @@ async def test_tasks_cancel_cancels_the_run_and_the_store_marks_it_interrupted(t
         client = await create_client(URL, ClientConfig(httpx_client=http, streaming=False))
         # httpx's ASGI transport hands a response over whole: the send waits in the background
         following = asyncio.ensure_future(_drain(client.send_message(message(new_data_part({})))))
-        task_id = await _running_run(store)  # the task id is the run id
+        task_id = await _running_run(store, client)  # the task id is the run id
         cancelled = await client.cancel_task(CancelTaskRequest(id=task_id))
         await asyncio.wait_for(following, 30)
         assert cancelled.status.state == TaskState.TASK_STATE_CANCELED
@@ -124,16 +124,58 @@ async def test_tasks_cancel_cancels_the_run_and_the_store_marks_it_interrupted(t
     assert RunStore(store).run(task_id).status == "interrupted"
 
 
-async def _running_run(store: Path) -> str:
+async def _running_run(store: Path, client: Any) -> str:
+    """The run whose task has started (the A2A task says so: the store commits its rows in batches)."""
     deadline = asyncio.get_running_loop().time() + 30
     while asyncio.get_running_loop().time() < deadline:
-        if store.exists():
-            for run in RunStore(store).runs():
-                if any(t.status == "running" for t in RunStore(store).tasks(run.id)):
-                    return run.id
+        for run in RunStore(store).runs() if store.exists() else []:
+            task = await client.get_task(GetTaskRequest(id=run.id))
+            if "task.started" in " ".join(get_text_parts(task.status.message.parts)):
+                return run.id
         await asyncio.sleep(0.02)
     raise AssertionError("no run started")
 
 
 async def _drain(items: Any) -> list[Any]:
     return [item async for item in items]
+
+
+async def _paused_then_answered(store: Path, *answer: Any) -> tuple[Any, Any]:
+    """A gate task paused (input-required), then the follow-up message ``answer`` on the same task."""
+    async with http_for(agent(store, "gate")) as http:
+        client = await create_client(URL, ClientConfig(httpx_client=http, streaming=False))
+        (first,) = [i async for i in client.send_message(message(new_text_part("/tmp/b.log")))]
+        paused = first.task
+        follow = message(*answer)
+        follow.message.task_id, follow.message.context_id = paused.id, paused.context_id
+        (second,) = [i async for i in client.send_message(follow)]
+    return paused, second.task
+
+
+async def test_a_follow_up_approval_continues_the_paused_run_to_completion(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    paused, done = await _paused_then_answered(store, new_text_part("Approve"))
+    assert paused.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert "Answer this task with a message: 'approve'" in get_text_parts(paused.status.message.parts)[0]
+    assert done.id == paused.id and done.status.state == TaskState.TASK_STATE_COMPLETED
+    runs = RunStore(store)
+    (continued,) = [run for run in runs.runs() if run.continued_from == paused.id]
+    assert continued.status == "done"
+    assert [(c.tool, c.status) for c in runs.tool_calls(continued.id)] == [("remove", "success")]
+
+
+async def test_a_follow_up_denial_as_a_data_part_reaches_the_agent(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    _, done = await _paused_then_answered(store, new_data_part({"decision": "deny", "reason": "keep it"}))
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED
+    runs = RunStore(store)
+    (continued,) = [run for run in runs.runs() if run.continued_from == done.id]
+    (call,) = runs.tool_calls(continued.id)
+    assert call.status == "error" and "keep it" in (call.result or "")
+
+
+async def test_a_follow_up_that_decides_nothing_leaves_the_task_waiting(tmp_path: Path) -> None:
+    _, still = await _paused_then_answered(tmp_path / "runs.db", new_text_part("maybe later"))
+    assert still.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    (said,) = get_text_parts(still.status.message.parts)
+    assert "the answer 'maybe later' is neither an approval nor a denial" in said

@@ -71,3 +71,16 @@ async def test_a_secret_is_masked_in_the_result(tmp_path: Path, monkeypatch: pyt
     text = str(result.model_dump())
     assert result.meta["status"] == "paused" and secret not in text
     assert 'remove({"path": "***"})' in result.content[0].text
+
+
+async def test_max_rpm_counts_across_every_kickoff_of_a_served_crew(tmp_path: Path) -> None:
+    """One limiter per served crew: each kickoff's model calls take their slots from the same budget."""
+    brief = served(tmp_path)[0]
+    brief.crew.max_rpm = 10_000  # high: nothing waits, but every request reserves a slot
+    kickoffs = Kickoffs(4)
+    inputs = brief.check_inputs({"audience": "x"})
+    await kickoffs.run(brief, inputs)
+    one_run = len(brief.crew.limiter._starts)
+    await asyncio.gather(kickoffs.run(brief, inputs), kickoffs.run(brief, inputs))
+    assert one_run > 0 and len(brief.crew.limiter._starts) == 3 * one_run
+    assert brief.fresh_crew(inputs).limiter is brief.crew.limiter

@@ -114,3 +114,38 @@ def test_a_crew_uses_a_served_crew_as_a_tool_source(server: dict[str, Any], tmp_
     assert stats["brief"] == (1, 0), stats
     new = {run.crew: run.status for run in RunStore(server["store"]).runs() if run.id not in before}
     assert new["brief"] == "done"
+
+
+def _gate_call(server: dict[str, Any], decision: dict[str, Any]) -> tuple[Any, list[str]]:
+    """A gate call from the SDK client in its default mode, its elicitation form answered with ``decision``."""
+    from mcp_types import ElicitResult
+
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: Any) -> ElicitResult:
+        asked.append(params.message)
+        return ElicitResult(action="accept", content=decision)
+
+    held = Held(lambda: _client(server["url"], elicitation_callback=elicit))
+    try:
+        assert held.client.protocol_version == "2026-07-28"  # the mode with no way to ask mid-call
+        result = held.run(lambda c: c.call_tool("gate", {"path": "/tmp/z.log"}))
+    finally:
+        held.close()
+    return result, asked
+
+
+def test_a_current_client_is_asked_through_input_required_rounds(server: dict[str, Any]) -> None:
+    """The SDK client's default mode has no back channel: the question rides an InputRequiredResult."""
+    result, asked = _gate_call(server, {"approve": True, "reason": ""})
+    assert asked == ["Agent 'Ops' (task 'tidy') wants to call remove({\"path\": \"/tmp/z.log\"}). Approve it?"]
+    assert not result.is_error and result.meta["status"] == "done", result.content
+    calls = RunStore(server["store"]).tool_calls(result.meta["run_id"])
+    assert [(call.tool, call.status) for call in calls] == [("remove", "success")]
+
+
+def test_a_denial_in_an_input_required_round_reaches_the_agent(server: dict[str, Any]) -> None:
+    result, _ = _gate_call(server, {"approve": False, "reason": "not that one"})
+    assert result.meta["status"] == "done"
+    (call,) = RunStore(server["store"]).tool_calls(result.meta["run_id"])
+    assert call.status == "error" and "not that one" in (call.result or "")
