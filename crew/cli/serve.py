@@ -78,6 +78,11 @@ def _serve(args: argparse.Namespace, served: list[Any], bind: Any, token: str | 
     kickoffs = Kickoffs(args.max_concurrency)
     names = ", ".join(one.name for one in served)
     if args.a2a is not None:
+        import os
+
+        # The a2a-sdk wraps every call of its server in an OpenTelemetry span: a cost on each request,
+        # off unless the user turns it on (OTEL_INSTRUMENTATION_A2A_SDK_ENABLED=true).
+        os.environ.setdefault("OTEL_INSTRUMENTATION_A2A_SDK_ENABLED", "false")
         from crew.serve.a2a_agent import build_a2a_app
         from crew.serve.guard import guarded
 
