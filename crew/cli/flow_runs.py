@@ -70,9 +70,11 @@ def _continue(args: argparse.Namespace, store: Any, stored: Any, mode: str, cls:
         work = flow.replay_async(stored.id, from_step=args.from_task, new_run_id=new_run)
     if not args.quiet:
         print(f"{mode} of flow run {stored.id[:12]} ({plain(stored.crew)})", file=sys.stderr)
+    from crew.cli.output import tool_output_to_stderr
+
     progress = FlowProgress(None)
     try:
-        with progress:
+        with progress, tool_output_to_stderr():  # the steps' prints (an input() prompt): stdout carries the result only
             output = run_command(work)
     except KeyboardInterrupt:
         say_interrupted(new_run, progress.summary(), True)

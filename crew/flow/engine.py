@@ -304,7 +304,7 @@ class FlowRun:
 
     def _step_failed(self, run: StepRun, exc: BaseException) -> None:
         error = FlowStepError(
-            f"flow {self.flow.flow_name}: step '{run.step}' failed: {type(exc).__name__}: {exc}",
+            f"flow {self.flow.flow_name}: step '{run.step}' failed: {_said(exc)}",
             step=run.step,
             state=self._state_copy(),
             run_id=self.run_id,
@@ -364,3 +364,15 @@ class FlowRun:
             return False
         del self._waiting[key]
         return True
+
+
+def _said(exc: BaseException) -> str:
+    """A step's error as its run's message; ``input()`` on a closed standard input says what to do."""
+    text = f"{type(exc).__name__}: {exc}"
+    if (isinstance(exc, EOFError) and "reading a line" in str(exc)) or "lost sys.stdin" in str(exc):
+        return (
+            f"it read standard input (input()), which is closed or at its end ({text}): run it in a terminal, "
+            "pipe the answers in (crew kickoff ... < answers.txt), or ask with self.ask(...) to pause the run "
+            "until `crew approve` answers; then `crew resume` the run"
+        )
+    return text

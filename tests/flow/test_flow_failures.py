@@ -144,3 +144,39 @@ def test_a_failed_run_says_so_in_its_step_failed_and_flow_done_events():
     done = next(e for e in seen if e.type == "flow.done" and e.run_id == failed.run_id)
     assert failed.data["step"] == "boom" and failed.data["error"] == "ValueError: no"
     assert done.data["status"] == "failed" and done.data["steps"] == 1
+
+
+_READS_INPUT = """
+from crew.flow import Flow, listen, start
+
+
+class Leads(Flow):
+    @start()
+    def score(self):
+        return ["ada", "grace"]
+
+    @listen(score)
+    def human_in_the_loop(self, leads):
+        answer = input("Shall we email these leads? ")
+        return f"{answer}: {', '.join(leads)}"
+"""
+
+
+def test_a_step_reading_a_closed_stdin_fails_saying_what_to_do_and_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from flow_project_kit import crew as command
+    from flow_project_kit import write
+
+    folder = write(tmp_path / "leads", {"flow.py": _READS_INPUT})
+    monkeypatch.setenv("CREW_STORE", str(tmp_path / "runs.db"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # closed: input() meets its end at once
+    code, out, err = command(capsys, "kickoff", str(folder), "-q")
+    assert (code, out) == (1, "")
+    assert "step 'human_in_the_loop' failed: it read standard input (input()), which is closed" in err
+    assert "pipe the answers in" in err and "self.ask(...)" in err and "Traceback" not in err
+    monkeypatch.setattr("sys.stdin", io.StringIO("yes\n"))  # the answers piped in
+    code, out, err = command(capsys, "resume", "-q")
+    assert (code, out) == (0, "yes: ada, grace\n"), err
