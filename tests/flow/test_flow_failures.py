@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import io
+from pathlib import Path
 
 import pytest
 from pydantic import BaseModel
@@ -165,7 +167,6 @@ class Leads(Flow):
 def test_a_step_reading_a_closed_stdin_fails_saying_what_to_do_and_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import io
 
     from flow_project_kit import crew as command
     from flow_project_kit import write
