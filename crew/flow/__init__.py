@@ -9,8 +9,8 @@ reads its steps and the labels its routers return, which ``plot`` draws (``Flow.
 
 Sits above the run layer (a step calls ``Crew.kickoff``, a flow run is recorded on the run
 store). May import: every layer below it (``common``, ``tools``, ``tasks``, ``models``,
-``agent``, ``stream``, ``run``, ``store``, ``backends``), and, lazily, ``crew.cli.drawing``
-for ``plot`` (docs/architecture.md). Nothing below imports it; ``crew.config`` and ``crew.cli``
+``agent``, ``stream``, ``run``, ``store``, ``backends``), ``crew.common.drawing`` among
+them for ``plot``. Nothing below imports it; ``crew.config`` and ``crew.cli``
 above do.
 """
 

@@ -2,8 +2,8 @@
 
 The boxes are the steps (under each name: start, listen on a label, router and the labels it
 returns, "again on" for a loop's way back); the arrows go from a step to the steps it fires.
-The drawing is ``crew/cli/drawing.py``'s, the one the ``crew plot`` command uses for crews and
-flows: a lazy import upward, listed in docs/architecture.md.
+The drawing is ``crew/common/drawing.py``'s, the one the ``crew plot`` command uses for crews and
+flows, so a flow's picture and a crew's read alike.
 """
 
 from __future__ import annotations
