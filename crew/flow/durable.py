@@ -33,12 +33,13 @@ __all__ = ["StoredJournal", "flow_hash", "flow_settings", "latest_unfinished", "
 class StoredJournal:
     """The finished step runs of a stored run, by (step, number)."""
 
-    def __init__(self, finished: dict[tuple[str, int], Any]) -> None:
+    def __init__(self, finished: dict[tuple[str, int], Any], states: dict[tuple[str, int], Any] | None = None) -> None:
         self._finished = finished
+        self._states = states or {}
 
     def finished(self, step: str, number: int) -> Finished | None:
         key = (step, number)
-        return Finished(self._finished[key]) if key in self._finished else None
+        return Finished(self._finished[key], self._states.get(key)) if key in self._finished else None
 
 
 def flow_hash(cls: type) -> str:

@@ -67,6 +67,9 @@ class Finished:
     """A step run that finished in an earlier run of the same flow (what a resume hands on)."""
 
     output: Any
+    state: dict[str, Any] | None = None
+    """The state right after it, as stored: recorded again with the step handed on (a replay of the
+    continuation starts from it)."""
 
 
 class Journal(Protocol):
@@ -227,7 +230,7 @@ class FlowRun:
         if self._over_budget(run):  # its crews' calls were refused: its output is not the step's work
             return
         self.outputs.append((run.step, output))
-        self._step_done(run, output, time.perf_counter() - begun, reused=done is not None)
+        self._step_done(run, output, time.perf_counter() - begun, reused=done is not None, state=done and done.state)
         if self.failure is None:
             self._fire(step, output)
 
@@ -260,9 +263,11 @@ class FlowRun:
             result = await result
         return result
 
-    def _step_done(self, run: StepRun, output: Any, seconds: float, *, reused: bool) -> None:
+    def _step_done(
+        self, run: StepRun, output: Any, seconds: float, *, reused: bool, state: dict[str, Any] | None = None
+    ) -> None:
         if self.observer is not None:
-            self.observer.step_done(run, output, dump_state(self.flow.state), reused=reused)
+            self.observer.step_done(run, output, state or dump_state(self.flow.state), reused=reused)
         if bus.enabled("step.done"):
             bus.emit(
                 "step.done",

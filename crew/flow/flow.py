@@ -214,7 +214,7 @@ class Flow(Generic[S]):
         if isinstance(start, dict):  # the state the stored run started with, then the state it reached
             self._state = load_state(self._state, start, self.flow_name)
         restore(self, plan)
-        journal = StoredJournal(plan.finished)
+        journal = StoredJournal(plan.finished, plan.states)
         run_id = new_run_id or uuid.uuid4().hex
         for name in ("max_tokens", "max_cost"):  # the run's budgets hold unless this flow has its own
             if getattr(self, name) is None and plan.run.settings.get(name) is not None:

@@ -211,6 +211,8 @@ class FlowPlan:
     """By (step, number): what a ``@human_feedback`` step's body returned before it asked (not run again)."""
     spent_before: Usage = field(default_factory=Usage)
     """What the run and those it continued spent (a resume's budget covers them all; a replay's does not)."""
+    states: dict[tuple[str, int], dict[str, Any]] = field(default_factory=dict)
+    """The state stored after each of the finished step runs, by (step, number)."""
 
 
 def plan_flow_resume(store: RunStore, run: StoredRun) -> FlowPlan:
@@ -225,7 +227,15 @@ def plan_flow_resume(store: RunStore, run: StoredRun) -> FlowPlan:
     done = [s for s in store.steps(run.id) if s.status == "done"]
     answers, held = _answers(store, run)
     state = _last_state(done) or _initial_state(run)
-    return FlowPlan(run, _outputs(done), state, answers=answers, held=held, spent_before=chain_usage(store, run))
+    return FlowPlan(
+        run,
+        _outputs(done),
+        state,
+        answers=answers,
+        held=held,
+        spent_before=chain_usage(store, run),
+        states=_states(done),
+    )
 
 
 def plan_flow_replay(store: RunStore, run: StoredRun, from_step: str) -> FlowPlan:
@@ -241,7 +251,8 @@ def plan_flow_replay(store: RunStore, run: StoredRun, from_step: str) -> FlowPla
         for s in steps
         if s.status == "done" and s.finished_at is not None and s.finished_at <= (first.started_at or 0.0)
     ]
-    return FlowPlan(run, _outputs(before), _last_state(before) or _initial_state(run), from_step)
+    start = _last_state(before) or _initial_state(run)
+    return FlowPlan(run, _outputs(before), start, from_step, states=_states(before))
 
 
 def _answers(store: RunStore, run: StoredRun) -> tuple[dict[str, str], dict[tuple[str, int], Any]]:
@@ -290,6 +301,10 @@ def _answer(row: dict[str, Any]) -> str:
 
 def _outputs(steps: list[StoredStep]) -> dict[tuple[str, int], Any]:
     return {(s.step, s.number): decode_output(s.output) for s in steps}
+
+
+def _states(steps: list[StoredStep]) -> dict[tuple[str, int], dict[str, Any]]:
+    return {(s.step, s.number): s.state for s in steps if s.state is not None}
 
 
 def _last_state(steps: list[StoredStep]) -> dict[str, Any] | None:
