@@ -125,7 +125,7 @@ class RunRecorder:
 
     def _started(self) -> None:
         recording.add(self.run_id)
-        self._unsubscribe = bus.subscribe(self._on_event, run_id=self.run_id)
+        self._unsubscribe = bus.subscribe(self._on_event, run_id=self.run_id, types=self._handlers)
 
     def _start_rows(self) -> list[tuple[str, tuple[Any, ...]]]:
         scrub = self.scrub
