@@ -107,7 +107,7 @@ async def recorded(
 ) -> CrewOutput:
     """``body``'s output, the run's row written before it starts and its final row whatever way it ends."""
     try:
-        await recorder.start_async()
+        recorder.start()
     except BaseException:
         body.close()  # never started: nothing to wait for, nothing to warn about
         raise
