@@ -18,7 +18,8 @@ answer must be that number). Goals, as ratios within one run: crew's wall at mos
 bare transport's at N = 1,000 and at most 2x at N = 5,000; at most 100 KB per concurrent
 kickoff; no request lost, every output right. ``--cli`` adds ``crew kickoff --for-each``
 over 5,000 lines of JSONL with ``--max-concurrency 1000`` (against 2 x 5,000 bare requests at
-1,000 at once). ``--quick`` stops at N = 1,000.
+1,000 at once), with its run store and with ``--no-store``, beside the library's
+``kickoff_for_each_async`` of the same batch. ``--quick`` stops at N = 1,000.
 
 On 2 cores the stub and the client share the machine, and other work on it moves every
 figure: compare the ratios of one run, not walls across runs.
@@ -166,14 +167,14 @@ def make_crew(url: str, connections: int | None = None) -> Any:
     return Crew(agents=[agent], tasks=[task])
 
 
-async def crew_row(url: str, n: int) -> dict[str, Any]:
+async def crew_row(url: str, n: int, concurrency: int | None = None) -> dict[str, Any]:
     crew = make_crew(url)
     await crew.kickoff_for_each_async([{"n": 1}], max_concurrency=1)  # warm: imports, pools, caches
     stub_call(url, "reset")
     inputs = [{"n": i} for i in range(n)]
     with Memory() as memory:
         started = time.perf_counter()
-        outputs = await crew.kickoff_for_each_async(inputs, max_concurrency=n)
+        outputs = await crew.kickoff_for_each_async(inputs, max_concurrency=concurrency or n)
         wall = time.perf_counter() - started
     wrong = sum(out.raw.strip() != str(2 * i) for i, out in enumerate(outputs)) + n - len(outputs)
     return {"wall": wall, "wrong": wrong, "baseline": memory.baseline, "peak": memory.peak}
@@ -208,7 +209,10 @@ async def bare_row(url: str, n: int) -> dict[str, Any]:
 
 
 def child(mode: str, url: str, n: int) -> None:
-    row = asyncio.run(crew_row(url, n) if mode == "crew" else bare_row(url, n))
+    if mode == "bare":
+        row = asyncio.run(bare_row(url, n))
+    else:  # "crew", or "crew@C": C kickoffs at a time
+        row = asyncio.run(crew_row(url, n, int(mode.partition("@")[2] or 0) or None))
     row.update(stub_call(url, "stats"))
     print(json.dumps(row), flush=True)
 
@@ -238,7 +242,7 @@ def double(x: int) -> int:
 '''
 
 
-def cli_row(url: str, n: int, concurrency: int) -> dict[str, Any]:
+def cli_row(url: str, n: int, concurrency: int, *, store: bool = True) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         (root / "tools.py").write_text(_TOOLS)
@@ -252,7 +256,7 @@ def cli_row(url: str, n: int, concurrency: int) -> dict[str, Any]:
         lines.write_text("".join(json.dumps({"n": i}) + "\n" for i in range(n)))
         stub_call(url, "reset")
         command = [sys.executable, "-m", "crew", "kickoff", str(root), "--for-each", str(lines), "--max-concurrency",
-                   str(concurrency)]  # fmt: skip
+                   str(concurrency), *([] if store else ["--no-store"])]  # fmt: skip
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=root, env=_env())
         wall = time.perf_counter() - started
@@ -353,16 +357,25 @@ def main() -> None:
 
 
 def cli(url: str, ideal: float) -> None:
+    """The command, with its run store (as it runs by default) and with ``--no-store``, beside the
+    library's ``kickoff_for_each_async`` of the same batch (same N, same concurrency) and the bare floor."""
     n, concurrency = 5000, 1000
     floor = asyncio.run(bare_batch(url, n, concurrency))
-    row = cli_row(url, n, concurrency)
+    library = run_row(f"crew@{concurrency}", url, n)
     ideal_batch = ideal * n / concurrency
     print(
-        f"cli   N={n} at {concurrency}: wall {row['wall']:.2f} s (process start and exit included)  "
-        f"bare {floor:.2f} s  wall/ideal {row['wall'] / ideal_batch:.1f}  crew/bare {row['wall'] / floor:.2f} "
-        f"(goal <= 1.5)  requests {row['requests']}/{2 * n}  lines {row['lines']}/{n}  wrong {row['wrong']} "
-        f"(goal 0)  progress line {'yes' if row['progress'] else 'no'}"
+        f"lib   N={n} at {concurrency}: wall {library['wall']:.2f} s  bare {floor:.2f} s  "
+        f"crew/bare {library['wall'] / floor:.2f}  wrong {library['wrong']} (goal 0)"
     )
+    for store in (True, False):
+        row = cli_row(url, n, concurrency, store=store)
+        print(
+            f"cli   N={n} at {concurrency}{'' if store else ' --no-store'}: wall {row['wall']:.2f} s (process start "
+            f"and exit included)  bare {floor:.2f} s  wall/ideal {row['wall'] / ideal_batch:.1f}  crew/bare "
+            f"{row['wall'] / floor:.2f} (goal <= 1.5; library {library['wall'] / floor:.2f})  requests "
+            f"{row['requests']}/{2 * n}  lines {row['lines']}/{n}  wrong {row['wrong']} (goal 0)  progress line "
+            f"{'yes' if row['progress'] else 'no'}"
+        )
 
 
 if __name__ == "__main__":

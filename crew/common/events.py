@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -126,23 +126,33 @@ class EventBus:
 
     def __init__(self) -> None:
         self._subscribers: tuple[Subscriber, ...] = ()
-        self._by_run: dict[str, tuple[Subscriber, ...]] = {}
+        self._by_run: dict[str, tuple[_RunSubscription, ...]] = {}
         self._lock = threading.Lock()
 
-    def subscribe(self, fn: Subscriber, *, run_id: str | None = None) -> Callable[[], None]:
-        """``fn(event)`` for every event, or only for run ``run_id``'s; returns the remover."""
+    def subscribe(
+        self, fn: Subscriber, *, run_id: str | None = None, types: Iterable[str] | None = None
+    ) -> Callable[[], None]:
+        """``fn(event)`` for every event, or only for run ``run_id``'s; returns the remover.
+
+        ``types`` (with ``run_id``): only events of those types. An event that no subscriber
+        wants is never built: a run store's recorder wants 4 of a kickoff's 10 events, and
+        each event it did not want was scrubbed for it all the same.
+        """
+        if types is not None and run_id is None:
+            raise ValueError("types= is for a subscriber of one run (run_id=)")
+        entry = _RunSubscription(fn, None if types is None else frozenset(types))
         with self._lock:
             if run_id is None:
                 self._subscribers = (*self._subscribers, fn)
             else:
-                self._by_run[run_id] = (*self._by_run.get(run_id, ()), fn)
+                self._by_run[run_id] = (*self._by_run.get(run_id, ()), entry)
 
         def unsubscribe() -> None:
             with self._lock:
                 if run_id is None:
                     self._subscribers = _without(self._subscribers, fn)
                 elif run_id in self._by_run:
-                    rest = _without(self._by_run[run_id], fn)
+                    rest = _without(self._by_run[run_id], entry)
                     if rest:
                         self._by_run[run_id] = rest
                     else:
@@ -172,7 +182,7 @@ class EventBus:
             if origin.within is not None and run_id != origin.within[0]:
                 data.setdefault("flow_run", origin.within[0])
                 data.setdefault("flow_step", origin.within[1])
-        subscribers = self._for(run_id)
+        subscribers = self._for(run_id, type)
         if not subscribers and not _logged(_level(type)):
             return Event(type=type, run_id=run_id, data={})  # nobody listens: nothing to scrub or build
         event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
@@ -182,12 +192,15 @@ class EventBus:
     def publish(self, event: Event) -> None:
         """Hand an event made elsewhere (a Ray worker's, already scrubbed there) to the
         subscribers and the log, as if emitted here, keeping its time."""
-        self._deliver(event, self._for(event.run_id))
+        self._deliver(event, self._for(event.run_id, event.type))
 
-    def _for(self, run_id: str | None) -> tuple[Subscriber, ...]:
-        """Who hears an event of ``run_id``: every event's subscribers first, then the run's own."""
+    def _for(self, run_id: str | None, type: str) -> tuple[Subscriber, ...]:
+        """Who hears an event of ``run_id`` and ``type``: every event's subscribers first, then the run's own."""
         everyone = self._subscribers
-        mine = self._by_run.get(run_id, ()) if run_id is not None else ()
+        entries = self._by_run.get(run_id, ()) if run_id is not None else ()
+        if not entries:
+            return everyone
+        mine = tuple(e.fn for e in entries if e.types is None or type in e.types)
         return everyone + mine if mine else everyone
 
     def _deliver(self, event: Event, subscribers: tuple[Subscriber, ...]) -> None:
@@ -199,7 +212,15 @@ class EventBus:
         _log(event)
 
 
-def _without(subscribers: tuple[Subscriber, ...], fn: Subscriber) -> tuple[Subscriber, ...]:
+@dataclass(frozen=True, slots=True, eq=False)
+class _RunSubscription:
+    """A subscriber of one run, and the event types it wants (None: every type)."""
+
+    fn: Subscriber
+    types: frozenset[str] | None
+
+
+def _without(subscribers: tuple[Any, ...], fn: Any) -> tuple[Any, ...]:
     """``subscribers`` less the first ``fn`` among them (the one its ``subscribe`` added)."""
     if fn not in subscribers:
         return subscribers

@@ -86,7 +86,7 @@ async def pool(url: str, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> Pool
     if entry is not None and not entry[0].is_closed:
         return entry[0]
     found = Pool(_session(key[0] == "https", max_connections), max_connections, url)
-    closer = _close_with_loop(found)
+    closer = _close_with_loop(found, loop, key)
     await closer.__anext__()  # registers the generator with the loop's shutdown_asyncgens
     held[key] = (found, closer)  # the loop keeps generators weakly: hold it here
     return found
@@ -119,8 +119,25 @@ def _env_proxy(url: str) -> tuple[Any, aiohttp.BasicAuth | None]:
         return None, None
 
 
-async def _close_with_loop(found: Pool) -> AsyncIterator[None]:
+async def _close_with_loop(found: Pool, loop: asyncio.AbstractEventLoop, key: _Key) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        await found.session.close()
+        try:
+            await found.session.close()
+        finally:
+            _forget(loop, key, found)
+
+
+def _forget(loop: asyncio.AbstractEventLoop, key: _Key, found: Pool) -> None:
+    """The loop's pool let go of once closed.
+
+    The table is weak in its loops, yet a pool's session holds its loop: a loop kept as a
+    key stayed alive as long as its pool, so every ``crew.kickoff`` (a loop of its own) left
+    its loop, session and connector behind for good (about 30 objects a kickoff).
+    """
+    held = _loop_pools.get(loop)
+    if held is not None and held.get(key, (None, None))[0] is found:
+        del held[key]
+        if not held:
+            _loop_pools.pop(loop, None)

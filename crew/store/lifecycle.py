@@ -75,7 +75,7 @@ def recording_first(recorder: RunRecorder, on_task_done: Callable[[TaskOutput], 
     """The scheduler's ``on_task_done``: the output on disk before the user's hook or a dependant can fail."""
 
     async def done(out: TaskOutput) -> None:
-        recorder.on_task_done(out)
+        await recorder.task_done(out)
         if on_task_done is not None:
             result = on_task_done(out)
             if inspect.isawaitable(result):
@@ -125,12 +125,12 @@ async def recorded(
     except BaseException as exc:
         recorder.finish("failed", None, f"{type(exc).__name__}: {exc}")
         raise
-    _finish(recorder, output)
+    await _finish(recorder, output)
     output.continued_from = continued_from
     return output
 
 
-def _finish(recorder: RunRecorder, output: CrewOutput) -> None:
+async def _finish(recorder: RunRecorder, output: CrewOutput) -> None:
     failed = any(o.status == "failed" for o in output.tasks_output)  # on_error="continue": resumable
     if output.status == "paused":  # tool calls wait for a person: stored so another process can go on
         from crew.store.approvals import record_pause
@@ -139,4 +139,4 @@ def _finish(recorder: RunRecorder, output: CrewOutput) -> None:
         waiting = ", ".join(p.call_id for p in output.pending_approvals)
         recorder.finish("paused", output.usage, f"waits for approval of {waiting}")
     else:
-        recorder.finish("failed" if failed else "done", output.usage, "a task failed" if failed else None)
+        await recorder.finish_async("failed" if failed else "done", output.usage, "a task failed" if failed else None)

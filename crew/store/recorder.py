@@ -13,6 +13,7 @@ resumed budget counts it. A write that fails (a full disk) is reported once, in 
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -99,6 +100,34 @@ class RunRecorder:
     # -- lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> None:
+        """The run's row and its tasks' rows, committed before this returns."""
+        if not self.store.transaction(self._start_rows(), only_if=self._claim()):
+            check_not_continued(self.store, self.continued_from or "")  # raises, naming the run that won
+            raise StoreError(f"run {self.continued_from} is no longer in the store {self.store.path}")
+        self._started()
+
+    async def start_async(self) -> None:
+        """``start`` in a commit shared with the other runs of this event loop (``RunStore.committed``).
+
+        A resume claims the run it continues in a transaction of its own, as ``start`` does.
+        """
+        if self._claim() is not None or self.store.read_only:
+            self.start()
+            return
+        self.store.submit_all(self._start_rows())
+        try:
+            await self.store.committed()
+        except asyncio.CancelledError:  # the rows are committed all the same: the run says it was interrupted
+            self._started()
+            self.finish("interrupted", None, "interrupted")
+            raise
+        self._started()
+
+    def _started(self) -> None:
+        recording.add(self.run_id)
+        self._unsubscribe = bus.subscribe(self._on_event, run_id=self.run_id, types=self._handlers)
+
+    def _start_rows(self) -> list[tuple[str, tuple[Any, ...]]]:
         scrub = self.scrub
         now = time.time()
         statements: list[tuple[str, tuple[Any, ...]]] = [
@@ -141,11 +170,7 @@ class RunRecorder:
                     row,
                 )
             )
-        if not self.store.transaction(statements, only_if=self._claim()):
-            check_not_continued(self.store, self.continued_from or "")  # raises, naming the run that won
-            raise StoreError(f"run {self.continued_from} is no longer in the store {self.store.path}")
-        recording.add(self.run_id)
-        self._unsubscribe = bus.subscribe(self._on_event, run_id=self.run_id)
+        return statements
 
     def _claim(self) -> tuple[str, tuple[Any, ...]] | None:
         """The conditional write by which a resume takes the paused run it continues.
@@ -166,14 +191,33 @@ class RunRecorder:
 
     def finish(self, status: str, usage: Usage | None = None, error: str | None = None) -> None:
         """The run's final row; without ``usage`` (an interrupted run) it is summed from its model calls."""
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-            self._unsubscribe = None
-        recording.discard(self.run_id)
+        self._stop_listening()
         try:
             self.store.flush()  # what can still be written, before the last row says how the run ended
         except Exception as exc:  # noqa: BLE001 - reported; the run's own result stands
             self._failed(exc)
+        self._final_row(status, usage, error)
+        try:
+            self.store.flush()  # the run's last rows are on disk when kickoff returns
+        except Exception as exc:  # noqa: BLE001 - reported; the run's own result stands
+            self._failed(exc)
+
+    async def finish_async(self, status: str, usage: Usage | None = None, error: str | None = None) -> None:
+        """``finish``, its rows in one commit shared with the other runs of this event loop."""
+        self._stop_listening()
+        self._final_row(status, usage, error)
+        try:
+            await self.store.committed()
+        except Exception as exc:  # noqa: BLE001 - reported; the run's own result stands
+            self._failed(exc)
+
+    def _stop_listening(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        recording.discard(self.run_id)
+
+    def _final_row(self, status: str, usage: Usage | None, error: str | None) -> None:
         if self._lost is not None and status == "done":
             status = "failed"  # its task rows may be missing: `done` would hide work a resume must redo
             error = f"the run store lost some of this run's rows ({self._lost}): `crew resume` redoes what it lacks"
@@ -192,15 +236,27 @@ class RunRecorder:
                 "total_tokens = ?, requests = ?, cost = ? WHERE id = ?",
                 (status, time.time(), self.scrub.text(error), *_usage(usage), self.run_id),
             )
-        try:
-            self.store.flush()  # the run's last rows are on disk when kickoff returns
-        except Exception as exc:  # noqa: BLE001 - reported; the run's own result stands
-            self._failed(exc)
 
     # -- hooks -------------------------------------------------------------------------------
 
     def on_task_done(self, out: TaskOutput) -> None:
         """The scheduler's hook: the output is committed before the run goes on."""
+        if self._task_row(out):
+            try:
+                self.store.flush()
+            except Exception as exc:  # noqa: BLE001 - a full disk must not fail the task that just succeeded
+                self._failed(exc)
+
+    async def task_done(self, out: TaskOutput) -> None:
+        """``on_task_done``, in a commit shared with the other runs of this event loop."""
+        if self._task_row(out):
+            try:
+                await self.store.committed()
+            except Exception as exc:  # noqa: BLE001 - a full disk must not fail the task that just succeeded
+                self._failed(exc)
+
+    def _task_row(self, out: TaskOutput) -> bool:
+        """Queue the task's row; False when even that failed (reported)."""
         try:
             document = self.scrub.output(out)
             self.store.submit(
@@ -218,9 +274,10 @@ class RunRecorder:
                     out.name,
                 ),
             )
-            self.store.flush()
         except Exception as exc:  # noqa: BLE001 - a full disk must not fail the task that just succeeded
             self._failed(exc)
+            return False
+        return True
 
     def _on_event(self, event: Event) -> None:
         if event.run_id != self.run_id:

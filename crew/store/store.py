@@ -11,6 +11,7 @@ loses at most the call rows of the last fraction of a second, never a finished t
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -74,6 +75,7 @@ class RunStore:
         self.read_only = self._conn.execute("PRAGMA query_only").fetchone()[0] == 1  # set by schema.open_read_only
         self._pending: list[tuple[str, Sequence[Any]]] = []
         self._since = 0.0
+        self._commits: dict[asyncio.AbstractEventLoop, asyncio.Future[None]] = {}  # see committed()
         self.host = host()
 
     def __repr__(self) -> str:
@@ -110,10 +112,14 @@ class RunStore:
         A commit costs far more than a row, so the rows of a run's calls wait (at most
         ``FLUSH_SECONDS`` or ``FLUSH_ROWS``, or until ``flush``) and go in together.
         """
+        self.submit_all([(sql, params)])
+
+    def submit_all(self, statements: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Queue several writes that are committed together (never split between two commits)."""
         with self._lock:
             if not self._pending:
                 self._since = time.monotonic()
-            self._pending.append((sql, params))
+            self._pending.extend(statements)
             due = len(self._pending) >= FLUSH_ROWS or time.monotonic() - self._since >= FLUSH_SECONDS
         if due:
             self.flush()
@@ -124,6 +130,34 @@ class RunStore:
             pending, self._pending = self._pending, []
         if pending:
             self.transaction(pending)
+
+    async def committed(self) -> None:
+        """Every write queued so far committed, in one commit shared by this loop turn's callers.
+
+        What ``flush`` promises, for the coroutines of many runs at once: each kickoff of a
+        batch of thousands flushed its start, each finished task and its end on its own, three
+        commits a kickoff. Here every caller of one turn of the event loop waits on the same
+        commit, made at the start of the next turn; it fails for all of them when it fails.
+        """
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            commit = self._commits.get(loop)
+            if commit is None:
+                commit = self._commits[loop] = loop.create_future()
+                loop.call_soon(self._commit, loop, commit)
+        await asyncio.shield(commit)
+
+    def _commit(self, loop: asyncio.AbstractEventLoop, commit: asyncio.Future[None]) -> None:
+        with self._lock:
+            if self._commits.get(loop) is commit:
+                del self._commits[loop]
+        try:
+            self.flush()
+        except Exception as exc:  # noqa: BLE001 - handed to every caller waiting on this commit
+            commit.set_exception(exc)
+            commit.exception()  # retrieved: a caller cancelled meanwhile must not make asyncio warn
+        else:
+            commit.set_result(None)
 
     def transaction(
         self, statements: Iterable[tuple[str, Sequence[Any]]], *, only_if: tuple[str, Sequence[Any]] | None = None

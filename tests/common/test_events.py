@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from crew.common.events import bus
 
 
@@ -129,3 +131,21 @@ def test_a_runs_subscriber_hears_only_its_run_after_every_events_ones() -> None:
     heard.clear()
     events.emit("x.four", run_id="a")
     assert heard == [] and not events._by_run
+
+
+def test_a_runs_subscriber_of_some_types_hears_those_and_the_rest_is_never_built() -> None:
+    from crew.common.events import EventBus
+
+    events = EventBus()
+    heard: list[tuple[str, dict]] = []
+    stop = events.subscribe(lambda e: heard.append((e.type, e.data)), run_id="a", types={"llm.call"})
+    also = events.subscribe(lambda e: heard.append(("every", e.data)), run_id="a")
+    events.emit("llm.call", run_id="a", model="m")
+    also()
+    unwanted = events.emit("agent.turn", run_id="a", messages=["long"])
+    assert heard == [("llm.call", {"model": "m"}), ("every", {"model": "m"})]
+    assert unwanted.data == {}  # nobody wanted it: nothing was scrubbed or kept for it
+    stop()
+    assert not events._by_run
+    with pytest.raises(ValueError, match="one run"):
+        events.subscribe(lambda e: None, types={"llm.call"})
