@@ -94,7 +94,7 @@ def load(
     """The crew folder's project and the run's inputs (its defaults under ``given``), checked.
 
     Agents on the test model get one that knows the inputs, and stand-ins for their tools
-    unless ``live_tools`` (``crew.testing.dry_run``): offline must mean no tool touches the world.
+    unless ``live_tools`` (``crew.config.dry_run``): offline must mean no tool touches the world.
     """
     from crew.errors import ConfigError
 
@@ -109,7 +109,7 @@ def load(
 
 
 def _offline(crew: Any, inputs: dict[str, Any], *, live_tools: bool) -> None:
-    """The test model's run made safe (``crew.testing.dry_run``); a crew on other models is left as it is."""
+    """The test model's run made safe (``crew.config.dry_run``); a crew on other models is left as it is."""
     from crew.config.dry_run import offline as prepare
 
     prepare(crew, inputs, live_tools=live_tools)

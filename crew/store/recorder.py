@@ -13,7 +13,6 @@ resumed budget counts it. A write that fails (a full disk) is reported once, in 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -104,23 +103,6 @@ class RunRecorder:
         if not self.store.transaction(self._start_rows(), only_if=self._claim()):
             check_not_continued(self.store, self.continued_from or "")  # raises, naming the run that won
             raise StoreError(f"run {self.continued_from} is no longer in the store {self.store.path}")
-        self._started()
-
-    async def start_async(self) -> None:
-        """``start`` in a commit shared with the other runs of this event loop (``RunStore.committed``).
-
-        A resume claims the run it continues in a transaction of its own, as ``start`` does.
-        """
-        if self._claim() is not None or self.store.read_only:
-            self.start()
-            return
-        self.store.submit_all(self._start_rows())
-        try:
-            await self.store.committed()
-        except asyncio.CancelledError:  # the rows are committed all the same: the run says it was interrupted
-            self._started()
-            self.finish("interrupted", None, "interrupted")
-            raise
         self._started()
 
     def _started(self) -> None:
