@@ -139,9 +139,10 @@ def test_ctrl_c_stops_the_batch_and_says_what_finished(crew_dir, tmp_path):
     inputs = tmp_path / "in.jsonl"
     inputs.write_text("".join(json.dumps({"topic": f"t{i}"}) + "\n" for i in range(40)))
     out = tmp_path / "out.jsonl"
+    # --live-tools: the nap really runs, so the batch cannot end before the signal comes
     proc = subprocess.Popen(
         [sys.executable, "-m", "crew.cli", "kickoff", str(folder), "--for-each", str(inputs), "-o", str(out),
-         "--max-concurrency", "2"],
+         "--max-concurrency", "2", "--live-tools"],
         cwd=REPO, env=crew_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     deadline = time.monotonic() + 30
