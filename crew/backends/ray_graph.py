@@ -36,7 +36,7 @@ from crew.backends.remote_events import RECORDED, TURNS, collected, replay, want
 from crew.common.events import Event, bus, scoped
 from crew.errors import ConfigError, TaskFailedError
 from crew.run import context as context_providers
-from crew.stream.events import AgentTurnStarted, ToolCallFinished, ToolCallStarted
+from crew.stream.events import AgentTurnStarted, TextDelta, ToolCallFinished, ToolCallStarted
 from crew.tasks.output import TaskOutput
 from crew.tools.execution.executor import ToolStats
 
@@ -172,7 +172,9 @@ def _task_tools(task: Any) -> list[Any]:
     return as_tools([*(task.agent.tools if task.agent is not None else ()), *(task.tools or ())])
 
 
-_RELAYED = (AgentTurnStarted, ToolCallStarted, ToolCallFinished)
+_RELAYED = (AgentTurnStarted, ToolCallStarted, ToolCallFinished, TextDelta)
+"""A reply's last text comes through ``put`` (the tail the secret scrubber held back), the rest
+through ``put_delta``."""
 
 
 class _Relay:
