@@ -87,7 +87,7 @@ def _continue(args: argparse.Namespace, store: Any, stored: Any, mode: str, cls:
     if args.json:
         json.dump({"status": "done", "output": output}, sys.stdout, ensure_ascii=False, indent=2, default=str)
         sys.stdout.write("\n")
-    else:
+    elif output is not None:  # a last step that returns nothing prints nothing, as on kickoff
         sys.stdout.write(plain(str(output)).rstrip("\n") + "\n")
     return EXIT_OK
 

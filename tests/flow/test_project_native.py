@@ -136,3 +136,39 @@ def test_a_flow_module_that_fails_to_import_is_named(capsys: pytest.CaptureFixtu
     code, out, err = crew(capsys, "kickoff", str(folder), "-q")
     assert code == 2 and out == "" and "Traceback" not in err
     assert "bad/flow.py: importing the flow failed: KeyError: 'missing'" in err
+
+
+def test_a_flow_ending_in_none_prints_no_output_on_kickoff_or_resume(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A last step that returns nothing (CrewAI's lead-score flow saves files and returns None): stdout
+    stays empty on kickoff and on resume alike, rather than "None"."""
+    folder = write(
+        tmp_path / "quiet",
+        {
+            "flow.py": """
+            from pathlib import Path
+
+            from crew.flow import Flow, listen, start
+
+            HERE = Path(__file__).parent
+
+
+            class Quiet(Flow):
+                @start()
+                def fine(self):
+                    return 1
+
+                @listen(fine)
+                def save(self, n):
+                    if not (HERE / "go").exists():
+                        raise RuntimeError("not yet")
+            """
+        },
+    )
+    on = ("--store", str(tmp_path / "runs.db"))
+    code, out, err = crew(capsys, "kickoff", str(folder), "-q", *on)
+    assert code == 1 and "not yet" in err and out == ""
+    (folder / "go").touch()
+    code, out, err = crew(capsys, "resume", "-q", *on)
+    assert (code, out) == (0, ""), err
