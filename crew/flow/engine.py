@@ -294,17 +294,7 @@ class FlowRun:
             state=self._state_copy(),
             run_id=self.run_id,
         )
-        if self.observer is not None:
-            self.observer.step_failed(run, error, dump_state(self.flow.state))
-        bus.emit(
-            "step.failed",
-            run_id=self.run_id,
-            flow=self.flow.flow_name,
-            step=run.step,
-            number=run.number,
-            error=f"BudgetExceededError: {reached}",
-        )
-        self._fail(error)
+        self._failed(run, error, f"BudgetExceededError: {reached}", error)
         return True
 
     def _step_failed(self, run: StepRun, exc: BaseException) -> None:
@@ -315,16 +305,15 @@ class FlowRun:
             run_id=self.run_id,
         )
         error.__cause__ = exc
+        self._failed(run, exc, f"{type(exc).__name__}: {exc}", error)
+
+    def _failed(self, run: StepRun, exc: BaseException, said: str, error: FlowError) -> None:
+        """Record and announce that ``run`` failed with ``exc`` (``said`` on the bus), then stop the
+        flow with ``error``."""
         if self.observer is not None:
             self.observer.step_failed(run, exc, dump_state(self.flow.state))
-        bus.emit(
-            "step.failed",
-            run_id=self.run_id,
-            flow=self.flow.flow_name,
-            step=run.step,
-            number=run.number,
-            error=f"{type(exc).__name__}: {exc}",
-        )
+        flow, step, number = self.flow.flow_name, run.step, run.number
+        bus.emit("step.failed", run_id=self.run_id, flow=flow, step=step, number=number, error=said)
         self._fail(error)
 
     # -- who fires next ---------------------------------------------------------------------
