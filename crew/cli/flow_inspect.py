@@ -19,7 +19,7 @@ from crew.cli import EXIT_OK, count, llm_option
 
 def validate(args: argparse.Namespace, flow: Any) -> int:
     from crew.cli.flow_kickoff import FlowCrews, flow_session
-    from crew.cli.kickoff import _pairs
+    from crew.cli.inputs import input_pairs
     from crew.config.flow_check import check_shape, check_state
     from crew.config.flow_project import check_flow
     from crew.config.problems import Problems, display_path
@@ -38,7 +38,7 @@ def validate(args: argparse.Namespace, flow: Any) -> int:
         where = (display_path(flow.file), flow.class_line)  # here, not from the project's root
         with flow_session(flow, crews) as cls:
             shape = shape_of(cls)
-            check_state(cls, _pairs(getattr(args, "inputs", [])), problems, where)
+            check_state(cls, input_pairs(getattr(args, "inputs", [])), problems, where)
         check_shape(shape.shown(), problems)
     problems.raise_errors()  # with the warnings, when there is an error
     for problem in problems.of("warning"):

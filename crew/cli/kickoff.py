@@ -31,12 +31,14 @@ from crew.cli import (
     preflight,
 )
 from crew.cli.budgets import apply_budgets
+from crew.cli.inputs import input_pairs, inputs_file
 from crew.cli.ray_local import stop_ray
+from crew.cli.results import print_finished, print_result, print_summary
 from crew.cli.verbose import route_verbose
 
 
 def run(args: argparse.Namespace) -> int:
-    from_file, pairs = _inputs_file(args.inputs_file), _pairs(args.inputs)
+    from_file, pairs = inputs_file(args.inputs_file), input_pairs(args.inputs)
     given = {**from_file, **pairs}
     origins = {**{k: f"--inputs-file {args.inputs_file}" for k in from_file}, **{k: "-i" for k in pairs}}
     _batch_flags_need_for_each(args)
@@ -201,8 +203,8 @@ def execute(args: argparse.Namespace, crew: Any, inputs: dict[str, Any], start: 
     report_store_loss(run_id)
     failed = error is not None or any(t.status == "failed" for t in output.tasks_output)
     paused = output.status == "paused" and not failed
-    _print_result(args, crew, output, error, started=started, failed=failed)
-    _summary(args, crew, inputs, output, error, started, failed)
+    print_result(args, crew, output, error, started=started, failed=failed)
+    print_summary(args, crew, inputs, output, error, started, failed)
     if paused:
         from crew.cli.approve import print_paused
 
@@ -219,35 +221,6 @@ def _ask_people(crew: Any, progress: Any) -> None:
         from crew.cli.approve import terminal_approver
 
         crew.approver = terminal_approver(progress)  # a person is here: ask instead of pausing
-
-
-def _print_result(
-    args: argparse.Namespace, crew: Any, output: Any, error: str | None, *, started: float, failed: bool
-) -> None:
-    """stdout: the answer; or one JSON document; or, after a failure or a pause, what finished."""
-    if getattr(args, "stream", False):
-        if args.json and error is not None:  # the stream broke off at the failure: its last line says so, and why
-            document = {"type": "output", "status": "failed", "error": error}
-            document["output"] = output.model_dump(mode="json")
-            sys.stdout.write(json.dumps(document, ensure_ascii=False, default=str) + "\n")
-    elif args.json:
-        _print_json(output, error, started=started, failed=failed)
-    elif failed or output.status == "paused":
-        _print_finished(output.tasks_output, _written_files(crew, output))
-    else:
-        sys.stdout.write(str(output).rstrip("\n") + "\n")
-    sys.stdout.flush()
-
-
-def _print_json(output: Any, error: str | None, *, started: float, failed: bool) -> None:
-    document = output.model_dump(mode="json")
-    document["status"] = "failed" if failed else "paused" if output.status == "paused" else "done"
-    if error is None and failed:  # on_error: continue: the run returned, its failed tasks say why
-        error = _failures(output)
-    document["error"] = error
-    document["duration"] = round((output.finished_at or time.time()) - started, 6)
-    json.dump(document, sys.stdout, ensure_ascii=False, indent=2, default=str)
-    sys.stdout.write("\n")
 
 
 def _batch_flags_need_for_each(args: argparse.Namespace) -> None:
@@ -319,7 +292,7 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
             json.dump(document, sys.stdout, ensure_ascii=False, indent=None if stream else 2, default=str)
             sys.stdout.write("\n")
         else:
-            _print_finished(finished, {})
+            print_finished(finished, {})
         sys.stdout.flush()
         sys.stderr.flush()
         stop_ray()
@@ -327,37 +300,6 @@ def _execute(start: Any, run_id: str, progress: Any, *, as_json: bool, stream: b
     runner.close()
     stop_ray()
     return output, error
-
-
-def _failures(output: Any) -> str:
-    return "; ".join(f"task '{t.name}' failed: {t.error}" for t in output.tasks_output if t.status == "failed")
-
-
-def _print_finished(outputs: list[Any], files: dict[str, str]) -> None:
-    """The text of each task that finished, under its name (on stdout: it is the result there is).
-
-    A task whose output was written to a file is named with its path instead of repeated.
-    """
-    done = [o for o in outputs if getattr(o, "status", "done") == "done"]
-    for out in done:
-        if out.name in files:
-            print(f"task '{out.name}' finished; its output is in {files[out.name]}", file=sys.stderr)
-            continue
-        sys.stdout.write(f"## {out.name}\n\n{str(out.raw).rstrip(chr(10))}\n\n")
-    if done:
-        print(f"crew: printed what finished: {', '.join(o.name for o in done)}", file=sys.stderr)
-
-
-def _written_files(crew: Any, output: Any) -> dict[str, str]:
-    """Task name -> the output file this run wrote for it (paths that cannot be checked are left out)."""
-    out: dict[str, str] = {}
-    for name, path in ((t.name, t.output_file) for t in output.tasks_output if t.output_file):
-        try:
-            if Path(path).is_file():
-                out[name] = path
-        except (OSError, ValueError):  # a name too long for the file system: nothing was written
-            continue
-    return out
 
 
 def _progress(args: argparse.Namespace, crew: Any, run_id: str, only: Any = None) -> Any:
@@ -412,83 +354,6 @@ def _human_prompt(progress: Any) -> Any:
 def _agent_label(task: Any) -> str:
     agent = task.agent
     return "" if agent is None else str(getattr(agent, "name", None) or getattr(agent, "role", ""))
-
-
-def _summary(
-    args: argparse.Namespace,
-    crew: Any,
-    inputs: dict[str, Any],
-    output: Any,
-    error: str | None,
-    started: float,
-    failed: bool,
-) -> None:
-    if args.quiet:
-        if error:
-            print(f"crew: {error}", file=sys.stderr)
-        return
-    counts: dict[str, int] = {}
-    for task in output.tasks_output:
-        counts[task.status] = counts.get(task.status, 0) + 1
-    spent = (output.finished_at or time.time()) - started
-    parts = [", ".join(f"{n} {s}" for s, n in counts.items()), f"{spent:.2f}s", f"{output.usage.total_tokens:,} tokens"]
-    if output.usage.cost:
-        parts.append(f"${output.usage.cost:.4f}")
-    word = "failed" if failed else "paused" if output.status == "paused" else "done"
-    print(f"{word}: " + " · ".join(parts), file=sys.stderr)
-    for task in output.tasks_output:
-        if task.status == "failed":
-            print(f"  task '{task.name}' failed: {task.error}", file=sys.stderr)
-    done = {t.name for t in output.tasks_output if t.status == "done"}
-    for name, path in _written_files(crew, output).items():
-        if name in done:
-            print(f"wrote {path}", file=sys.stderr)
-
-
-def _pairs(items: list[str]) -> dict[str, Any]:
-    """``-i key=value`` pairs; a value that parses as JSON (3, true, [1,2]) keeps its type."""
-    from crew.config.loader import TooLarge, check_size
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"-i expects KEY=VALUE, got {item!r}")
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            parsed = value
-        except RecursionError:
-            raise UsageError(f"-i {key.strip()}: the value is nested too deeply") from None
-        try:
-            check_size(parsed)
-        except TooLarge as exc:
-            raise UsageError(f"-i {key.strip()}: the value is {exc.problem}") from None
-        out[key.strip()] = parsed
-    return out
-
-
-def _inputs_file(name: str | None) -> dict[str, Any]:
-    """The inputs of ``--inputs-file``, read with the crew files' limits (depth, alias expansion)."""
-    if name is None:
-        return {}
-    from crew.config.entries import plain
-    from crew.config.loader import YamlSyntaxError, load_data
-
-    path = Path(name)
-    if not path.is_file():
-        raise UsageError(f"--inputs-file {name}: no such file")
-    if path.suffix.lower() not in (".json", ".yaml", ".yml"):
-        raise UsageError(f"--inputs-file {name}: expected a .json, .yaml or .yml file")
-    try:
-        data = load_data(path)
-    except YamlSyntaxError as exc:
-        raise UsageError(f"{name}:{exc.line}: cannot read the inputs: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--inputs-file {name}: cannot read it: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"--inputs-file {name}: expected a mapping of input names to values")
-    return {str(k): plain(v) for k, v in data.items()}
 
 
 def _say_text_protocol(crew: Any) -> None:

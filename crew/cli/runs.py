@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from crew.cli import EXIT_OK, UsageError, count, write_file
-from crew.cli.kickoff import _pairs, apply_budgets, execute, load, store_path
+from crew.cli.inputs import input_pairs
+from crew.cli.kickoff import apply_budgets, execute, load, store_path
 from crew.cli.output import plain
 from crew.cli.run_header import header_lines
 from crew.cli.run_header import shown_cost as _cost
@@ -191,7 +192,7 @@ def _continue(args: argparse.Namespace, mode: str) -> int:
     settings = stored.settings
     llm = args.llm or settings.get("llm")
     out = args.out or settings.get("out")
-    given = _pairs(args.inputs)
+    given = input_pairs(args.inputs)
     live_tools = bool(settings.get("live_tools"))  # the test model's tools run as they did in the run
     project, inputs = load(folder, {**stored.inputs, **given}, llm=llm, out=out, live_tools=live_tools)
     crew = project.crew
