@@ -165,6 +165,10 @@ class Crew(BaseModel):
                 "give the crew agents=[...] (the manager_agent does not count)"
             )
         self.validate_graph()
+        from crew.memory.settings import for_agents
+
+        if (agents_memory := for_agents(self.memory, self.all_agents())) is not self.memory:
+            self.memory = agents_memory
         if (info.context or {}).get("prewarm", True):
             from crew.run.warmup import prewarm
 

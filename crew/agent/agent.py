@@ -74,6 +74,11 @@ class Agent(BaseModel):
         exclude=True,
         description="knowledge sources (crew.knowledge) only this agent reads",
     )
+    memory: bool | None = Field(
+        default=None,
+        description="CrewAI's agent memory: true gives this agent the crew's memory even when the crew "
+        "has none, false keeps it out of the crew's memory, unset follows the crew",
+    )
 
     _models: dict[str, tuple[Any, Any]] = PrivateAttr(default_factory=dict)
 

@@ -54,7 +54,6 @@ CREWAI_KEYS: dict[Section, frozenset[str]] = {
     ),
     "agent": frozenset(
         {
-            "memory",
             "cache",
             "max_rpm",
             "response_template",

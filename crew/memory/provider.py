@@ -40,7 +40,7 @@ class MemoryProvider:
 
     async def provide(self, request: ContextRequest) -> PromptSection | None:
         limit = self.settings.limit
-        if limit == 0:
+        if limit == 0 or not self.settings.serves(request.agent):
             return None
         matches = await in_thread(self.memory.recall, request.query, 3 * limit, self.recall_scope(request))
         earlier = [m for m in matches if m.record.metadata.get("run_id") != request.run_id][:limit]
@@ -50,7 +50,7 @@ class MemoryProvider:
 
     async def task_done(self, request: ContextRequest, output: Any) -> None:
         text = str(getattr(output, "raw", "") or "").strip()
-        if not text:
+        if not text or not self.settings.serves(request.agent):
             return
         facts = await self._facts(request, text) if self.settings.analyze else [text]
         metadata = {"run_id": request.run_id, "task": request.task, "agent": request.agent_role, "crew": request.crew}

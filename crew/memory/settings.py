@@ -36,6 +36,23 @@ class MemorySettings:
     scope: Literal["agent", "crew"] = "agent"
     memory: Any = None
     """A ``Memory`` object given as it is (``Crew(memory=Memory(...))``)."""
+    from_agents: bool = False
+    """The crew asked for no memory, but some of its agents did (CrewAI's ``Agent(memory=True)``):
+    only those agents recall and remember."""
+
+    def serves(self, agent: Any) -> bool:
+        """Whether ``agent``'s tasks recall and remember: an agent's own ``memory`` (CrewAI's key)
+        opts it out (``False``) or, when only agents asked for memory, in (``True``)."""
+        own = getattr(agent, "memory", None)
+        return own is True if self.from_agents else own is not False
+
+
+def for_agents(settings: MemorySettings | None, agents: list[Any]) -> MemorySettings | None:
+    """The crew's memory settings, or, when it has none and an agent says ``memory=True``, the
+    defaults for those agents only (CrewAI gives such an agent a memory of its own)."""
+    if settings is None and any(getattr(agent, "memory", None) is True for agent in agents):
+        return MemorySettings(from_agents=True)
+    return settings
 
 
 def parse(value: Any) -> MemorySettings | None:

@@ -499,7 +499,6 @@ def test_a_crewai_project_validates_with_a_warning_per_unsupported_key(crew_dir)
     done = run_crew("validate", str(folder), cwd=folder)
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
-        "agents.yaml:8: agents.researcher.memory: warning: CrewAI key 'memory' is not supported here and is ignored",
         "tasks.yaml:7: tasks.research_task.create_directory: warning: CrewAI key 'create_directory' is not "
         "supported here and is ignored",
     ]

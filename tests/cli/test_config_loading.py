@@ -208,8 +208,8 @@ def test_crewai_layout_loads_with_warnings_naming_unsupported_keys(crew_dir) -> 
     project = load_project(folder)
     assert project.crew.name == folder.name
     warned = {(w.path, w.line) for w in project.warnings}
+    assert project.crew.agents[0].memory is True  # an agent's memory switch is read, not warned about
     assert warned == {
-        ("agents.researcher.memory", 7),
         ("agents.researcher.allow_code_execution", 8),
         ("tasks.research_task.markdown", 5),
         ("tasks.research_task.guardrail", 6),
@@ -479,6 +479,7 @@ EVERY_KEY = """
         prompt_template: "{prompt} Be brief."
         function_calling_llm: test
         step_callback: hooks:on_step
+        memory: true
         knowledge: [{content: Green tea is steamed.}]
         knowledge_sources: [{content: Black tea is oxidised.}]
     tasks:
@@ -550,6 +551,7 @@ def test_every_field_of_every_model_can_be_set_from_yaml(crew_dir) -> None:
             "prompt_template": "{prompt} Be brief.",
             "function_calling_llm": "test",
             "step_callback": hooks.on_step,
+            "memory": True,
         },
         "task": {
             "description": "Second about {topic}",

@@ -119,3 +119,34 @@ def test_analyze_remembers_the_facts_the_agents_model_extracts_and_bills_the_cal
         calls = store.model_calls(run_id)
         assert [(c.task, c.agent) for c in calls] == [("plan", "Travel Researcher")] * 2
         assert "Extract the facts" in (calls[1].messages or "")
+
+
+def test_an_agents_own_memory_true_gives_it_memory_in_a_crew_without_one(tmp_path: Path):
+    """CrewAI's ``Agent(memory=True)``: that agent recalls and remembers though the crew set no
+    memory; its crewmate does neither; ``memory=False`` keeps an agent out of a crew's memory."""
+    remembering: list[str] = []
+    forgetting: list[str] = []
+    keen = recording_agent(remembering, ["The traveller is vegetarian, always."])
+    keen.memory = True
+    other = recording_agent(forgetting, ["The traveller loves trams in every city."])
+    other.role = "Tram Fan"
+
+    def crew() -> Crew:
+        tasks = [
+            Task(name="plan", description="Plan a weekend trip", expected_output="a plan", agent=keen),
+            Task(name="trams", description="Find the tram lines", expected_output="lines", agent=other),
+        ]
+        return Crew(name="trips", agents=[keen, other], tasks=tasks, store=str(tmp_path / ".crew" / "runs.db"))
+
+    assert crew().memory is not None  # the agent's key turned the crew's memory on, for it alone
+    crew().kickoff()
+    memory = Memory(tmp_path / ".crew" / "memory.db")
+    assert [r.scope for r in memory.list_records()] == ["/crew/trips/Travel-Researcher"]
+    crew().kickoff()
+    assert "The traveller is vegetarian, always." in remembering[1]
+    assert "What you remember" not in forgetting[1]
+
+    keen.memory, other.memory = False, None  # in a crew with memory, an agent may opt out
+    opted = Crew(name="trips", agents=[keen, other], tasks=crew().tasks, memory=Memory(tmp_path / "shared.db"))
+    opted.kickoff()
+    assert [r.scope for r in Memory(tmp_path / "shared.db").list_records()] == ["/crew/trips/Tram-Fan"]
