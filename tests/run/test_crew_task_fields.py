@@ -197,6 +197,6 @@ def test_a_misspelt_keyword_is_an_error_and_crewai_only_keywords_a_warning():
     assert crew.kickoff().tasks_output[0].status == "done"
     with pytest.raises(ValidationError, match=r"unknown keyword argument 'max_itr' \(did you mean 'max_iter'\?\)"):
         Agent(role="w", goal="g", max_itr=3)
-    with pytest.warns(UserWarning, match=r"^Agent: CrewAI's 'memory' is not supported here and ignored$") as caught:
-        Agent(role="w", goal="g", memory=True)
+    with pytest.warns(UserWarning, match=r"^Agent: CrewAI's 'max_rpm' is not supported here and ignored$") as caught:
+        Agent(role="w", goal="g", max_rpm=10)
     assert caught[0].filename == __file__
