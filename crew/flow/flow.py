@@ -233,16 +233,9 @@ class Flow(Generic[S]):
 
     def _budget(self, spent_before: Any = None, continued_from: str | None = None) -> Any:
         """The run's ``SharedBudget`` (None without ``max_tokens``/``max_cost``): its crews spend it together."""
-        if self.max_tokens is None and self.max_cost is None:
-            return None
         from crew.run.budget import SharedBudget
 
-        return SharedBudget(
-            max_tokens=self.max_tokens,
-            max_cost=self.max_cost,
-            spent_before=spent_before,
-            continued_from=continued_from,
-        )
+        return SharedBudget.of(self, spent_before=spent_before, continued_from=continued_from)
 
     def _require_store(self, what: str) -> Any:
         store = self.run_store()
