@@ -99,15 +99,15 @@ class SharedBudget(Budget):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._meters: list[Any] = []
+        self._meters: dict[int, Any] = {}
+        """Every meter that spent it, by id (kept alive here, so an id is never reused)."""
         self._lock = threading.Lock()
         self.reached: BudgetExceededError | None = None
 
     def _spending(self, meter: Any) -> Usage:
         with self._lock:
-            if not any(m is meter for m in self._meters):
-                self._meters.append(meter)
-            ledgers = [m.ledger for m in self._meters]
+            self._meters.setdefault(id(meter), meter)
+            ledgers = [m.ledger for m in self._meters.values()]
         return Usage(total_tokens=sum(x.total_tokens for x in ledgers), cost=sum(x.cost for x in ledgers))
 
     def before_call(self, info: Any, meter: Any) -> None:
