@@ -29,6 +29,7 @@ before every call) or a task's figure costs an attribute or dictionary lookup, n
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
@@ -99,12 +100,18 @@ class Meter:
     """Every model call of one run: made, counted in its ledger, watched by its hooks."""
 
     def __init__(self, scope: Any) -> None:
-        self.scope = scope  # the run whose calls these are (an account names it)
+        # the run whose calls these are (an account names it); held weakly, as the run holds its meter:
+        # no reference cycle, so a finished run is freed as soon as it is dropped, not by the collector
+        self._scope = weakref.ref(scope)
         self.ledger = UsageLedger()
         self.stop_reason: str | None = None
         self._before: list[BeforeCall] = []
         self._after: list[AfterCall] = []
         self._deltas: list[DeltaSink] = []
+
+    @property
+    def scope(self) -> Any:
+        return self._scope()
 
     # -- accounts ----------------------------------------------------------------------------
 
