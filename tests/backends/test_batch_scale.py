@@ -9,7 +9,7 @@ from contextlib import aclosing
 
 from crew import Agent, Crew, Task
 from crew.backends import BatchStatus, for_each
-from crew.backends.collector import YOUNG_THRESHOLD, spaced_collections
+from crew.backends.collector import PER_KICKOFF, YOUNG_THRESHOLD, spaced_collections
 from crew.testing import FunctionModel
 
 
@@ -43,7 +43,8 @@ async def test_a_big_batch_finishes_every_kickoff_once_with_spaced_collections()
     assert sorted(r.index for r in results) == list(range(150))
     assert all(r.status == "done" and r.raw == f"n={r.index}" for r in results)
     assert (status.done, status.running) == (150, 0)
-    assert {t[0] for t in seen} == {max(before[0], YOUNG_THRESHOLD)} and {t[1:] for t in seen} == {before[1:]}
+    assert {t[0] for t in seen} == {max(before[0], YOUNG_THRESHOLD, 150 * PER_KICKOFF)}
+    assert {t[1:] for t in seen} == {before[1:]}
     assert gc.get_threshold() == before  # restored when the batch ended
 
 
@@ -51,8 +52,10 @@ def test_small_batches_leave_the_collector_alone_and_nested_big_ones_restore_onc
     before = gc.get_threshold()
     with spaced_collections(10):
         assert gc.get_threshold() == before
+    with spaced_collections(100):
+        assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD, 100 * PER_KICKOFF)
     with spaced_collections(1000):
         with spaced_collections(500):
-            assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD)
-        assert gc.get_threshold()[0] == max(before[0], YOUNG_THRESHOLD)  # the outer batch still runs
+            assert gc.get_threshold()[0] == max(before[0], 1000 * PER_KICKOFF)  # the outer batch's size
+        assert gc.get_threshold()[0] == max(before[0], 1000 * PER_KICKOFF)  # the outer batch still runs
     assert gc.get_threshold() == before
