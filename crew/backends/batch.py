@@ -21,6 +21,7 @@ from crew.backends.collector import spaced_collections
 from crew.common.usage import Usage
 from crew.errors import CrewError
 from crew.tasks.inputs import as_inputs, fill_inputs
+from crew.tasks.interpolate import placeholders
 from crew.tasks.output import CrewOutput
 
 OnError = Literal["continue", "stop"]
@@ -37,15 +38,39 @@ def check_inputs(crew: Any, inputs: Sequence[Mapping[str, Any]]) -> list[dict[st
             "kickoff_for_each takes a list of inputs mappings, one per kickoff; "
             "for a single set of inputs call kickoff(inputs)"
         )
+    agents, tasks = crew.all_agents(with_manager=True), list(crew.tasks)
+    needed = _needed_inputs(agents, tasks)
     checked: list[dict[str, Any]] = []
     for i, item in enumerate(inputs):
         try:
             checked.append(as_inputs(item))
-            fill_inputs(crew.all_agents(with_manager=True), crew.tasks, checked[-1])
+            if needed is None or not needed.issubset(checked[-1]):  # the full fill says what is wrong
+                fill_inputs(agents, tasks, checked[-1])
         except Exception as exc:
             exc.index = i  # type: ignore[attr-defined]
             raise
     return checked
+
+
+def _needed_inputs(agents: Sequence[Any], tasks: Sequence[Any]) -> set[str] | None:
+    """The placeholders of every text the kickoff fills, when having them all is all a fill checks;
+    None when an output path takes inputs (their values decide whether it stays in its folder).
+
+    Filling copies of every agent and task for each of thousands of inputs only to check
+    them cost as much as a tenth of a batch's own work; the kickoff fills them again anyway.
+    """
+    from crew.agent.agent import Agent
+    from crew.tasks.task import Task
+
+    if any(type(a).interpolate is not Agent.interpolate for a in agents):  # fills what it likes
+        return None
+    if any(
+        type(t).interpolate is not Task.interpolate or (t.output_file and placeholders(t.output_file)) for t in tasks
+    ):
+        return None
+    texts = [text for a in agents for text in (a.role, a.goal, a.backstory)]
+    texts += [text for t in tasks for text in (t.description, t.expected_output)]
+    return {name for text in texts for name in placeholders(text)}
 
 
 def resolve_backend(backend: str | Backend | None, **options: Any) -> Backend:
