@@ -183,8 +183,8 @@ class EventBus:
                 data.setdefault("flow_run", origin.within[0])
                 data.setdefault("flow_step", origin.within[1])
         subscribers = self._for(run_id, type)
-        if not subscribers and not _logged(_level(type)):
-            return Event(type=type, run_id=run_id, data={})  # nobody listens: nothing to scrub or build
+        if not subscribers and not _logged(_LEVELS.get(type) or _level(type)):
+            return Event(type=type, run_id=run_id)  # nobody listens: nothing to scrub or build
         event = Event(type=type, run_id=run_id, data=scrub_data(redact(data)))
         self._deliver(event, subscribers)
         return event
@@ -324,7 +324,7 @@ def _logged(level: int) -> bool:
 
 
 def _log(event: Event) -> None:
-    level = _level(event.type)
+    level = _LEVELS.get(event.type) or _level(event.type)
     if not _logged(level):
         return  # skip structlog entirely when nobody listens: this is a hot path
     data = {k: v for k, v in event.data.items() if k not in _NOT_LOGGED}

@@ -203,10 +203,12 @@ def emit_call(
     ``transport`` names the door the call took: ``native`` (OpenAI protocol over httpx),
     ``litellm``, or ``local`` for models that answer in-process (the doubles). ``messages``
     (what was sent) and ``reply`` go along for subscribers that keep transcripts (the run
-    store); when nobody listens they are left out, so no call pays for scrubbing a
-    transcript nobody reads.
+    store); when nobody listens nothing is built, so no call pays for an event (or for
+    scrubbing a transcript) nobody reads.
     """
     listened = bus.enabled("llm.call")
+    if not listened:  # nobody subscribed and the log would drop it: nothing to build
+        return
     bus.emit(
         "llm.call",
         model=response.model,
@@ -220,10 +222,8 @@ def emit_call(
         stream=stream,
         tool_calls=len(response.tool_calls) + len(response.invalid_tool_calls),
         finish_reason=response.finish_reason,
-        messages=list(messages) if listened and messages is not None else None,
-        reply=(response.raw_message if response.tool_calls or response.invalid_tool_calls else response.content)
-        if listened
-        else None,
+        messages=list(messages) if messages is not None else None,
+        reply=response.raw_message if response.tool_calls or response.invalid_tool_calls else response.content,
     )
 
 
