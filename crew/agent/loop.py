@@ -83,6 +83,13 @@ def direct_answer(results: Sequence[ToolResult]) -> Final | None:
     return None
 
 
+def _hints(tool: BaseTool) -> Any:
+    """An MCP tool's ``annotations`` (the server's hints, a field of ``MCPTool``), if the tool has
+    any: read from the instance's fields, since a pydantic model answers a missing attribute by
+    raising, which cost microseconds for every tool of every task."""
+    return getattr(tool, "__dict__", {}).get("annotations")
+
+
 class AgentTaskRun(Pausing):
     """One agent's run of one task: its transcript, its usage account, and the loop that advances it."""
 
@@ -127,7 +134,7 @@ class AgentTaskRun(Pausing):
         self._known_ids: list[str] = []  # the replayed turn's call ids, for calls read from text
         self._context_names = tuple([out.name for out in context if out.status == "done"])
         self._tool_names = tuple([t.tool_name for t in self.tools])
-        self._tool_hints = {t.tool_name: hints for t in self.tools if (hints := getattr(t, "annotations", None))}
+        self._tool_hints = {t.tool_name: hints for t in self.tools if (hints := _hints(t))}
         sections = render_sections(self.scope.sections.get(self.task_name, ()))
         self.transcript = Transcript(
             SystemMessage(prompts.agent_system_prompt(agent, self.tools, self.mode.text_mode)),

@@ -263,15 +263,40 @@ def task_prompt(
 
 def agent_system_prompt(agent: Any, tools: Sequence[Any], text_mode: bool) -> str:
     """:func:`system_prompt` for ``agent`` with ``tools`` (described in text mode, else named, with result schemas)."""
+    return _kept_system_prompt(
+        agent.role,
+        agent.goal,
+        agent.backstory,
+        tuple([t.describe() for t in tools]) if text_mode else (),
+        tuple([t.tool_name for t in tools]),
+        text_mode,
+        agent.system_template,
+        () if text_mode else tuple([(t.tool_name, r) for t in tools if (r := t.describe_result())]),
+    )
+
+
+@lru_cache(maxsize=512)
+def _kept_system_prompt(
+    role: str,
+    goal: str,
+    backstory: str,
+    tool_descriptions: tuple[str, ...],
+    tool_names: tuple[str, ...],
+    text_mode: bool,
+    template: str | None,
+    tool_results: tuple[tuple[str, str], ...],
+) -> str:
+    """:func:`system_prompt` of the same texts, rendered once: a batch's thousands of kickoffs of
+    one crew have the same agents, so each would render the same message again."""
     return system_prompt(
-        role=agent.role,
-        goal=agent.goal,
-        backstory=agent.backstory,
-        tool_descriptions=[t.describe() for t in tools] if text_mode else [],
-        tool_names=[t.tool_name for t in tools],
+        role=role,
+        goal=goal,
+        backstory=backstory,
+        tool_descriptions=tool_descriptions,
+        tool_names=tool_names,
         text_mode=text_mode,
-        template=agent.system_template,
-        tool_results=[] if text_mode else [(t.tool_name, r) for t in tools if (r := t.describe_result())],
+        template=template,
+        tool_results=tool_results,
     )
 
 
