@@ -70,6 +70,7 @@ class LLM(BaseModel):
     max_connections: int = Field(default=DEFAULT_MAX_CONNECTIONS, ge=1)
 
     _supports_fc: tuple[str, bool] | None = PrivateAttr(default=None)
+    _opened: tuple[tuple[Any, ...], ModelDoor] | None = PrivateAttr(default=None)
 
     def __init__(self, model: str | None = None, /, **data: Any) -> None:
         if model is not None:
@@ -160,8 +161,20 @@ class LLM(BaseModel):
         )
 
     def open(self) -> ModelDoor:
-        """The door this call takes, holding the settings it read."""
-        return open_door(self.door, self.settings())
+        """The door this call takes, holding the settings it read.
+
+        Kept while the LLM's fields (and its door) are what they were: reading them again
+        for each of a batch's thousands of calls cost more than the comparison that says
+        nothing changed. A field set later (``llm.model = ...``) is read by the next call.
+        """
+        door = self.door
+        fields = (door, tuple(self.__dict__.items()), tuple((self.model_extra or {}).items()))
+        kept = self._opened
+        if kept is not None and kept[0] == fields:
+            return kept[1]
+        opened = open_door(door, self.settings())
+        self._opened = (fields, opened)
+        return opened
 
     # -- calls -------------------------------------------------------------
     async def acomplete(

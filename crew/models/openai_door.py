@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -110,8 +111,9 @@ class _Call:
         self.headers = request_headers(settings, self.point.api_key, stream=stream)
         self.url = _with_url_credentials(self.point.url, self.headers)
         self.content = request_body(settings, self.point.wire_model, messages, tools, stream=stream)
-        # each wait (to connect, for a chunk) is bounded; the clocks of a whole attempt are the door's
-        self.timeout = aiohttp.ClientTimeout(total=None, connect=settings.timeout, sock_read=settings.timeout)
+        # a stream bounds each wait (to connect, for a chunk); a whole reply's attempt is bounded as a
+        # whole by ``_apost`` with the same limit, which covers those waits, so it sets no timer per read
+        self.timeout = _client_timeout(settings.timeout) if stream else _NO_TIMERS
         self.max_connections = settings.max_connections
 
     def reading(self) -> Reading:
@@ -158,9 +160,20 @@ class _Call:
         )
 
 
+_NO_TIMERS = aiohttp.ClientTimeout(total=None)
+
+
+@functools.lru_cache(maxsize=64)
+def _client_timeout(seconds: float) -> aiohttp.ClientTimeout:
+    """The bounds of each wait (to connect, for a chunk); one per value, as they are immutable."""
+    return aiohttp.ClientTimeout(total=None, connect=seconds, sock_read=seconds)
+
+
 def _with_url_credentials(url: str, headers: dict[str, str]) -> str:
     """``url`` without its ``user:password@``, sent as basic auth instead (over the key, as httpx did):
     aiohttp refuses a URL's credentials beside an ``Authorization`` header."""
+    if "@" not in url:  # no credentials: nothing to take out (the common case, with no parsing)
+        return url
     parts = urlsplit(url)
     if parts.username is None and parts.password is None:
         return url

@@ -17,6 +17,7 @@ every request: two thread hops a call, the largest cost of a big batch.)
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 import threading
 import weakref
@@ -70,6 +71,7 @@ def _ssl_context() -> ssl.SSLContext:
         return context
 
 
+@functools.lru_cache(maxsize=256)
 def _key(url: str, max_connections: int) -> _Key:
     parts = urlsplit(url)
     scheme = "https" if parts.scheme.lower() == "https" else "http"
@@ -81,10 +83,11 @@ async def pool(url: str, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> Pool
     shuts its generators down (``asyncio.run`` does), so no connection outlives the loop."""
     loop = asyncio.get_running_loop()
     key = _key(url, max_connections)
-    held = _loop_pools.setdefault(loop, {})
-    entry = held.get(key)
+    held = _loop_pools.get(loop)
+    entry = held.get(key) if held is not None else None
     if entry is not None and not entry[0].is_closed:
         return entry[0]
+    held = _loop_pools.setdefault(loop, {})
     found = Pool(_session(key[0] == "https", max_connections), max_connections, url)
     closer = _close_with_loop(found, loop, key)
     await closer.__anext__()  # registers the generator with the loop's shutdown_asyncgens
