@@ -321,3 +321,22 @@ async def test_the_llm_call_event_carries_what_was_sent_on_either_door(openai_se
         unsubscribe()
     call = next(e for e in seen if e.type == "llm.call")
     assert call.data["messages"] == sent and call.data["transport"] == transport
+
+
+async def test_a_setting_changed_after_a_call_is_read_by_the_next(transport):
+    """An LLM keeps the door it opened while its fields are unchanged; one set later (the model, the
+    server, a provider argument) is what the next call sends."""
+    from crew.testing import OpenAIServer
+
+    with (
+        OpenAIServer(handler=lambda r: Reply.text("a")) as first,
+        OpenAIServer(handler=lambda r: Reply.text("b")) as second,
+    ):
+        llm = local_llm(first, transport, temperature=0.1)
+        assert (await llm.acomplete([{"role": "user", "content": "hi"}])).content == "a"
+        llm.api_base, llm.temperature, llm.model = second.url, 0.7, "openai/gpt-4o"
+        llm.seed = 3  # a provider argument, set on the LLM as an extra
+        assert (await llm.acomplete([{"role": "user", "content": "hi"}])).content == "b"
+    [sent] = second.requests
+    assert sent.body["temperature"] == 0.7 and sent.body["model"] == "gpt-4o" and sent.body["seed"] == 3
+    assert len(first.requests) == 1
